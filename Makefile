@@ -1,0 +1,14 @@
+# The two entry points of the README's Quick start. Both set everything up first (idempotent).
+.PHONY: setup demo test lint
+
+setup:
+	bash scripts/setup.sh
+
+demo: setup
+	bash scripts/demo.sh
+
+test: setup
+	.venv/bin/python -m pytest -q
+
+lint: setup
+	.venv/bin/ruff check .

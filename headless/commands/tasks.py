@@ -1,0 +1,73 @@
+"""`physcodegym tasks list|validate|show`: the task library."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from physcodegym.headless.cli import CommandResult
+from physcodegym.headless.errors import InputError
+from physcodegym.tasks.loader import TASK_FILE, check_video, list_tasks, load_task, task_roots
+
+NAME = "tasks"
+HELP = "list, validate and show tasks"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="tasks_cmd", required=True)
+    ls = sub.add_parser("list", help="list tasks with their categories")
+    ls.add_argument("--root", action="append", help="task root folder (default: $PHYSCODEGYM_TASKS, shipped packs)")
+    ls.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+    v = sub.add_parser("validate", help="validate a task folder (or every task under a root)")
+    v.add_argument("path")
+    v.add_argument("--no-media", action="store_true", help="skip the reference video check")
+    v.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+    s = sub.add_parser("show", help="show one task")
+    s.add_argument("id")
+    s.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+    b = sub.add_parser("build", help="regenerate a shipped task's reference data from its truth.py")
+    b.add_argument("id", nargs="+", help="task ids or folders ('all' for every shipped task)")
+    b.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+
+
+def _row(lt) -> dict:
+    t = lt.task
+    return {
+        "id": t.id,
+        "title": t.title,
+        "category": t.category.value,
+        "subcategory": t.subcategory.value if t.subcategory else None,
+        "folder": str(lt.folder),
+        "events": len(t.events),
+        "criteria": len(t.rubric.criteria),
+        "counterfactual_criteria": sum(1 for c in t.rubric.criteria if c.counterfactual),
+    }
+
+
+def run(args: argparse.Namespace) -> CommandResult:
+    if args.tasks_cmd == "list":
+        roots = [Path(r) for r in args.root] if args.root else task_roots()
+        rows = [_row(lt) for lt in list_tasks(roots)]
+        human = "\n".join(f"{r['id']:<32} {r['category']:<11} {r['subcategory'] or '-':<22} {r['title']}" for r in rows)
+        return CommandResult({"tasks": rows}, human=human or "no tasks")
+    if args.tasks_cmd == "validate":
+        p = Path(args.path)
+        folders = [p] if (p / TASK_FILE).is_file() or p.name == TASK_FILE else sorted(x.parent for x in p.glob(f"*/{TASK_FILE}"))
+        if not folders:
+            raise InputError("no task.json here or in sub-folders", file=str(p))
+        results = []
+        for f in folders:
+            lt = load_task(f)
+            media = None if args.no_media else check_video(lt)
+            results.append({"id": lt.id, "ok": True, "folder": str(lt.folder), "video": media})
+        return CommandResult({"ok": True, "tasks": results}, human="\n".join(f"ok  {r['id']}" for r in results))
+    if args.tasks_cmd == "show":
+        lt = load_task(args.id)
+        doc = {"folder": str(lt.folder), "task": json.loads(lt.task.model_dump_json())}
+        return CommandResult(doc)
+    if args.tasks_cmd == "build":
+        from physcodegym.tasks.build import build_tasks
+
+        return CommandResult(build_tasks(args.id))
+    raise InputError(f"unknown tasks sub-command {args.tasks_cmd!r}")

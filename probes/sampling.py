@@ -1,0 +1,251 @@
+"""Sample a baked native scene once per frame: the one pass every probe, check and counterfactual reads.
+
+`sample_scene` steps the frames in order (unbaked simulations only advance when stepped), reads each
+object's world matrix, the evaluated world-space vertices of deforming meshes (cloth, soft body,
+shape-changing modifiers) and particle positions (SPH liquids), and returns numpy arrays. Static data
+(rigid-body settings, fields, constraints, modifiers) is read once. `save_npz`/`load_npz` keep the
+result as a file so it is never sampled twice.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+DEFORM_MODIFIERS = {"CLOTH", "SOFT_BODY", "OCEAN", "DYNAMIC_PAINT", "EXPLODE", "WAVE", "MESH_CACHE", "NODES", "FLUID"}
+
+
+@dataclass
+class SceneSamples:
+    frames: np.ndarray  # (F,) int frame numbers
+    fps: float
+    names: list[str]  # objects with a matrix track
+    matrices: np.ndarray  # (O, F, 4, 4) float64 world matrices
+    verts: dict[str, np.ndarray] = field(default_factory=dict)  # name -> (F, V, 3) float32 world-space
+    particles: dict[str, np.ndarray] = field(default_factory=dict)  # "obj/psys" -> (F, P, 3) float32
+    particles_alive: dict[str, np.ndarray] = field(default_factory=dict)  # "obj/psys" -> (F, P) bool
+    info: dict[str, dict[str, Any]] = field(default_factory=dict)  # per-object static settings (JSON-able)
+    scene_info: dict[str, Any] = field(default_factory=dict)
+
+    def index(self, name: str) -> int:
+        return self.names.index(name)
+
+    def locations(self, name: str) -> np.ndarray:
+        """(F, 3) world location track of one object."""
+        return self.matrices[self.index(name), :, :3, 3]
+
+    def save_npz(self, path: str | Path) -> None:
+        arrays: dict[str, np.ndarray] = {"frames": self.frames, "matrices": self.matrices}
+        for k, v in self.verts.items():
+            arrays[f"verts::{k}"] = v
+        for k, v in self.particles.items():
+            arrays[f"particles::{k}"] = v
+            arrays[f"alive::{k}"] = self.particles_alive[k]
+        meta = {"fps": self.fps, "names": self.names, "info": self.info, "scene_info": self.scene_info}
+        arrays["meta_json"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+        path = Path(path)
+        tmp = path.with_name(path.name + ".tmp.npz")
+        np.savez_compressed(tmp, **arrays)
+        tmp.replace(path)
+
+    @classmethod
+    def load_npz(cls, path: str | Path) -> SceneSamples:
+        with np.load(path) as z:
+            meta = json.loads(bytes(z["meta_json"]).decode())
+            verts = {k.split("::", 1)[1]: z[k] for k in z.files if k.startswith("verts::")}
+            parts = {k.split("::", 1)[1]: z[k] for k in z.files if k.startswith("particles::")}
+            alive = {k.split("::", 1)[1]: z[k] for k in z.files if k.startswith("alive::")}
+            return cls(
+                frames=z["frames"],
+                fps=meta["fps"],
+                names=meta["names"],
+                matrices=z["matrices"],
+                verts=verts,
+                particles=parts,
+                particles_alive=alive,
+                info=meta["info"],
+                scene_info=meta["scene_info"],
+            )
+
+
+def _rigid_body_info(ob: Any) -> dict[str, Any] | None:
+    rb = ob.rigid_body
+    if rb is None:
+        return None
+    return {
+        "type": rb.type,
+        "enabled": bool(rb.enabled),
+        "kinematic": bool(rb.kinematic),
+        "mass": float(rb.mass),
+        "collision_shape": rb.collision_shape,
+        "collision_margin": float(rb.collision_margin),
+        "use_margin": bool(rb.use_margin),
+        "friction": float(rb.friction),
+        "restitution": float(rb.restitution),
+        "linear_damping": float(rb.linear_damping),
+        "angular_damping": float(rb.angular_damping),
+        "collision_collections": [bool(x) for x in rb.collision_collections],
+    }
+
+
+def object_info(ob: Any) -> dict[str, Any]:
+    """Static, JSON-able description of one object (settings that do not change per frame)."""
+    mats = []
+    if getattr(ob, "material_slots", None):
+        for s in ob.material_slots:
+            if s.material is not None:
+                m = s.material
+                mats.append({"name": m.name, "diffuse_color": [float(c) for c in m.diffuse_color]})
+    info: dict[str, Any] = {
+        "type": ob.type,
+        "data": ob.data.name if ob.data is not None else None,
+        "parent": ob.parent.name if ob.parent else None,
+        "hide_render": bool(ob.hide_render),
+        "hide_viewport": bool(ob.hide_viewport),
+        "display_type": ob.display_type,
+        "visible_camera": bool(getattr(ob, "visible_camera", True)),
+        "dimensions": [float(x) for x in ob.dimensions],
+        "rigid_body": _rigid_body_info(ob),
+        "modifiers": [{"name": m.name, "type": m.type} for m in ob.modifiers],
+        "constraints": [{"name": c.name, "type": c.type, "enabled": bool(c.enabled)} for c in ob.constraints],
+        "materials": mats,
+        "has_animation": bool(ob.animation_data and (ob.animation_data.action or len(ob.animation_data.drivers))),
+    }
+    if ob.field is not None and ob.field.type != "NONE":
+        f = ob.field
+        info["field"] = {"type": f.type, "strength": float(f.strength), "flow": float(getattr(f, "flow", 0.0)), "shape": f.shape}
+    if ob.rigid_body_constraint is not None:
+        c = ob.rigid_body_constraint
+        info["rigid_body_constraint"] = {
+            "type": c.type,
+            "enabled": bool(c.enabled),
+            "object1": c.object1.name if c.object1 else None,
+            "object2": c.object2.name if c.object2 else None,
+        }
+    if ob.collision is not None and any(m.type == "COLLISION" for m in ob.modifiers):
+        info["collision"] = {"thickness_outer": float(ob.collision.thickness_outer), "use": bool(ob.collision.use)}
+    return info
+
+
+def _deforming(ob: Any) -> bool:
+    return ob.type == "MESH" and any(m.type in DEFORM_MODIFIERS for m in ob.modifiers)
+
+
+def sample_scene(
+    scene: Any = None,
+    frames: range | list[int] | None = None,
+    objects: list[str] | None = None,
+    with_verts: bool = True,
+    with_particles: bool = True,
+) -> SceneSamples:
+    """Step through `frames` in order (default: the scene's frame range) and record every track."""
+    import bpy
+
+    scene = scene or bpy.context.scene
+    if frames is None:
+        frames = range(scene.frame_start, scene.frame_end + 1)
+    frames = list(frames)
+    obs = [o for o in scene.objects if objects is None or o.name in objects]
+    names = [o.name for o in obs]
+    deform = [o for o in obs if with_verts and _deforming(o)]
+    psys_keys: list[tuple[Any, int, str]] = []
+    if with_particles:
+        for o in obs:
+            for i, ps in enumerate(o.particle_systems):
+                psys_keys.append((o, i, f"{o.name}/{ps.name}"))
+
+    F, O = len(frames), len(obs)
+    mats = np.zeros((O, F, 4, 4), dtype=np.float64)
+    verts: dict[str, np.ndarray] = {}
+    parts: dict[str, list[np.ndarray]] = {k: [] for _, _, k in psys_keys}
+    alive: dict[str, list[np.ndarray]] = {k: [] for _, _, k in psys_keys}
+
+    # Step from the start frame so unbaked caches simulate (stepping is the only way they advance).
+    if frames and frames[0] != scene.frame_start:
+        for f in range(scene.frame_start, frames[0]):
+            scene.frame_set(f)
+    for fi, f in enumerate(frames):
+        scene.frame_set(f)
+        dg = bpy.context.evaluated_depsgraph_get()
+        for oi, o in enumerate(obs):
+            oe = o.evaluated_get(dg)
+            m = oe.matrix_world
+            mats[oi, fi] = np.array(m, dtype=np.float64)
+        for o in deform:
+            oe = o.evaluated_get(dg)
+            me = oe.to_mesh()
+            try:
+                n = len(me.vertices)
+                co = np.empty(n * 3, dtype=np.float32)
+                me.vertices.foreach_get("co", co)
+                co = co.reshape(n, 3)
+                mw = np.array(oe.matrix_world, dtype=np.float64)
+                w = (co.astype(np.float64) @ mw[:3, :3].T + mw[:3, 3]).astype(np.float32)
+                arr = verts.get(o.name)
+                if arr is None or arr.shape[1] != n:
+                    if arr is not None:
+                        # topology changed mid-sequence: keep the first topology, record the change
+                        continue
+                    arr = np.full((F, n, 3), np.nan, dtype=np.float32)
+                    verts[o.name] = arr
+                arr[fi] = w
+            finally:
+                oe.to_mesh_clear()
+        for o, i, key in psys_keys:
+            ps = o.evaluated_get(dg).particle_systems[i]
+            n = len(ps.particles)
+            loc = np.empty(n * 3, dtype=np.float32)
+            st = np.empty(n, dtype=np.int32)
+            if n:
+                ps.particles.foreach_get("location", loc)
+                ps.particles.foreach_get("alive_state", st)
+            parts[key].append(loc.reshape(n, 3))
+            alive[key].append(st == 0 if n else np.zeros(0, bool))  # alive_state: 0 = ALIVE
+
+    info = {o.name: object_info(o) for o in obs}
+    rbw = scene.rigidbody_world
+    scene_info = {
+        "name": scene.name,
+        "frame_start": scene.frame_start,
+        "frame_end": scene.frame_end,
+        "gravity": [float(g) for g in scene.gravity],
+        "use_gravity": bool(scene.use_gravity),
+        "camera": scene.camera.name if scene.camera else None,
+        "rigidbody_world": None
+        if rbw is None
+        else {
+            "enabled": bool(rbw.enabled),
+            "substeps_per_frame": int(rbw.substeps_per_frame),
+            "solver_iterations": int(rbw.solver_iterations),
+            "time_scale": float(rbw.time_scale),
+            "collection": rbw.collection.name if rbw.collection else None,
+            "is_baked": bool(rbw.point_cache.is_baked),
+        },
+    }
+    fps = scene.render.fps / scene.render.fps_base
+    # Particle counts can change per frame (emission); pad to the max count with NaN / not alive.
+    pk: dict[str, np.ndarray] = {}
+    ak: dict[str, np.ndarray] = {}
+    for key in parts:
+        n = max((a.shape[0] for a in parts[key]), default=0)
+        P = np.full((F, n, 3), np.nan, dtype=np.float32)
+        A = np.zeros((F, n), dtype=bool)
+        for fi, (a, al) in enumerate(zip(parts[key], alive[key], strict=True)):
+            P[fi, : a.shape[0]] = a
+            A[fi, : al.shape[0]] = al
+        pk[key], ak[key] = P, A
+    return SceneSamples(
+        frames=np.array(frames, dtype=np.int32),
+        fps=float(fps),
+        names=names,
+        matrices=mats,
+        verts=verts,
+        particles=pk,
+        particles_alive=ak,
+        info=info,
+        scene_info=scene_info,
+    )

@@ -1,0 +1,150 @@
+"""Find, load and validate task folders.
+
+A task folder holds `task.json` (see schema.py), the reference video and, for shipped tasks, the
+hidden ground truth (`truth.py`, trajectories). Errors name the file and the field path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from physcodegym.headless.errors import InputError
+from physcodegym.tasks.schema import FPS, FRAMES, Task
+
+PACKS_DIR = Path(__file__).resolve().parent / "packs"
+TASK_FILE = "task.json"
+
+
+@dataclass(frozen=True)
+class LoadedTask:
+    task: Task
+    folder: Path
+
+    @property
+    def id(self) -> str:
+        return self.task.id
+
+    @property
+    def video_path(self) -> Path:
+        return self.folder / self.task.video.file
+
+    @property
+    def truth_program(self) -> Path | None:
+        return self.folder / self.task.truth.program if self.task.truth else None
+
+    @property
+    def truth_trajectories(self) -> Path | None:
+        return self.folder / self.task.truth.trajectories if self.task.truth else None
+
+    @property
+    def truth_counterfactuals(self) -> Path | None:
+        t = self.task.truth
+        return self.folder / t.counterfactuals if t and t.counterfactuals else None
+
+
+def task_roots() -> list[Path]:
+    """Where task ids are looked up: $PHYSCODEGYM_TASKS (os.pathsep-separated), then the shipped packs."""
+    roots = [Path(p) for p in os.environ.get("PHYSCODEGYM_TASKS", "").split(os.pathsep) if p]
+    roots.append(PACKS_DIR)
+    return roots
+
+
+def _format_loc(loc: tuple) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "<root>"
+
+
+def parse_task(path: Path) -> Task:
+    """Parse and validate `task.json`; raises InputError naming the file and the field."""
+    if not path.is_file():
+        raise InputError("task file not found", file=str(path))
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise InputError(f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", file=str(path)) from e
+    try:
+        return Task.model_validate(raw)
+    except ValidationError as e:
+        err = e.errors()[0]
+        more = f" (and {len(e.errors()) - 1} more problems)" if len(e.errors()) > 1 else ""
+        raise InputError(
+            f"{err['msg']}{more}",
+            file=str(path),
+            field=_format_loc(tuple(err["loc"])),
+            problems=[{"field": _format_loc(tuple(x["loc"])), "message": x["msg"]} for x in e.errors()],
+        ) from e
+
+
+def probe_video(path: Path) -> dict:
+    """Measured fps / frame count / size of a video file (OpenCV; no bpy)."""
+    import cv2
+
+    cap = cv2.VideoCapture(str(path))
+    try:
+        if not cap.isOpened():
+            raise InputError("video cannot be opened (missing or unreadable)", file=str(path))
+        return {
+            "fps": float(cap.get(cv2.CAP_PROP_FPS)),
+            "frames": int(cap.get(cv2.CAP_PROP_FRAME_COUNT)),
+            "width": int(cap.get(cv2.CAP_PROP_FRAME_WIDTH)),
+            "height": int(cap.get(cv2.CAP_PROP_FRAME_HEIGHT)),
+        }
+    finally:
+        cap.release()
+
+
+def check_video(lt: LoadedTask) -> dict:
+    vp = lt.video_path
+    if not vp.is_file():
+        raise InputError("reference video is missing", file=str(vp), field="video.file")
+    meta = probe_video(vp)
+    if abs(meta["fps"] - FPS) > 0.01 or meta["frames"] != FRAMES:
+        raise InputError(
+            f"reference video must be {FRAMES} frames at {FPS} fps; measured {meta['frames']} frames at {meta['fps']:.3f} fps",
+            file=str(vp),
+            field="video",
+            measured=meta,
+        )
+    return meta
+
+
+def load_task(path_or_id: str | Path, check_media: bool = False) -> LoadedTask:
+    """Load a task from a folder, a task.json path, or a task id found under task_roots()."""
+    p = Path(path_or_id)
+    if p.is_file() and p.name == TASK_FILE:
+        folder = p.parent
+    elif p.is_dir():
+        folder = p
+    else:
+        folder = None
+        for root in task_roots():
+            cand = root / str(path_or_id)
+            if (cand / TASK_FILE).is_file():
+                folder = cand
+                break
+        if folder is None:
+            raise InputError(f"no task folder or task id {str(path_or_id)!r} (searched {[str(r) for r in task_roots()]})", file=str(path_or_id))
+    task = parse_task(folder / TASK_FILE)
+    lt = LoadedTask(task=task, folder=folder.resolve())
+    if check_media:
+        check_video(lt)
+    return lt
+
+
+def list_tasks(roots: list[Path] | None = None) -> list[LoadedTask]:
+    """All valid tasks under the roots (first root wins on duplicate ids); invalid ones raise."""
+    seen: dict[str, LoadedTask] = {}
+    for root in roots or task_roots():
+        if not root.is_dir():
+            continue
+        for tf in sorted(root.glob(f"*/{TASK_FILE}")):
+            lt = load_task(tf.parent)
+            seen.setdefault(lt.id, lt)
+    return sorted(seen.values(), key=lambda t: t.id)

@@ -1,0 +1,321 @@
+"""Task schema (SPEC §2): one `task.json` per task folder, validated with pydantic v2.
+
+Everything a scorer, a probe or a judge needs to know about a task is declared here, so a malformed
+task is refused with the file, the field path and the problem instead of failing deep inside a run.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+SCHEMA_VERSION = "1.0"
+FPS = 30
+FRAMES = 240
+SCORE_WIDTH, SCORE_HEIGHT = 640, 360
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class Category(str, Enum):
+    rigid = "rigid"
+    liquid = "liquid"
+    deformable = "deformable"
+    wind = "wind"
+
+
+class Subcategory(str, Enum):
+    falling_bouncing = "falling-bouncing"
+    rolling_tracks = "rolling-tracks"
+    collision_chain = "collision-chain"
+    swinging_suspension = "swinging-suspension"
+    rotation = "rotation"
+    granular_piling = "granular-piling"
+    stacking_equilibrium = "stacking-equilibrium"
+    pouring_filling = "pouring-filling"
+    jets_surface_flow = "jets-surface-flow"
+    liquid_object = "liquid-object"
+
+
+SUBCATEGORIES: dict[Category, tuple[Subcategory, ...]] = {
+    Category.rigid: (
+        Subcategory.falling_bouncing,
+        Subcategory.rolling_tracks,
+        Subcategory.collision_chain,
+        Subcategory.swinging_suspension,
+        Subcategory.rotation,
+        Subcategory.granular_piling,
+        Subcategory.stacking_equilibrium,
+    ),
+    Category.liquid: (Subcategory.pouring_filling, Subcategory.jets_surface_flow, Subcategory.liquid_object),
+    Category.deformable: (),
+    Category.wind: (),
+}
+
+
+class TimeInterval(_Strict):
+    """Evidence interval in seconds of the reference video (0 <= start <= end <= 8)."""
+
+    start_s: float = Field(ge=0.0, le=FRAMES / FPS)
+    end_s: float = Field(ge=0.0, le=FRAMES / FPS)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> TimeInterval:
+        if self.end_s < self.start_s:
+            raise ValueError(f"end_s ({self.end_s}) is before start_s ({self.start_s})")
+        return self
+
+    @property
+    def start_frame(self) -> int:
+        return int(round(self.start_s * FPS)) + 1
+
+    @property
+    def end_frame(self) -> int:
+        return min(FRAMES, int(round(self.end_s * FPS)) + 1)
+
+
+class VideoSpec(_Strict):
+    file: str = "reference.mp4"
+    fps: int = FPS
+    frames: int = FRAMES
+    width: int = 640
+    height: int = 360
+
+    @field_validator("fps")
+    @classmethod
+    def _fps(cls, v: int) -> int:
+        if v != FPS:
+            raise ValueError(f"reference videos are {FPS} fps, got {v}")
+        return v
+
+    @field_validator("frames")
+    @classmethod
+    def _frames(cls, v: int) -> int:
+        if v != FRAMES:
+            raise ValueError(f"reference videos have {FRAMES} frames (8 s at 30 fps), got {v}")
+        return v
+
+
+class Role(_Strict):
+    """A semantic role (e.g. `incoming_ball`) that rubric criteria and events refer to."""
+
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    description: str
+    core: bool = True  # core objects must move by simulation (SPEC §3)
+    truth_object: str | None = None  # object name in truth.py's scene
+    name_hints: list[str] = Field(default_factory=list)  # substrings for name matching in candidates
+    screen_xy: tuple[float, float] | None = None  # first-frame image position, normalised (0..1, origin top-left)
+    color_rgb: tuple[float, float, float] | None = None  # dominant linear colour 0..1 in the reference
+    required: bool = True
+
+
+class ChecklistItem(_Strict):
+    id: str
+    category: str  # object category, e.g. "ball", "domino", "glass"
+    count: int = Field(ge=1)
+    attributes: list[str] = Field(default_factory=list)  # appearance: colour, material, size
+    layout: str = ""  # initial spatial layout in words
+    roles: list[str] = Field(default_factory=list)
+
+
+class EventKind(str, Enum):
+    action = "action"
+    order = "order"
+    final_state = "final_state"
+    persistence = "persistence"
+
+
+class EventItem(_Strict):
+    id: str
+    kind: EventKind = EventKind.action
+    description: str
+    roles: list[str] = Field(min_length=1)
+    interval: TimeInterval
+    weight: float = Field(gt=0)
+    key: bool = False  # a failed key item caps S_evt at 0
+    after: list[str] = Field(default_factory=list)  # ids of items that must happen before this one
+    persists_until_s: float | None = Field(default=None, ge=0.0, le=FRAMES / FPS)
+    evidence: str = ""  # how the interval was measured from the truth trajectories
+
+
+# Checks a criterion can name, with the parameters each requires. The implementations live in
+# probes/checks.py; the list is here so a task is validated before anything runs.
+CHECKS: dict[str, tuple[str, ...]] = {
+    "moves_by_simulation": (),  # roles move, and their motion comes from a solver (no scripted motion)
+    "no_scripted_motion": (),
+    "supported_by": ("support",),  # roles rest on the support role's material (not hidden/absent colliders)
+    "contacts": ("other",),  # roles come into material contact with `other` (optionally before_s)
+    "no_interpenetration": (),  # no solid overlap among roles (and with `others` if given)
+    "energy_non_increasing": (),  # passive mechanical energy of roles never rises beyond tolerance
+    "pinned": ("group",),  # cloth vertex group stays fixed
+    "responds_to": ("field",),  # roles' motion depends on the named field role (via counterfactual)
+    "stays_within": ("container",),  # particles / bodies stay inside the container's bounds
+    "no_self_intersection": (),
+    "numerically_stable": (),
+    "collider_matches_mesh": (),
+    "audit_clean": (),  # no audit finding of `kinds` (param, optional) on roles
+    "counterfactual": (),  # evaluated by the criterion's `counterfactual` block
+}
+
+
+class InterventionKind(str, Enum):
+    disable_contact = "disable_contact"  # roles[0] and roles[1] stop colliding (collision collections)
+    remove_object = "remove_object"
+    remove_support = "remove_support"
+    shift_release = "shift_release"  # params: offset [dx, dy, dz] metres
+    set_velocity = "set_velocity"  # params: velocity [vx, vy, vz] m/s (kinematic hand-off)
+    disable_field = "disable_field"
+    disable_actuator = "disable_actuator"
+    scale_gravity = "scale_gravity"  # params: factor
+    enable_collider = "enable_collider"  # used by controls: give roles an operative collider
+
+
+class Intervention(_Strict):
+    kind: InterventionKind
+    roles: list[str] = Field(default_factory=list)
+    params: dict[str, Any] = Field(default_factory=dict)
+    from_frame: int | None = Field(default=None, ge=1, le=FRAMES)  # None: from the first frame
+
+
+class Comparison(str, Enum):
+    lt = "lt"
+    le = "le"
+    gt = "gt"
+    ge = "ge"
+
+
+class ExpectedResponse(_Strict):
+    """What the intervened scene must show, measured on the native trajectories."""
+
+    measure: Literal[
+        "displacement", "max_displacement", "final_height", "min_height", "path_deviation", "particles_inside", "vertex_displacement"
+    ]
+    role: str
+    at_s: float | None = Field(default=None, ge=0.0, le=FRAMES / FPS)
+    op: Comparison
+    value: float
+    unit: str = "m"
+    relative_to_baseline: bool = False  # compare value to (intervened / baseline) ratio instead of absolute
+    preserved_roles: list[str] = Field(default_factory=list)  # motion of these must match baseline up to preserved_until_s
+    preserved_until_s: float | None = None
+    preserve_tolerance_m: float = 0.02
+
+
+class CounterfactualSpec(_Strict):
+    intervention: Intervention
+    expected: ExpectedResponse
+    control: Intervention | None = None  # matched control (e.g. enable_collider) that must respond
+
+
+class Criterion(_Strict):
+    id: str
+    description: str
+    weight: float = Field(gt=0)
+    roles: list[str] = Field(default_factory=list)
+    check: str
+    params: dict[str, Any] = Field(default_factory=dict)
+    thresholds: dict[str, float] = Field(default_factory=dict)
+    structural: bool = False  # a failed structural criterion caps S_val
+    cap: float | None = Field(default=None, ge=0.0, le=1.0)  # cap applied on failure (default: rubric's)
+    evidence: str = ""  # what the check measures, in words
+    counterfactual: CounterfactualSpec | None = None
+
+    @model_validator(mode="after")
+    def _check_known(self) -> Criterion:
+        if self.check not in CHECKS:
+            raise ValueError(f"unknown check {self.check!r}; known: {', '.join(sorted(CHECKS))}")
+        missing = [p for p in CHECKS[self.check] if p not in self.params]
+        if missing:
+            raise ValueError(f"check {self.check!r} needs params {missing}")
+        if self.check == "counterfactual" and self.counterfactual is None:
+            raise ValueError("check 'counterfactual' needs a `counterfactual` block")
+        return self
+
+
+class Aggregation(_Strict):
+    rule: Literal["capped_weighted_mean"] = "capped_weighted_mean"
+    default_cap: float = Field(default=0.5, ge=0.0, le=1.0)
+
+
+class Rubric(_Strict):
+    initial_conditions: list[str] = Field(default_factory=list)  # permitted initial conditions
+    actuation: list[str] = Field(default_factory=list)  # permitted actuators
+    equivalent_representations: list[str] = Field(default_factory=list)
+    criteria: list[Criterion] = Field(min_length=1)
+    aggregation: Aggregation = Field(default_factory=Aggregation)
+
+
+class TruthInfo(_Strict):
+    program: str = "truth.py"
+    trajectories: str = "truth_trajectories.npz"
+    counterfactuals: str | None = "truth_counterfactuals.json"
+    program_sha256: str | None = None
+
+
+class Task(_Strict):
+    schema_version: str = SCHEMA_VERSION
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
+    title: str
+    category: Category
+    subcategory: Subcategory | None = None
+    summary: str = ""  # one line for listings; never shown to the agent (it sees only the video)
+    video: VideoSpec = Field(default_factory=VideoSpec)
+    roles: list[Role] = Field(default_factory=list)
+    checklist: list[ChecklistItem] = Field(min_length=1)
+    events: list[EventItem] = Field(min_length=1)
+    rubric: Rubric
+    truth: TruthInfo | None = None  # shipped tasks; user tasks made from their own video have none
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Task:
+        allowed = SUBCATEGORIES[self.category]
+        if allowed and self.subcategory is None:
+            raise ValueError(f"category {self.category.value!r} needs a subcategory ({', '.join(s.value for s in allowed)})")
+        if not allowed and self.subcategory is not None:
+            raise ValueError(f"category {self.category.value!r} has no subcategories, got {self.subcategory.value!r}")
+        if allowed and self.subcategory not in allowed:
+            raise ValueError(f"subcategory {self.subcategory.value!r} is not in category {self.category.value!r}")
+        roles = {r.name for r in self.roles}
+        if len(roles) != len(self.roles):
+            raise ValueError("duplicate role names")
+
+        def _need(where: str, names: list[str]) -> None:
+            unknown = [n for n in names if n not in roles]
+            if unknown:
+                raise ValueError(f"{where} names unknown roles {unknown}; declared: {sorted(roles)}")
+
+        ids = [e.id for e in self.events]
+        if len(set(ids)) != len(ids):
+            raise ValueError("duplicate event ids")
+        for e in self.events:
+            _need(f"event {e.id!r}", e.roles)
+            bad = [a for a in e.after if a not in ids]
+            if bad:
+                raise ValueError(f"event {e.id!r} is ordered after unknown events {bad}")
+        for c in self.checklist:
+            _need(f"checklist item {c.id!r}", c.roles)
+        cids = [c.id for c in self.rubric.criteria]
+        if len(set(cids)) != len(cids):
+            raise ValueError("duplicate criterion ids")
+        for c in self.rubric.criteria:
+            _need(f"criterion {c.id!r}", c.roles)
+            for key in ("support", "other", "field", "container"):
+                if key in c.params and isinstance(c.params[key], str):
+                    _need(f"criterion {c.id!r} param {key!r}", [c.params[key]])
+            if c.counterfactual:
+                cf = c.counterfactual
+                _need(f"criterion {c.id!r} intervention", cf.intervention.roles)
+                _need(f"criterion {c.id!r} expected response", [cf.expected.role, *cf.expected.preserved_roles])
+                if cf.control:
+                    _need(f"criterion {c.id!r} control", cf.control.roles)
+        return self
+
+    def role(self, name: str) -> Role:
+        for r in self.roles:
+            if r.name == name:
+                return r
+        raise KeyError(name)
