@@ -1,0 +1,189 @@
+"""Child-side entry point of the isolated runner: `python -I bootstrap.py --workdir DIR ...`.
+
+Order matters: import bpy and the libraries a scene program normally uses *before* the audit hook is
+installed (their own start-up reads files everywhere), then chdir into the working folder, install
+the barrier, compile the program (rewritten for bake_only / preview) with its real file name so
+tracebacks point at the user's lines, and run it as `__main__`. After the program, a post-run audit
+looks at what Blender itself loaded (C code does not pass through Python's audit hooks): movie clips,
+sounds, file-backed images and VSE strips from outside the folder are recorded as breaches.
+
+Inside a Blender binary this runs through `blender -b --python bootstrap.py -- ARGS`.
+Standard library + bpy only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib.util
+import json
+import os
+import resource
+import sys
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(f"_pcg_{name}", os.path.join(HERE, f"{name}.py"))
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _args(argv: list[str]) -> argparse.Namespace:
+    if "--" in argv:
+        argv = argv[argv.index("--") + 1 :]
+    ap = argparse.ArgumentParser(prog="physcodegym-sandbox")
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--program", required=True)
+    ap.add_argument("--status-fd", type=int, default=None)
+    ap.add_argument("--mode", default="full", choices=("full", "bake_only", "preview"))
+    ap.add_argument("--preview-frame", type=int, default=None)
+    ap.add_argument("--no-barrier", action="store_true")
+    return ap.parse_args(argv)
+
+
+def _media_audit(bpy, workdir: str) -> list[dict]:
+    """What Blender decoded during the run, found in bpy.data (C-level loads bypass the audit hook)."""
+    out: list[dict] = []
+    wd = os.path.realpath(workdir)
+
+    def outside(fp: str) -> bool:
+        if not fp:
+            return False
+        ap = os.path.realpath(bpy.path.abspath(fp))
+        return not (ap == wd or ap.startswith(wd + "/"))
+
+    for img in bpy.data.images:
+        src = getattr(img, "source", "")
+        if src == "MOVIE":
+            out.append({"rule": "media-decode", "detail": f"image {img.name!r} decodes a movie {img.filepath!r}"})
+        elif src in ("FILE", "SEQUENCE", "TILED") and outside(img.filepath):
+            out.append({"rule": "media-decode", "detail": f"image {img.name!r} loads {img.filepath!r} from outside the folder"})
+    for clip in bpy.data.movieclips:
+        out.append({"rule": "media-decode", "detail": f"movie clip {clip.name!r} loaded from {clip.filepath!r}"})
+    for snd in bpy.data.sounds:
+        out.append({"rule": "media-decode", "detail": f"sound {snd.name!r} loaded from {snd.filepath!r}"})
+    for lib in bpy.data.libraries:
+        if outside(lib.filepath):
+            out.append({"rule": "load-external-blend", "detail": f"library {lib.filepath!r} linked from outside the folder"})
+    for sc in bpy.data.scenes:
+        sed = sc.sequence_editor
+        if sed is None:
+            continue
+        for st in getattr(sed, "strips_all", []):
+            if st.type in ("MOVIE", "IMAGE", "SOUND"):
+                out.append({"rule": "media-decode", "detail": f"VSE strip {st.name!r} ({st.type}) in scene {sc.name!r}"})
+    return out
+
+
+def main(argv: list[str]) -> int:
+    a = _args(argv)
+    workdir = os.path.realpath(a.workdir)
+    barrier_mod = _load("barrier")
+    rewrite_mod = _load("rewrite")
+    status_fd = a.status_fd
+
+    def emit(doc: dict) -> None:
+        if status_fd is not None:
+            try:
+                os.write(status_fd, (json.dumps(doc, default=str) + "\n").encode())
+            except OSError:
+                pass
+
+    t0 = time.time()
+    import bpy  # preloaded before the barrier: their import reads files everywhere
+
+    for extra in ("bmesh", "mathutils", "numpy", "random", "math", "json", "colorsys", "dataclasses", "collections", "bpy_extras"):
+        try:
+            importlib.import_module(extra)
+        except Exception:
+            pass
+    emit({"event": "start", "bpy_version": bpy.app.version_string, "blender_binary": bool(bpy.app.binary_path),
+          "python": sys.version.split()[0], "import_s": round(time.time() - t0, 3)})
+
+    os.chdir(workdir)
+    program = os.path.realpath(a.program)
+    with open(program, encoding="utf-8") as fh:
+        source = fh.read()
+    tree = ast.parse(source, filename=program)
+    rendered = {"done": False}
+    preview_path = os.path.join(workdir, "preview.png")
+
+    def render_preview() -> set:
+        sc = bpy.context.scene
+        frame = a.preview_frame if a.preview_frame is not None else sc.frame_start
+        r = sc.render
+        old = (r.filepath, r.image_settings.file_format)
+        old_media = getattr(r.image_settings, "media_type", None)
+        sc.frame_set(frame)
+        if old_media is not None:
+            r.image_settings.media_type = "IMAGE"
+        r.image_settings.file_format = "PNG"
+        r.filepath = preview_path
+        try:
+            bpy.ops.render.render(write_still=True)
+        finally:
+            if old_media is not None:
+                r.image_settings.media_type = old_media
+            if old_media != "VIDEO":
+                r.image_settings.file_format = old[1]
+            r.filepath = old[0]
+        rendered["done"] = True
+        return {"FINISHED"}
+
+    def pcg_render(*_a, **_kw) -> set:
+        if a.mode == "bake_only":
+            return {"FINISHED"}
+        if rendered["done"]:
+            return {"FINISHED"}
+        return render_preview()
+
+    n_rewritten = 0
+    if a.mode != "full":
+        tree, n_rewritten = rewrite_mod.rewrite_renders(tree)
+    code = compile(tree, program, "exec")
+    glb = {"__name__": "__main__", "__file__": program, "__builtins__": __builtins__}
+    if a.mode != "full":
+        glb[rewrite_mod.HELPER] = pcg_render
+
+    barrier = None
+    if not a.no_barrier:
+        barrier = barrier_mod.Barrier(workdir, status_fd, barrier_mod.default_read_roots(), program=program)
+        barrier.install()
+    emit({"event": "program", "mode": a.mode, "rewritten_render_calls": n_rewritten})
+    rc = 0
+    t1 = time.time()
+    try:
+        exec(code, glb)
+    except SystemExit as e:
+        rc = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        if rc:
+            print(f"scene program exited with status {rc}", file=sys.stderr)
+    except BaseException:
+        traceback.print_exc()
+        rc = 1
+    prog_s = time.time() - t1
+    if barrier is not None:
+        barrier.active = False  # our own post-run work (preview render, audit) is not the program's
+    if a.mode == "preview" and rc == 0 and not rendered["done"]:
+        try:
+            render_preview()  # the program never rendered: render its final state at frame N
+        except Exception:
+            traceback.print_exc()
+    for b in _media_audit(bpy, workdir):
+        emit({"event": "breach", "audit_event": "post-run", **b})
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    emit({"event": "end", "rc": rc, "program_s": round(prog_s, 3), "peak_rss_mb": round(peak, 1)})
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return rc
+
+
+if __name__ == "__main__":
+    code = main(sys.argv[1:])
+    os._exit(code)  # skip bpy's atexit teardown (slow, and it may print after the log is closed)

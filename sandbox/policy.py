@@ -1,0 +1,470 @@
+"""Static policy checker for scene programs (SPEC §3).
+
+A scene program may build and simulate a Blender scene and save it in its working folder. It may
+not decode media, touch the network, spawn processes, import modules dynamically, reach builtins
+by reflection, or read files outside its working folder. This module finds such code by walking
+the AST and reports *every* violation with a stable rule id and its line, so an agent (or a
+reviewer) can fix all of them at once. It is the first barrier; `sandbox.barrier` (inside the run)
+is the second, for what a static reading cannot prove.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+# Stable rule ids (documented in the README; scripts match on them).
+RULES: dict[str, str] = {
+    "syntax-error": "the program does not parse",
+    "import-not-allowed": "a module outside the allow-list is imported",
+    "dynamic-import": "a module is imported at run time (__import__, importlib, add-on install)",
+    "exec-eval": "code is built and run from data (exec, eval, compile, runpy, text blocks as modules)",
+    "reflection": "builtins or internals are reached indirectly (getattr with computed names, __dict__, __builtins__, ...)",
+    "process": "a process or thread is spawned or signalled",
+    "network": "the network is touched (sockets, URL clients, url_open)",
+    "native-code": "native code is loaded or called (ctypes, cffi)",
+    "media-decode": "media is decoded (image/movie/sound loading, VSE strips, cv2/imageio/av/PIL)",
+    "file-outside-workdir": "a file or folder outside the working folder is read, written or entered",
+    "load-external-blend": "a .blend is opened, appended or linked (open_mainfile, append, link, libraries.load)",
+}
+
+# Top-level modules a scene program may import (prefix match on dotted names).
+ALLOWED_MODULES = frozenset(
+    {
+        "bpy", "bmesh", "mathutils", "bpy_extras", "bl_math", "idprop", "math", "cmath", "random", "os", "os.path",
+        "pathlib", "time", "datetime", "itertools", "functools", "collections", "json", "numpy", "colorsys",
+        "typing", "dataclasses", "enum", "__future__", "statistics", "copy", "sys", "re", "string", "decimal",
+        "fractions", "operator", "heapq", "bisect", "array", "warnings", "logging", "contextlib", "abc",
+        "textwrap", "numbers", "struct", "hashlib", "uuid", "traceback",
+    }
+)
+
+# Modules whose import is a specific breach (rule id instead of the generic import-not-allowed).
+MODULE_RULES: dict[str, str] = {
+    **dict.fromkeys(
+        ["subprocess", "multiprocessing", "threading", "_thread", "concurrent", "pty", "signal", "sched", "asyncio",
+         "_posixsubprocess", "posix", "nt", "pexpect", "shlex"],
+        "process",
+    ),
+    **dict.fromkeys(
+        ["socket", "_socket", "ssl", "urllib", "http", "ftplib", "smtplib", "poplib", "imaplib", "telnetlib",
+         "requests", "httpx", "aiohttp", "websocket", "websockets", "xmlrpc", "socketserver", "webbrowser", "selectors",
+         "select"],
+        "network",
+    ),
+    **dict.fromkeys(["ctypes", "_ctypes", "cffi", "mmap"], "native-code"),
+    **dict.fromkeys(
+        ["cv2", "imageio", "av", "PIL", "skimage", "moviepy", "ffmpeg", "aud", "wave", "audioop", "aifc", "sunau",
+         "imghdr", "decord", "torchvision", "matplotlib"],
+        "media-decode",
+    ),
+    **dict.fromkeys(["importlib", "imp", "pkgutil", "runpy", "zipimport", "addon_utils"], "dynamic-import"),
+    **dict.fromkeys(["builtins", "__builtin__", "inspect", "gc", "code", "codeop", "types", "marshal", "pickle",
+                     "dill", "shelve", "copyreg"], "reflection"),
+    **dict.fromkeys(["shutil", "glob", "tempfile", "io", "zipfile", "tarfile", "fileinput"], "file-outside-workdir"),
+}
+
+# Dotted call targets (after alias resolution) and their rule.
+CALL_RULES: dict[str, str] = {
+    **dict.fromkeys(["exec", "eval", "compile", "execfile", "bpy.utils.execfile", "runpy.run_path",
+                     "runpy.run_module", "bpy.ops.script.python_file_run", "bpy.ops.text.run_script"], "exec-eval"),
+    **dict.fromkeys(["__import__", "bpy.utils.register_submodule_factory", "bpy.ops.preferences.addon_install",
+                     "bpy.ops.preferences.addon_enable", "bpy.ops.extensions.package_install",
+                     "bpy.ops.extensions.package_install_files", "bpy.utils.load_scripts",
+                     "bpy.utils.script_paths"], "dynamic-import"),
+    **dict.fromkeys(["globals", "locals", "vars", "breakpoint", "sys._getframe", "sys.settrace", "sys.setprofile",
+                     "sys.addaudithook", "object.__getattribute__", "object.__setattr__", "type"], "reflection"),
+    **dict.fromkeys(["os.system", "os.popen", "os.fork", "os.forkpty", "os.kill", "os.killpg", "os.startfile",
+                     "os.posix_spawn", "os.posix_spawnp", "os.spawnl", "os.spawnle", "os.spawnlp", "os.spawnlpe",
+                     "os.spawnv", "os.spawnve", "os.spawnvp", "os.spawnvpe", "os.execl", "os.execle", "os.execlp",
+                     "os.execlpe", "os.execv", "os.execve", "os.execvp", "os.execvpe", "os.register_at_fork",
+                     "os.abort", "bpy.ops.wm.quit_blender"], "process"),
+    **dict.fromkeys(["bpy.ops.wm.url_open", "bpy.ops.wm.url_open_preset", "bpy.ops.extensions.repo_sync",
+                     "bpy.ops.extensions.repo_sync_all"], "network"),
+    **dict.fromkeys(["bpy.ops.image.open", "bpy.ops.image.reload", "bpy.ops.image.replace", "bpy.ops.clip.open",
+                     "bpy.ops.sound.open", "bpy.ops.sound.open_mono", "bpy.ops.sequencer.movie_strip_add",
+                     "bpy.ops.sequencer.image_strip_add", "bpy.ops.sequencer.sound_strip_add",
+                     "bpy.ops.image.read_viewlayers", "bpy.ops.node.add_file", "bpy.ops.image.file_browse",
+                     "bpy.ops.object.camera_background_image_add", "bpy.ops.object.empty_image_add",
+                     "bpy.ops.image.import_as_mesh_planes", "bpy.ops.import_image.to_plane"], "media-decode"),
+    **dict.fromkeys(["bpy.ops.wm.open_mainfile", "bpy.ops.wm.append", "bpy.ops.wm.link", "bpy.ops.wm.recover_auto_save",
+                     "bpy.ops.wm.recover_last_session", "bpy.ops.wm.revert_mainfile", "bpy.data.libraries.load",
+                     "bpy.ops.wm.lib_reload", "bpy.ops.wm.lib_relocate", "bpy.ops.outliner.lib_operation"],
+                    "load-external-blend"),
+    **dict.fromkeys(["os.chdir", "os.fchdir", "os.chroot", "os.listdir", "os.scandir", "os.walk", "os.open",
+                     "os.remove", "os.unlink", "os.rmdir", "os.removedirs", "os.rename", "os.renames", "os.replace",
+                     "os.link", "os.symlink", "os.truncate", "os.chmod", "os.chown", "os.makedirs", "os.mkdir",
+                     "os.utime", "open", "pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath"],
+                    "file-outside-workdir"),
+}
+
+# Method names that decode media whatever object they are called on (bpy.data aliases are common).
+MEDIA_METHOD_PAIRS = {("images", "load"), ("movieclips", "load"), ("sounds", "load"), ("volumes", "load"),
+                      ("texts", "load"), ("cache_files", "load")}
+MEDIA_METHODS = frozenset({"new_movie", "new_image", "new_sound", "gl_load", "gl_touch"})
+
+# Attribute names that are gateways to interpreter internals.
+DANGEROUS_ATTRS = frozenset(
+    {"__builtins__", "__dict__", "__globals__", "__subclasses__", "__bases__", "__base__", "__mro__", "__code__",
+     "__closure__", "__getattribute__", "__import__", "__loader__", "__spec__", "__self__", "__func__", "__reduce__",
+     "__reduce_ex__", "__traceback__", "__class__", "__getattr__", "__setattr__", "__delattr__", "__init_subclass__",
+     "f_globals", "f_locals", "f_back", "f_builtins", "gi_frame", "gi_code", "tb_frame", "co_code", "cr_frame",
+     "func_globals", "modules", "_getframe", "driver_namespace"}
+)
+# `modules` / `driver_namespace` only matter on sys / bpy.app; checked with context below.
+_CONTEXT_ATTRS = {"modules": ("sys",), "driver_namespace": ("bpy.app",), "_getframe": ("sys",)}
+DANGEROUS_NAMES = frozenset({"__builtins__", "__loader__", "__spec__", "__import__"})
+
+# Constant names that must never be the target of getattr/hasattr (string tricks on builtins/modules).
+BLOCKED_ATTR_STRINGS = frozenset(
+    {"exec", "eval", "compile", "open", "system", "popen", "__import__", "import_module", "load", "new_movie",
+     "new_image", "new_sound", "open_mainfile", "spawnv", "execv", "fork", "urlopen", "socket", "connect"}
+)
+
+# Properties whose assignment makes Blender decode a file.
+MEDIA_ASSIGNED_ATTRS = frozenset({"filepath", "filepath_raw", "directory", "source"})
+MEDIA_SOURCE_VALUES = frozenset({"FILE", "SEQUENCE", "MOVIE", "TILED"})
+
+
+@dataclass
+class Violation:
+    rule: str
+    line: int
+    message: str
+    col: int = 0
+
+    def to_dict(self) -> dict:
+        return {"rule": self.rule, "line": self.line, "message": self.message}
+
+
+@dataclass
+class PolicyReport:
+    path: str
+    violations: list[Violation] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+    def to_dict(self) -> dict:
+        return {"ok": self.ok, "violations": [v.to_dict() for v in self.violations]}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict())
+
+
+def path_outside(p: str) -> bool:
+    """True if a literal path leaves the working folder (absolute, home, `..`, or a Blender `//..`)."""
+    s = p.strip()
+    if not s:
+        return False
+    if s.startswith("//"):  # Blender-relative to the .blend, which lives in the working folder
+        s = s[2:]
+    if s.startswith(("/", "~", "\\")) or (len(s) > 1 and s[1] == ":"):
+        return True
+    if "://" in s:
+        return True
+    parts = PurePosixPath(s.replace("\\", "/")).parts
+    depth = 0
+    for part in parts:
+        if part == "..":
+            depth -= 1
+            if depth < 0:
+                return True
+        elif part not in (".", ""):
+            depth += 1
+    return False
+
+
+def _const_str(node: ast.AST | None) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):  # f"..." with only literal parts
+        if all(isinstance(v, ast.Constant) for v in node.values):
+            return "".join(str(v.value) for v in node.values)
+    return None
+
+
+def _leading_str(node: ast.AST | None) -> str | None:
+    """The literal prefix of a string expression ('/etc' + x, f'/etc/{x}', os.path.join('/etc', x))."""
+    s = _const_str(node)
+    if s is not None:
+        return s
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _leading_str(node.left)
+    if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
+        return str(node.values[0].value)
+    if isinstance(node, ast.Call) and node.args:
+        fn = node.func
+        name = fn.attr if isinstance(fn, ast.Attribute) else fn.id if isinstance(fn, ast.Name) else ""
+        if name in ("join", "Path", "PurePath", "PosixPath", "abspath", "normpath", "realpath", "expanduser"):
+            # any literal argument that is absolute or climbs out counts
+            for a in node.args:
+                s = _leading_str(a)
+                if s is not None and path_outside(s):
+                    return s
+            return _leading_str(node.args[0])
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):  # Path('/etc') / 'passwd'
+        return _leading_str(node.left)
+    return None
+
+
+class _Checker(ast.NodeVisitor):
+    def __init__(self) -> None:
+        self.violations: list[Violation] = []
+        self.aliases: dict[str, str] = {}  # local name -> dotted module/object path
+
+    # -- helpers -------------------------------------------------------------------------
+    def add(self, rule: str, node: ast.AST, message: str) -> None:
+        self.violations.append(Violation(rule, getattr(node, "lineno", 0), message, getattr(node, "col_offset", 0)))
+
+    def dotted(self, node: ast.AST) -> str | None:
+        """Dotted name of an expression with import aliases resolved (`o.system` -> `os.system`)."""
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if isinstance(node, ast.Call):  # bpy.context.scene.sequence_editor_create().strips.new_movie
+            inner = self.dotted(node.func)
+            if inner is None:
+                return None
+            parts.append(inner + "()")
+        elif isinstance(node, ast.Name):
+            parts.append(self.aliases.get(node.id, node.id))
+        elif isinstance(node, ast.Subscript):
+            inner = self.dotted(node.value)
+            parts.append((inner or "?") + "[]")
+        else:
+            return None
+        return ".".join(reversed(parts))
+
+    def _module_rule(self, mod: str) -> str | None:
+        top = mod.split(".")[0]
+        if mod in ALLOWED_MODULES or top in ALLOWED_MODULES:
+            if top == "os" and mod not in ("os", "os.path"):
+                return "import-not-allowed"
+            return None
+        return MODULE_RULES.get(top, "import-not-allowed")
+
+    def _check_import(self, node: ast.AST, mod: str, what: str) -> None:
+        rule = self._module_rule(mod)
+        if rule:
+            self.add(rule, node, f"import of {what!r} is not allowed in a scene program ({RULES[rule]})")
+
+    # -- imports -------------------------------------------------------------------------
+    def visit_Import(self, node: ast.Import) -> None:
+        for a in node.names:
+            self._check_import(node, a.name, a.name)
+            self.aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+        self.generic_visit(node)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.level:
+            self.add("import-not-allowed", node, "relative imports are not allowed (the program must be standalone)")
+            return
+        mod = node.module or ""
+        for a in node.names:
+            full = f"{mod}.{a.name}"
+            if a.name == "*":
+                self._check_import(node, mod, mod)
+                continue
+            # `from os import system` is an os import whose target is a blocked call
+            rule = self._module_rule(mod)
+            if rule:
+                self.add(rule, node, f"import from {mod!r} is not allowed in a scene program ({RULES[rule]})")
+            elif full in CALL_RULES and CALL_RULES[full] != "file-outside-workdir":
+                r = CALL_RULES[full]
+                self.add(r, node, f"importing {full!r} is not allowed ({RULES[r]})")
+            self.aliases[a.asname or a.name] = full
+        self.generic_visit(node)
+
+    # -- aliases through assignment (D = bpy.data; s = os.system) ---------------------------
+    def visit_Assign(self, node: ast.Assign) -> None:
+        target_dotted = self.dotted(node.value) if isinstance(node.value, ast.Attribute | ast.Name) else None
+        for t in node.targets:
+            if isinstance(t, ast.Name) and target_dotted:
+                self.aliases[t.id] = target_dotted
+            self._check_store(t, node.value, node)
+        self.generic_visit(node)
+
+    def _check_store(self, target: ast.AST, value: ast.AST, node: ast.AST) -> None:
+        if not isinstance(target, ast.Attribute):
+            return
+        attr = target.attr
+        owner = self.dotted(target.value) or ""
+        if attr in MEDIA_ASSIGNED_ATTRS:
+            s = _leading_str(value)
+            if attr == "source" and s in MEDIA_SOURCE_VALUES:
+                self.add("media-decode", node, f"setting {owner}.source = {s!r} makes Blender decode a file")
+            elif attr != "source" and s is not None and path_outside(s):
+                self.add("file-outside-workdir", node, f"{owner}.{attr} points outside the working folder: {s!r}")
+            elif attr in ("filepath", "filepath_raw") and ("image" in owner.lower() or "clip" in owner.lower()
+                                                           or "sound" in owner.lower() or "[]" in owner and "images" in owner):
+                self.add("media-decode", node, f"assigning {owner}.{attr} makes Blender load a media file")
+        if attr in DANGEROUS_ATTRS and attr not in _CONTEXT_ATTRS:
+            self.add("reflection", node, f"assignment to {attr!r} reaches interpreter internals")
+        if attr == "binary_path":
+            self.add("process", node, "changing bpy.app.binary_path prepares a process launch")
+
+    # -- names and attributes --------------------------------------------------------------
+    def visit_Name(self, node: ast.Name) -> None:
+        if node.id in DANGEROUS_NAMES:
+            self.add("reflection", node, f"{node.id!r} reaches the interpreter's builtins/import machinery")
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        attr = node.attr
+        if attr in DANGEROUS_ATTRS:
+            ctx = _CONTEXT_ATTRS.get(attr)
+            owner = self.dotted(node.value) or ""
+            if ctx is None or owner in ctx:
+                self.add("reflection", node, f"attribute {attr!r} reaches interpreter internals")
+        self.generic_visit(node)
+
+    # -- calls ---------------------------------------------------------------------------
+    def visit_Call(self, node: ast.Call) -> None:
+        name = self.dotted(node.func) or ""
+        short = name.replace("()", "")
+        rule = CALL_RULES.get(name) or CALL_RULES.get(short)
+        parts = name.split(".")
+        last = parts[-1] if parts else ""
+        prev = parts[-2] if len(parts) > 1 else ""
+        if rule == "file-outside-workdir":
+            self._check_path_call(node, name)
+        elif rule == "load-external-blend":
+            self._check_blend_call(node, name)
+        elif rule and not (short == "type" and len(node.args) != 3):
+            self.add(rule, node, f"call to {name!r}: {RULES[rule]}")
+        elif (prev.split("[")[0], last) in MEDIA_PAIRS_WITH_ALIASES:
+            r = "load-external-blend" if prev == "libraries" else "media-decode"
+            if prev == "libraries":
+                self._check_blend_call(node, name)
+            else:
+                self.add(r, node, f"call to {name!r} loads a media file")
+        elif last in MEDIA_METHODS:
+            self.add("media-decode", node, f"call to {name!r} decodes media")
+        elif last in ("open_mainfile", "append", "link") and ".ops.wm." in "." + name:
+            self._check_blend_call(node, name)
+        elif last == "as_module":
+            self.add("exec-eval", node, f"{name!r} runs a text block as a module")
+        elif last in ("import_module", "__import__", "reload"):
+            self.add("dynamic-import", node, f"call to {name!r} imports a module at run time")
+        elif last in ("read_text", "read_bytes", "write_text", "write_bytes", "open", "iterdir", "glob", "rglob",
+                      "unlink", "rmdir", "rename", "replace", "touch", "mkdir", "symlink_to"):
+            self._check_path_method(node, name)
+        if short in ("getattr", "setattr", "delattr", "hasattr"):
+            self._check_getattr(node, short)
+        if short.startswith(("bpy.ops.import_", "bpy.ops.wm.", "bpy.ops.render.", "bpy.ops.export", "bpy.ops.ptcache.")):
+            self._check_kw_paths(node, name, "file-outside-workdir")
+        self.generic_visit(node)
+
+    def _check_getattr(self, node: ast.Call, fn: str) -> None:
+        if len(node.args) < 2:
+            return
+        target, attr = node.args[0], node.args[1]
+        s = _const_str(attr)
+        owner = self.dotted(target) or ""
+        if s is None:
+            if fn in ("getattr", "delattr"):
+                self.add("reflection", node, f"{fn} with a computed attribute name can reach anything; use the attribute directly")
+            elif owner.split(".")[0] in ("os", "sys", "builtins", "bpy") and owner.count(".") <= 1:
+                self.add("reflection", node, f"{fn} on module {owner!r} with a computed name")
+            return
+        if s.startswith("__") and s.endswith("__") or s in BLOCKED_ATTR_STRINGS or s in DANGEROUS_ATTRS:
+            self.add("reflection", node, f"{fn}(…, {s!r}) reaches a blocked attribute indirectly")
+        elif owner in ("os", "sys", "builtins", "importlib", "subprocess", "socket"):
+            self.add("reflection", node, f"{fn} on module {owner!r}")
+
+    def _first_path_arg(self, node: ast.Call, kw_names: tuple[str, ...] = ("file", "path", "filepath", "filename", "directory")) -> ast.AST | None:
+        if node.args:
+            return node.args[0]
+        for k in node.keywords:
+            if k.arg in kw_names:
+                return k.value
+        return None
+
+    def _check_path_call(self, node: ast.Call, name: str) -> None:
+        short = name.replace("()", "")
+        if short in ("os.chdir", "os.fchdir", "os.chroot"):
+            self.add("file-outside-workdir", node, f"{short} changes the working folder; stay in the folder the runner gives you")
+            return
+        arg = self._first_path_arg(node)
+        if short in ("os.listdir", "os.scandir", "os.walk") and arg is None:
+            return
+        s = _leading_str(arg)
+        if s is not None and path_outside(s):
+            self.add("file-outside-workdir", node, f"{short}({s!r}) is outside the working folder")
+        elif arg is not None and self._mentions_outside(arg):
+            self.add("file-outside-workdir", node, f"{short}(...) builds a path outside the working folder")
+
+    def _check_path_method(self, node: ast.Call, name: str) -> None:
+        # Path('/etc/passwd').read_text() -> the receiver carries the literal
+        recv = node.func.value if isinstance(node.func, ast.Attribute) else None
+        s = _leading_str(recv) if recv is not None else None
+        if s is not None and path_outside(s):
+            self.add("file-outside-workdir", node, f"{name} on {s!r} is outside the working folder")
+
+    def _mentions_outside(self, node: ast.AST) -> bool:
+        for sub in ast.walk(node):
+            s = _const_str(sub)
+            if s is not None and (s == ".." or s.startswith("../") or s.startswith("/") or "/../" in s or s.startswith("~")):
+                return True
+            if isinstance(sub, ast.Call) and (self.dotted(sub.func) or "").endswith("expanduser"):
+                return True
+        return False
+
+    def _check_kw_paths(self, node: ast.Call, name: str, rule: str) -> None:
+        for k in node.keywords:
+            if k.arg in ("filepath", "directory", "filename", "path"):
+                s = _leading_str(k.value)
+                if s is not None and path_outside(s):
+                    self.add(rule, node, f"{name}({k.arg}={s!r}) is outside the working folder")
+
+    def _check_blend_call(self, node: ast.Call, name: str) -> None:
+        arg = self._first_path_arg(node)
+        s = _const_str(arg)
+        if s is not None and not path_outside(s) and not name.endswith("libraries.load"):
+            return  # re-opening its own saved file in the working folder is fine
+        where = repr(s) if s is not None else "a path the checker cannot prove to be inside the working folder"
+        self.add("load-external-blend", node, f"{name} loads Blender data from {where}")
+
+
+MEDIA_PAIRS_WITH_ALIASES = MEDIA_METHOD_PAIRS | {("libraries", "load")}
+
+
+def check_source(source: str, path: str = "scene.py") -> PolicyReport:
+    """Check program text; returns every violation (sorted by line)."""
+    rep = PolicyReport(path=path)
+    try:
+        tree = ast.parse(source, filename=path)
+    except SyntaxError as e:
+        rep.violations.append(Violation("syntax-error", e.lineno or 0, f"{e.msg} (column {e.offset or 0})"))
+        return rep
+    except ValueError as e:  # null bytes
+        rep.violations.append(Violation("syntax-error", 0, str(e)))
+        return rep
+    ck = _Checker()
+    ck.visit(tree)
+    seen: set[tuple[str, int, str]] = set()
+    for v in sorted(ck.violations, key=lambda v: (v.line, v.col, v.rule)):
+        key = (v.rule, v.line, v.message)
+        if key not in seen:
+            seen.add(key)
+            rep.violations.append(v)
+    return rep
+
+
+def check_file(path: str | Path) -> PolicyReport:
+    """Check a program file; raises InputError if it cannot be read."""
+    from physcodegym.headless.errors import InputError
+
+    p = Path(path)
+    if not p.is_file():
+        raise InputError("scene program not found", file=str(p))
+    try:
+        src = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(f"scene program is not UTF-8 text: {e}", file=str(p)) from e
+    return check_source(src, str(p))
