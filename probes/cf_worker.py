@@ -1,0 +1,115 @@
+"""Child process for one counterfactual branch: open a copy of the native scene, intervene, re-bake, sample.
+
+Run as `python -m physcodegym.probes.cf_worker --blend B --out OUT.npz [--interventions JSON]
+[--mapping JSON] [--frames S:E] [--defect KIND] [--save-blend PATH]`. A fresh process per branch means
+persistent handlers or edits from another branch can never leak into this one, and the original file
+is only read. Writes OUT.npz (SceneSamples) and OUT.json (what was changed, verification, timings).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+
+def _caches(scene: Any) -> list[Any]:
+    out = []
+    if scene.rigidbody_world is not None:
+        out.append(scene.rigidbody_world.point_cache)
+    for ob in scene.objects:
+        for m in ob.modifiers:
+            pc = getattr(m, "point_cache", None)
+            if pc is not None:
+                out.append(pc)
+        for ps in ob.particle_systems:
+            out.append(ps.point_cache)
+    return out
+
+
+def rebake(scene: Any, end: int) -> float:
+    """Free every cache and bake again up to `end` only (frames past it are never read)."""
+    import bpy
+
+    t = time.perf_counter()
+    with bpy.context.temp_override(scene=scene):
+        bpy.ops.ptcache.free_bake_all()
+    for pc in _caches(scene):
+        if pc.frame_end > end:
+            pc.frame_end = end
+    scene.frame_set(scene.frame_start)
+    with bpy.context.temp_override(scene=scene):
+        bpy.ops.ptcache.bake_all(bake=True)
+    return time.perf_counter() - t
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="cf_worker")
+    ap.add_argument("--blend", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--interventions", default="[]", help="JSON list of Intervention objects")
+    ap.add_argument("--mapping", default="{}", help="JSON {role: object}")
+    ap.add_argument("--frames", default=None, help="S:E inclusive")
+    ap.add_argument("--defect", default=None, help="selftest defect kind to inject")
+    ap.add_argument("--force-rebake", action="store_true")
+    ap.add_argument("--save-blend", default=None)
+    a = ap.parse_args(argv)
+    out = Path(a.out)
+    rec: dict[str, Any] = {"ok": False, "blend": a.blend, "interventions": [], "errors": []}
+    t0 = time.perf_counter()
+    try:
+        import bpy
+        from physcodegym.probes.interventions import InterventionError, apply_intervention
+        from physcodegym.probes.sampling import sample_scene
+        from physcodegym.tasks.schema import Intervention
+
+        bpy.ops.wm.open_mainfile(filepath=str(a.blend))
+        scene = bpy.context.scene
+        rec["load_s"] = time.perf_counter() - t0
+        mapping = json.loads(a.mapping)
+        ivs = [Intervention.model_validate(x) for x in json.loads(a.interventions)]
+        s, e = scene.frame_start, scene.frame_end
+        if a.frames:
+            fs, fe = a.frames.split(":")
+            s, e = max(s, int(fs)), min(e, int(fe))
+        changed = False
+        if a.defect:
+            from physcodegym.probes.selftest import inject_defect
+
+            rec["defect"] = inject_defect(scene, a.defect, mapping)
+            changed = True
+        for iv in ivs:
+            try:
+                rec["interventions"].append(apply_intervention(scene, iv, mapping))
+                changed = True
+            except InterventionError as ex:
+                rec["interventions"].append({"kind": iv.kind.value, "roles": iv.roles, "verified": False, "error": str(ex)})
+                rec["errors"].append(str(ex))
+        rec["baked"] = False
+        if changed or a.force_rebake:
+            rec["bake_s"] = rebake(scene, e)
+            rec["baked"] = True
+        t1 = time.perf_counter()
+        samples = sample_scene(scene, frames=range(s, e + 1))
+        rec["sample_s"] = time.perf_counter() - t1
+        samples.save_npz(out)
+        if a.save_blend:
+            bpy.ops.wm.save_as_mainfile(filepath=str(a.save_blend), copy=True)
+        rec["ok"] = not rec["errors"]
+    except Exception as ex:  # noqa: BLE001 - the parent gets the failure as data, never a lost branch
+        rec["errors"].append(f"{type(ex).__name__}: {ex}")
+        rec["traceback"] = traceback.format_exc()[-2000:]
+    rec["seconds"] = time.perf_counter() - t0
+    tmp = out.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(rec, default=str))
+    os.replace(tmp, out.with_suffix(".json"))
+    return 0 if rec["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,708 @@
+"""Rubric checks (tasks.schema.CHECKS) on a baked native scene, its samples and the audit findings.
+
+Each check returns {"passed": bool|None, "score": float, "evidence": {...}, "reason": str}. Geometry
+is exact where it matters (world-space BVH nearest-surface queries on the sampled poses) and only
+after a numpy AABB broad-phase, so a 240-frame contact test touches a handful of frames.
+A small task-independent scan (`scan_findings`) backs the checks when the audit report lacks a kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from physcodegym.probes.sampling import SceneSamples
+
+G = 9.81
+CONTACT_M = 0.06  # Bullet keeps touching bodies ~margin (0.04) apart: contact is within margin + 2 cm
+DEPTH_M = 0.01
+MAX_QUERY_VERTS = 1500
+SIM_MODS = {"CLOTH", "SOFT_BODY", "FLUID", "DYNAMIC_PAINT", "PARTICLE_SYSTEM"}
+PATH_CONSTRAINTS = {"FOLLOW_PATH", "CHILD_OF", "COPY_LOCATION", "COPY_TRANSFORMS", "TRANSFORM", "PIVOT", "ACTION", "CLAMP_TO"}
+
+
+@dataclass
+class CheckContext:
+    scene: Any  # bpy scene (None: geometry checks report uncomputable)
+    samples: SceneSamples
+    mapping: dict[str, str]
+    report: Any = None  # AuditReport-like (has .findings) or None
+    blend: Path | None = None
+    task: Any = None
+    run_dir: Path | None = None
+    counterfactual: Callable[..., dict[str, Any]] | None = None
+    _mesh: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    _scan: list[dict[str, Any]] | None = None
+
+    # -------------------------------------------------------------- geometry
+    def local_mesh(self, name: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """(V, 3) local vertices and (T, 3) triangles of an object's evaluated mesh at the start frame."""
+        if name in self._mesh:
+            return self._mesh[name]
+        if self.scene is None:
+            return None
+        ob = self.scene.objects.get(name)
+        if ob is None or ob.type != "MESH":
+            return None
+        import bpy
+
+        dg = bpy.context.evaluated_depsgraph_get()
+        oe = ob.evaluated_get(dg)
+        me = oe.to_mesh()
+        try:
+            me.calc_loop_triangles()
+            v = np.empty(len(me.vertices) * 3, np.float64)
+            me.vertices.foreach_get("co", v)
+            t = np.empty(len(me.loop_triangles) * 3, np.int32)
+            me.loop_triangles.foreach_get("vertices", t)
+        finally:
+            oe.to_mesh_clear()
+        out = (v.reshape(-1, 3), t.reshape(-1, 3))
+        self._mesh[name] = out
+        return out
+
+    def world_verts(self, name: str, fi: int) -> np.ndarray | None:
+        s = self.samples
+        if name in s.verts:
+            return s.verts[name][fi].astype(np.float64)
+        lm = self.local_mesh(name)
+        if lm is None or name not in s.names:
+            return None
+        m = s.matrices[s.index(name), fi]
+        return lm[0] @ m[:3, :3].T + m[:3, 3]
+
+    def pair_distance(self, a: str, b: str, fi: int) -> tuple[float, float] | None:
+        """(min surface distance, penetration depth) between a and b at sample index fi."""
+        from mathutils.bvhtree import BVHTree
+
+        va, vb = self.world_verts(a, fi), self.world_verts(b, fi)
+        la, lb = self.local_mesh(a), self.local_mesh(b)
+        if va is None or vb is None or la is None or lb is None:
+            return None
+        best, depth = np.inf, 0.0
+        for (vq, _), (vt, tt) in (((va, la[1]), (vb, lb[1])), ((vb, lb[1]), (va, la[1]))):
+            if len(tt) == 0:
+                continue
+            tree = BVHTree.FromPolygons(vt.tolist(), tt.tolist())
+            q = vq if len(vq) <= MAX_QUERY_VERTS else vq[np.linspace(0, len(vq) - 1, MAX_QUERY_VERTS).astype(int)]
+            for p in q:
+                loc, nrm, _, dist = tree.find_nearest(p)
+                if loc is None:
+                    continue
+                inside = (p - np.asarray(loc)).dot(np.asarray(nrm)) < 0
+                if inside:
+                    depth = max(depth, dist)
+                    best = 0.0
+                else:
+                    best = min(best, dist)
+        return float(best), float(depth)
+
+    def aabb_gap(self, a: str, b: str) -> np.ndarray | None:
+        """Per-frame AABB separation (F,) as a broad phase (0 where boxes overlap)."""
+        ba, bb = self._boxes(a), self._boxes(b)
+        if ba is None or bb is None:
+            return None
+        gap = np.maximum(0.0, np.maximum(ba[0] - bb[1], bb[0] - ba[1]))
+        return np.linalg.norm(gap, axis=1)
+
+    def _boxes(self, name: str) -> tuple[np.ndarray, np.ndarray] | None:
+        s = self.samples
+        if name in s.verts:
+            v = s.verts[name].astype(np.float64)
+            return np.nanmin(v, axis=1), np.nanmax(v, axis=1)
+        lm = self.local_mesh(name)
+        if lm is None or name not in s.names:
+            return None
+        lo, hi = lm[0].min(0), lm[0].max(0)
+        corners = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])
+        M = s.matrices[s.index(name)]
+        w = np.einsum("fij,cj->fci", M[:, :3, :3], corners) + M[:, None, :3, 3]
+        return w.min(1), w.max(1)
+
+    # -------------------------------------------------------------- findings
+    def findings(self) -> list[dict[str, Any]]:
+        out = []
+        rep = self.report
+        for f in getattr(rep, "findings", None) or (rep.get("findings", []) if isinstance(rep, dict) else []):
+            d = f if isinstance(f, dict) else (f.model_dump(mode="json") if hasattr(f, "model_dump") else vars(f))
+            out.append({**d, "source": "audit"})
+        if self._scan is None:
+            self._scan = scan_findings(self)
+        return out + self._scan
+
+
+def _obj_names(ctx: CheckContext, roles: list[str]) -> tuple[list[str], list[str]]:
+    names, missing = [], []
+    for r in roles:
+        n = ctx.mapping.get(r)
+        if n is None or (n not in ctx.samples.names):
+            missing.append(r)
+        else:
+            names.append(n)
+    return names, missing
+
+
+def _ok(passed: bool | None, evidence: dict[str, Any], reason: str = "", score: float | None = None) -> dict[str, Any]:
+    sc = (1.0 if passed else 0.0) if score is None else float(score)
+    return {"passed": passed, "score": sc if passed is not None else 0.0, "evidence": evidence, "reason": reason}
+
+
+def _undetermined(reason: str, evidence: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"passed": None, "score": 0.0, "evidence": evidence or {}, "reason": reason}
+
+
+def _fail_unmapped(missing: list[str]) -> dict[str, Any]:
+    return {"passed": False, "score": 0.0, "evidence": {"unmapped_roles": missing}, "reason": f"required role(s) {missing} not mapped to scene objects"}
+
+
+# ------------------------------------------------------------------ motion sources
+
+
+def _fcurve_paths(ob: Any) -> list[tuple[str, float, float]]:
+    """(data_path, first key frame, last key frame) of an object's action."""
+    ad = ob.animation_data
+    if not ad or not ad.action:
+        return []
+    try:
+        from bpy_extras import anim_utils
+
+        cb = anim_utils.action_get_channelbag_for_slot(ad.action, ad.action_slot)
+        fcs = list(cb.fcurves) if cb else []
+    except Exception:  # noqa: BLE001
+        fcs = []
+    out = []
+    for fc in fcs:
+        ks = [kp.co[0] for kp in fc.keyframe_points]
+        if ks:
+            out.append((fc.data_path, min(ks), max(ks)))
+    return out
+
+
+def scripted_reasons(ctx: CheckContext, name: str) -> list[str]:
+    """Why this object's motion is prescribed rather than simulated (empty list: no such source)."""
+    info = ctx.samples.info.get(name, {})
+    why: list[str] = []
+    rb = info.get("rigid_body")
+    ob = ctx.scene.objects.get(name) if ctx.scene is not None else None
+    release = None
+    if ob is not None:
+        paths = _fcurve_paths(ob)
+        kin = [p for p in paths if p[0] == "rigid_body.kinematic"]
+        if kin:
+            release = max(p[2] for p in kin)
+        for dp, _, last in paths:
+            if dp == "rigid_body.kinematic":
+                continue
+            if dp.startswith(("location", "rotation", "scale", "delta_", "matrix")):
+                # a kinematic hand-off (keys end at the release frame) sets an initial velocity; anything later scripts the path
+                if release is not None and last <= release and rb and rb["type"] == "ACTIVE":
+                    continue
+                why.append(f"keyframed {dp} (keys to frame {int(last)})")
+        if ob.animation_data and len(ob.animation_data.drivers):
+            why.append(f"{len(ob.animation_data.drivers)} driver(s)")
+    elif info.get("has_animation"):
+        why.append("animation data")
+    for c in info.get("constraints", []):
+        if c["enabled"] and c["type"] in PATH_CONSTRAINTS:
+            why.append(f"{c['type']} constraint prescribes its path")
+    if rb is not None:
+        if rb["type"] == "PASSIVE" and (rb["kinematic"] or why):
+            why.append("animated passive (kinematic) rigid body")
+        elif rb["kinematic"] and release is None:
+            why.append("kinematic rigid body")
+    if info.get("parent"):
+        pinfo = ctx.samples.info.get(info["parent"], {})
+        if pinfo.get("has_animation"):
+            why.append(f"parented to animated {info['parent']!r}")
+    return why
+
+
+def is_simulated(ctx: CheckContext, name: str) -> bool:
+    info = ctx.samples.info.get(name, {})
+    rb = info.get("rigid_body")
+    if rb and rb["type"] == "ACTIVE" and rb["enabled"]:
+        return True
+    if any(m["type"] in SIM_MODS for m in info.get("modifiers", [])):
+        return True
+    return any(k.startswith(name + "/") for k in ctx.samples.particles)
+
+
+def motion_extent(ctx: CheckContext, name: str) -> float:
+    s = ctx.samples
+    if name in s.verts:
+        v = s.verts[name].astype(np.float64)
+        return float(np.nanmax(np.linalg.norm(v - v[:1], axis=2)))
+    parts = [k for k in s.particles if k.startswith(name + "/")]
+    if parts:
+        return float(max(np.nanmax(np.abs(np.nan_to_num(s.particles[k]) - np.nan_to_num(s.particles[k][:1]))) for k in parts)) if any(s.particles[k].size for k in parts) else 0.0
+    M = s.matrices[s.index(name)]
+    dp = np.linalg.norm(M[:, :3, 3] - M[:1, :3, 3], axis=1).max()
+    dr = np.abs(M[:, :3, :3] - M[:1, :3, :3]).max()
+    return float(max(dp, dr * 0.1))
+
+
+def _collider(info: dict[str, Any]) -> bool:
+    rb = info.get("rigid_body")
+    if rb is not None and any(rb.get("collision_collections", [True])):
+        return True
+    return bool(info.get("collision", {}).get("use"))
+
+
+def _renders(info: dict[str, Any]) -> bool:
+    return not info.get("hide_render") and info.get("visible_camera", True) and info.get("display_type") not in ("BOUNDS", "WIRE")
+
+
+# ------------------------------------------------------------------ task-independent scan
+
+
+def scan_findings(ctx: CheckContext) -> list[dict[str, Any]]:
+    """Findings for scripted motion, unexplained fields, hidden supports, collider mismatch, missing contact response."""
+    s = ctx.samples
+    roles_by_obj = {v: k for k, v in ctx.mapping.items()}
+    core = []
+    if ctx.task is not None:
+        core = [ctx.mapping[r.name] for r in ctx.task.roles if r.core and r.name in ctx.mapping and ctx.mapping[r.name] in s.names]
+    out: list[dict[str, Any]] = []
+
+    def add(kind: str, objs: list[str], value: float | None, unit: str, msg: str, frames: list[int] | None = None) -> None:
+        out.append({"kind": kind, "objects": objs, "frames": frames or [], "value": value, "unit": unit, "message": msg, "source": "rubric_scan"})
+
+    for n in core:
+        moved = motion_extent(ctx, n)
+        why = scripted_reasons(ctx, n)
+        if moved > 0.01 and why:
+            add("scripted_motion", [n], moved, "m", f"{n} moves {moved:.3f} m by {', '.join(why)}")
+        elif moved > 0.01 and not is_simulated(ctx, n):
+            add("not_simulated", [n], moved, "m", f"{n} moves {moved:.3f} m with no simulation owning it")
+    permitted_fields = set(roles_by_obj)
+    for n, info in s.info.items():
+        f = info.get("field")
+        if f and abs(f.get("strength", 0.0)) > 0 and n not in permitted_fields:
+            add("unexplained_force_field", [n], f["strength"], "field strength", f"{f['type']} field {n!r} is not a role of the task")
+        rb = info.get("rigid_body")
+        if rb is not None and n in core:
+            dims = np.asarray(info["dimensions"])
+            ext = rb["collision_margin"] if (rb["use_margin"] or rb["collision_shape"] in ("CONVEX_HULL", "MESH")) else 0.0
+            if rb["collision_shape"] == "SPHERE" and dims.min() > 0 and dims.max() / dims.min() > 1.3:
+                ext = max(ext, float(dims.max() - dims.min()) / 2)
+            if ext > 0.05 and ext > 0.2 * float(dims.min()):
+                add("collider_mismatch", [n], ext, "m", f"{n}'s collision shape extends {ext:.3f} m beyond its mesh")
+        col = info.get("collision")
+        if col and col.get("use") and col.get("thickness_outer", 0) > 0.05:
+            add("collider_mismatch", [n], col["thickness_outer"], "m", f"{n}'s collision thickness {col['thickness_outer']:.3f} m")
+    # Hidden supports: colliders that never render, within contact of a core object.
+    last = len(s.frames) - 1
+    for n, info in s.info.items():
+        if n in core or info.get("type") != "MESH" or not _collider(info) or _renders(info):
+            continue
+        for c in core:
+            gap = ctx.aabb_gap(n, c)
+            if gap is None:
+                continue
+            near = np.nonzero(gap <= CONTACT_M)[0]
+            if len(near):
+                pd = ctx.pair_distance(n, c, int(near[-1]))
+                if pd is not None and pd[0] <= CONTACT_M:
+                    add("hidden_support", [n, c], pd[0], "m", f"{c} touches {n!r}, a collider that does not render", [int(s.frames[near[-1]])])
+    # Rendered solids without a collision owner that core bodies enter.
+    for n, info in s.info.items():
+        if n in core or info.get("type") != "MESH" or _collider(info) or not _renders(info):
+            continue
+        if any(m["type"] in SIM_MODS for m in info.get("modifiers", [])):
+            continue
+        for c in core:
+            gap = ctx.aabb_gap(n, c)
+            if gap is None:
+                continue
+            idx = np.nonzero(gap == 0)[0]
+            for fi in idx[:: max(1, len(idx) // 6)][:6]:
+                pd = ctx.pair_distance(n, c, int(fi))
+                if pd is not None and pd[1] > 0.02:
+                    add("no_contact_response", [n, c], pd[1], "m", f"{c} passes {pd[1]:.3f} m into {n!r}, which has no collider", [int(s.frames[fi])])
+                    break
+    _ = last
+    return out
+
+
+# ------------------------------------------------------------------ the checks
+
+
+def check_moves_by_simulation(ctx: CheckContext, crit: Any) -> dict[str, Any]:
+    names, missing = _obj_names(ctx, crit.roles)
+    if missing:
+        return _fail_unmapped(missing)
+    thr = float(crit.thresholds.get("min_motion_m", 0.01))
+    ev, bad = {}, []
+    for n in names:
+        moved = motion_extent(ctx, n)
+        why = scripted_reasons(ctx, n) if ctx.scene is not None or ctx.samples.info else []
+        sim = is_simulated(ctx, n)
+        ev[n] = {"motion_m": round(moved, 5), "simulated": sim, "scripted": why}
+        if moved < thr:
+            bad.append(f"{n} does not move ({moved:.4f} m < {thr} m)")
+        elif why:
+            bad.append(f"{n} is driven by {', '.join(why)}")
+        elif not sim:
+            bad.append(f"{n} moves with no solver owning it")
+    return _ok(not bad, ev, "; ".join(bad))
+
+
+def check_no_scripted_motion(ctx: CheckContext, crit: Any) -> dict[str, Any]:
+    names, missing = _obj_names(ctx, crit.roles)
+    if missing:
+        return _fail_unmapped(missing)
+    ev = {n: scripted_reasons(ctx, n) for n in names}
+    found = [f for f in ctx.findings() if f["kind"] in ("scripted_motion", "not_simulated") and set(f.get("objects", [])) & set(names)]
+    bad = [f"{n}: {', '.join(w)}" for n, w in ev.items() if w and motion_extent(ctx, n) > 0.001] + [f["message"] for f in found if f.get("source") == "audit"]
+    return _ok(not bad, {"scripted": ev, "findings": found}, "; ".join(bad))
+
+
+def _min_distance_track(ctx: CheckContext, a: str, b: str, upto: int, thr: float) -> tuple[float, int | None]:
+    gap = ctx.aabb_gap(a, b)
+    if gap is None:
+        return np.inf, None
+    idx = np.nonzero(gap[: upto + 1] <= thr)[0]
+    best, first = np.inf, None
+    for fi in idx:
+        pd = ctx.pair_distance(a, b, int(fi))
+        if pd is None:
+            continue
+        d = pd[0]
+        best = min(best, d)
+        if d <= thr and first is None:
+            first = int(fi)
+            break
+    if not len(idx):
+        best = float(gap[: upto + 1].min())
+    return float(best), first
+
+
+def check_contacts(ctx: CheckContext, crit: Any) -> dict[str, Any]:
+    other = crit.params["other"]
+    names, missing = _obj_names(ctx, [*crit.roles, other])
+    if missing:
+        return _fail_unmapped(missing)
+    if ctx.scene is None:
+        return _undetermined("contact needs the native scene's geometry")
+    thr = float(crit.thresholds.get("contact_m", CONTACT_M))
+    before = crit.params.get("before_s")
+    from physcodegym.probes.counterfactual import frame_index
+
+    upto = frame_index(ctx.samples, before)
+    b = names[-1]
+    ev, bad = {}, []
+    for a in names[:-1]:
+        d, first = _min_distance_track(ctx, a, b, upto, thr)
+        ev[f"{a}|{b}"] = {"min_distance_m": round(d, 5) if np.isfinite(d) else None, "first_contact_frame": int(ctx.samples.frames[first]) if first is not None else None}
+        if first is None:
+            bad.append(f"{a} never comes within {thr} m of {b}" + (f" before {before} s" if before is not None else ""))
+    return _ok(not bad, ev, "; ".join(bad))
+
+
+def check_supported_by(ctx: CheckContext, crit: Any) -> dict[str, Any]:
+    sup = crit.params["support"]
+    names, missing = _obj_names(ctx, [*crit.roles, sup])
+    if missing:
+        return _fail_unmapped(missing)
+    if ctx.scene is None:
+        return _undetermined("support needs the native scene's geometry")
+    s = ctx.samples
+    thr = float(crit.thresholds.get("gap_m", CONTACT_M))
+    from physcodegym.probes.counterfactual import frame_index
+
+    fi = frame_index(s, crit.params.get("at_s"))
+    b = names[-1]
+    sinfo = s.info.get(b, {})
+    ev: dict[str, Any] = {"support": b, "support_renders": _renders(sinfo), "support_has_collider": _collider(sinfo), "frame": int(s.frames[fi])}
+    bad = []
+    if not ev["support_renders"]:
+        bad.append(f"support {b} does not render")
+    if not ev["support_has_collider"]:
+        bad.append(f"support {b} has no collider")
+    hidden = [f for f in ctx.findings() if f["kind"] == "hidden_support" and set(f["objects"]) & set(names[:-1])]
+    for a in names[:-1]:
+        pd = ctx.pair_distance(a, b, fi)
+        gap = None if pd is None else pd[0]
+        ev[a] = {"gap_m": None if gap is None else round(gap, 5)}
+        if gap is None or gap > thr:
+            bad.append(f"{a} is {gap if gap is None else round(gap, 4)} m from {b}'s material at frame {int(s.frames[fi])} (limit {thr} m)")
+    if hidden:
+        ev["hidden_supports"] = hidden
+        bad.append("held by a collider that does not render: " + ", ".join(f["objects"][0] for f in hidden))
+    return _ok(not bad, ev, "; ".join(bad))
+
+
+def check_no_interpenetration(ctx: CheckContext, crit: Any) -> dict[str, Any]:
+    others = crit.params.get("others", [])
+    names, missing = _obj_names(ctx, [*crit.roles, *others])
+    if missing:
+        return _fail_unmapped(missing)
+    if ctx.scene is None:
+        return _undetermined("interpenetration needs the native scene's geometry")
+    thr = float(crit.thresholds.get("depth_m", DEPTH_M))
+    step = int(crit.params.get("frame_step", 2))
+    ev, bad = {}, []
+    pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
+    for a, b in pairs:
+        gap = ctx.aabb_gap(a, b)
+        if gap is None:
+            continue
+        idx = np.nonzero(gap == 0)[0][::step]
+        worst, wf = 0.0, None
+        for fi in idx:
+            pd = ctx.pair_distance(a, b, int(fi))
+            if pd and pd[1] > worst:
+                worst, wf = pd[1], int(ctx.samples.frames[fi])
+        ev[f"{a}|{b}"] = {"max_depth_m": round(worst, 5), "frame": wf, "frames_tested": len(idx)}
+        if worst > thr:
+            bad.append(f"{a} and {b} overlap by {worst:.3f} m at frame {wf}")
+    return _ok(not bad, ev, "; ".join(bad))
+
+
+def _release_index(ctx: CheckContext, names: list[str]) -> int:
+    """First sample index after every kinematic hand-off (before it the motion is an admitted initial condition)."""
+    if ctx.scene is None:
+        return 0
+    last = 0.0
+    for n in names:
+        ob = ctx.scene.objects.get(n)
+        if ob is not None:
+            for dp, _, hi in _fcurve_paths(ob):
+                if dp == "rigid_body.kinematic":
+                    last = max(last, hi)
+    return int(np.clip(int(last) + 1 - int(ctx.samples.frames[0]), 0, len(ctx.samples.frames) - 1))
+
+
+def check_energy_non_increasing(ctx: CheckContext, crit: Any) -> dict[str, Any]:
+    from physcodegym.probes.kinematics import mechanical_energy, median_filter
+
+    names, missing = _obj_names(ctx, crit.roles)
+    if missing:
+        return _fail_unmapped(missing)
+    s = ctx.samples
+    tol = float(crit.thresholds.get("tolerance", 0.1))
+    g = np.asarray(s.scene_info.get("gravity", [0, 0, -G]), dtype=float)
+    if not s.scene_info.get("use_gravity", True):
+        g = np.zeros(3)
+    i0 = _release_index(ctx, names)
+    me = mechanical_energy(s, names, g)
+    E = median_filter(me["total"], 5)[i0:]
+    ke0 = float(me["kinetic"][i0] + me["rotational"][i0])
+    scale = 0.0
+    for n in names:
+        rb = s.info[n].get("rigid_body")
+        m = float(rb["mass"]) if rb else 1.0
+        z = s.locations(n)[i0:, 2]
+        scale += m * max(float(np.linalg.norm(g)), 1.0) * max(float(np.ptp(z)), 0.1)
+    scale += ke0
+    rise = E - np.minimum.accumulate(E)
+    k = int(np.argmax(rise))
+    worst = float(rise[k])
+    fr = int(s.frames[i0 + k])
+    ev = {"max_rise_J": round(worst, 5), "frame": fr, "scale_J": round(scale, 5), "tolerance": tol, "from_frame": int(s.frames[i0])}
+    ok = worst <= tol * scale
+    return _ok(ok, ev, "" if ok else f"mechanical energy rises {worst:.3f} J (> {tol:.0%} of {scale:.3f} J) by frame {fr}")
+
+
+def check_pinned(ctx: CheckContext, crit: Any) -> dict[str, Any]:
+    names, missing = _obj_names(ctx, crit.roles)
+    if missing:
+        return _fail_unmapped(missing)
+    if ctx.scene is None:
+        return _undetermined("pinning needs the native scene's vertex groups")
+    grp = crit.params["group"]
+    thr = float(crit.thresholds.get("max_motion_m", 0.005))
+    ev, bad = {}, []
+    for n in names:
+        ob = ctx.scene.objects[n]
+        vg = ob.vertex_groups.get(grp) if ob.type == "MESH" else None
+        if vg is None:
+            bad.append(f"{n} has no vertex group {grp!r}")
+            continue
+        idx = [v.index for v in ob.data.vertices if any(g.group == vg.index and g.weight >= 0.5 for g in v.groups)]
+        if n not in ctx.samples.verts or not idx:
+            bad.append(f"{n} has no deforming pinned vertices")
+            continue
+        V = ctx.samples.verts[n].astype(np.float64)[:, idx]
+        mv = float(np.nanmax(np.linalg.norm(V - V[:1], axis=2)))
+        ev[n] = {"pinned_vertices": len(idx), "max_motion_m": round(mv, 6)}
+        if mv > thr:
+            bad.append(f"{n}'s group {grp!r} moves {mv:.4f} m")
+    return _ok(not bad, ev, "; ".join(bad))
+
+
+def check_stays_within(ctx: CheckContext, crit: Any) -> dict[str, Any]:
+    cont = crit.params["container"]
+    names, missing = _obj_names(ctx, [*crit.roles, cont])
+    if missing:
+        return _fail_unmapped(missing)
+    s = ctx.samples
+    from physcodegym.probes.counterfactual import frame_index
+
+    fi = frame_index(s, crit.params.get("at_s"))
+    box = ctx._boxes(names[-1])
+    if box is None:
+        return _undetermined(f"container {names[-1]} has no mesh bounds")
+    pad = float(crit.thresholds.get("pad_m", 0.05))
+    lo, hi = box[0][fi] - pad, box[1][fi] + pad
+    need = float(crit.thresholds.get("min_fraction", 0.9))
+    ev, bad = {}, []
+    for n in names[:-1]:
+        keys = [k for k in s.particles if k.startswith(n + "/")]
+        if keys:
+            tot = ins = 0
+            for k in keys:
+                p = s.particles[k][fi][s.particles_alive[k][fi]]
+                tot += len(p)
+                ins += int(np.all((p >= lo) & (p <= hi), axis=1).sum())
+            frac = ins / tot if tot else 0.0
+        else:
+            tr = s.locations(n)[fi]
+            frac = float(np.all((tr >= lo) & (tr <= hi)))
+        ev[n] = {"fraction_inside": round(frac, 4), "frame": int(s.frames[fi])}
+        if frac < need:
+            bad.append(f"{frac:.0%} of {n} inside {names[-1]} (need {need:.0%})")
+    return _ok(not bad, ev, "; ".join(bad))
+
+
+def check_no_self_intersection(ctx: CheckContext, crit: Any) -> dict[str, Any]:
+    names, missing = _obj_names(ctx, crit.roles)
+    if missing:
+        return _fail_unmapped(missing)
+    from mathutils.bvhtree import BVHTree
+
+    step = int(crit.params.get("frame_step", 10))
+    allowed = int(crit.thresholds.get("max_pairs", 0))
+    ev, bad = {}, []
+    for n in names:
+        lm = ctx.local_mesh(n)
+        if lm is None or n not in ctx.samples.verts:
+            ev[n] = {"skipped": "not a deforming mesh"}
+            continue
+        tris = lm[1]
+        worst, wf = 0, None
+        for fi in range(0, len(ctx.samples.frames), step):
+            v = ctx.samples.verts[n][fi].astype(np.float64)
+            t = BVHTree.FromPolygons(v.tolist(), tris.tolist())
+            pairs = [(i, j) for i, j in t.overlap(t) if i < j and not set(tris[i]) & set(tris[j])]
+            if len(pairs) > worst:
+                worst, wf = len(pairs), int(ctx.samples.frames[fi])
+        ev[n] = {"max_crossing_pairs": worst, "frame": wf}
+        if worst > allowed:
+            bad.append(f"{n} crosses itself ({worst} triangle pairs at frame {wf})")
+    return _ok(not bad, ev, "; ".join(bad))
+
+
+def check_numerically_stable(ctx: CheckContext, crit: Any) -> dict[str, Any]:
+    names, missing = _obj_names(ctx, crit.roles)
+    if missing:
+        return _fail_unmapped(missing)
+    s = ctx.samples
+    vmax = float(crit.thresholds.get("max_speed", 50.0))
+    ev, bad = {}, []
+    for n in names:
+        p = s.locations(n) if n not in s.verts else s.verts[n].astype(np.float64).reshape(len(s.frames), -1)
+        if not np.all(np.isfinite(p)):
+            bad.append(f"{n} has NaN/inf positions")
+            continue
+        sp = float(np.abs(np.diff(p, axis=0)).max() * s.fps) if len(p) > 1 else 0.0
+        ev[n] = {"max_speed_mps": round(sp, 3)}
+        if sp > vmax:
+            bad.append(f"{n} moves at {sp:.1f} m/s (> {vmax})")
+    for k, P in s.particles.items():
+        al = s.particles_alive[k]
+        if P.size and not np.all(np.isfinite(P[al])):
+            bad.append(f"particles {k} have NaN positions")
+    return _ok(not bad, ev, "; ".join(bad))
+
+
+def check_collider_matches_mesh(ctx: CheckContext, crit: Any) -> dict[str, Any]:
+    names, missing = _obj_names(ctx, crit.roles)
+    if missing:
+        return _fail_unmapped(missing)
+    found = [f for f in ctx.findings() if f["kind"] == "collider_mismatch" and set(f["objects"]) & set(names)]
+    ev = {n: {k: ctx.samples.info[n]["rigid_body"][k] for k in ("collision_shape", "collision_margin", "use_margin")} for n in names if ctx.samples.info[n].get("rigid_body")}
+    return _ok(not found, {"colliders": ev, "findings": found}, "; ".join(f["message"] for f in found))
+
+
+def check_audit_clean(ctx: CheckContext, crit: Any) -> dict[str, Any]:
+    names, missing = _obj_names(ctx, crit.roles)
+    if missing:
+        return _fail_unmapped(missing)
+    kinds = set(crit.params.get("kinds", [])) or None
+    found = [f for f in ctx.findings() if (kinds is None or f["kind"] in kinds) and (not names or set(f.get("objects", [])) & set(names) or not f.get("objects"))]
+    return _ok(not found, {"findings": found, "kinds": sorted(kinds) if kinds else "all"}, "; ".join(f["message"] for f in found[:5]))
+
+
+def check_responds_to(ctx: CheckContext, crit: Any) -> dict[str, Any]:
+    from physcodegym.tasks.schema import Intervention, InterventionKind
+
+    fld = crit.params["field"]
+    names, missing = _obj_names(ctx, [*crit.roles, fld])
+    if missing:
+        return _fail_unmapped(missing)
+    if ctx.counterfactual is None:
+        return _undetermined("responds_to needs a counterfactual re-bake (no saved .blend)")
+    thr = float(crit.thresholds.get("min_deviation_m", 0.05))
+    doc = ctx.counterfactual(Intervention(kind=InterventionKind.disable_field, roles=[fld]), None, None)
+    if not doc.get("ok"):
+        return _undetermined(doc.get("reason", "counterfactual failed"), {"counterfactual": doc})
+    if not doc.get("took_effect"):
+        return _undetermined("disabling the field did not take effect", {"counterfactual": doc})
+    ev, bad = {}, []
+    for r in crit.roles:
+        row = doc["trajectories"].get(r, {})
+        dev = row.get("max_deviation_m")
+        ev[r] = row
+        if dev is None or dev < thr:
+            bad.append(f"{r} moves the same without {fld} (deviation {dev} m < {thr} m)")
+    return _ok(not bad, ev, "; ".join(bad))
+
+
+def check_counterfactual(ctx: CheckContext, crit: Any) -> dict[str, Any]:
+    cf = crit.counterfactual
+    names, missing = _obj_names(ctx, [*cf.intervention.roles, cf.expected.role, *cf.expected.preserved_roles])
+    if missing:
+        return _fail_unmapped(missing)
+    if ctx.counterfactual is None:
+        return _undetermined("counterfactual needs the saved native scene (.blend)")
+    doc = ctx.counterfactual(cf.intervention, cf.control, cf.expected)
+    if not doc.get("ok"):
+        return _undetermined(doc.get("reason", "counterfactual failed"), {"counterfactual": doc})
+    v = doc.get("verdict", {})
+    ev = {"took_effect": doc.get("took_effect"), "took_effect_evidence": doc.get("took_effect_evidence"), "verdict": v, "trajectories": doc.get("trajectories")}
+    if v.get("passed") is None:
+        return _undetermined(v.get("reason", "undetermined"), ev)
+    return _ok(bool(v["passed"]), ev, v.get("reason", ""))
+
+
+CHECK_FUNCS: dict[str, Callable[[CheckContext, Any], dict[str, Any]]] = {
+    "moves_by_simulation": check_moves_by_simulation,
+    "no_scripted_motion": check_no_scripted_motion,
+    "supported_by": check_supported_by,
+    "contacts": check_contacts,
+    "no_interpenetration": check_no_interpenetration,
+    "energy_non_increasing": check_energy_non_increasing,
+    "pinned": check_pinned,
+    "responds_to": check_responds_to,
+    "stays_within": check_stays_within,
+    "no_self_intersection": check_no_self_intersection,
+    "numerically_stable": check_numerically_stable,
+    "collider_matches_mesh": check_collider_matches_mesh,
+    "audit_clean": check_audit_clean,
+    "counterfactual": check_counterfactual,
+}
+
+
+def run_check(ctx: CheckContext, crit: Any) -> dict[str, Any]:
+    """Run one criterion's check; an exception becomes an undetermined verdict with the error."""
+    fn = CHECK_FUNCS.get(crit.check)
+    if fn is None:
+        return _undetermined(f"no implementation for check {crit.check!r}")
+    try:
+        return fn(ctx, crit)
+    except Exception as ex:  # noqa: BLE001 - one broken check must not lose the others
+        return _undetermined(f"check raised {type(ex).__name__}: {ex}")

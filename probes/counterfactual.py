@@ -1,0 +1,298 @@
+"""Counterfactual branches: baseline vs intervened vs control, one fresh bpy process per branch.
+
+The parent never imports bpy: each branch is `python -m physcodegym.probes.cf_worker` on the saved
+`.blend`, which leaves the original untouched. The baseline is taken from samples the audit already
+has when given (never baked twice). Before a response is read, the intervention must have taken
+effect: its property was read back in the child, and where the change is measurable on the
+trajectories (a shifted release, a set velocity, a removed object) it is measured here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from physcodegym.probes.sampling import SceneSamples
+from physcodegym.tasks.schema import ExpectedResponse, Intervention, InterventionKind
+
+WORKER_TIMEOUT_S = 600.0
+
+
+def run_branch(
+    blend: Path,
+    out: Path,
+    interventions: list[Intervention] | None = None,
+    mapping: dict[str, str] | None = None,
+    frames: tuple[int, int] | None = None,
+    defect: str | None = None,
+    save_blend: Path | None = None,
+    timeout_s: float = WORKER_TIMEOUT_S,
+) -> tuple[SceneSamples | None, dict[str, Any]]:
+    """Run one worker; returns (samples or None, record)."""
+    cmd = [sys.executable, "-m", "physcodegym.probes.cf_worker", "--blend", str(blend), "--out", str(out)]
+    cmd += ["--interventions", json.dumps([iv.model_dump(mode="json") for iv in interventions or []])]
+    cmd += ["--mapping", json.dumps(mapping or {})]
+    if frames:
+        cmd += ["--frames", f"{frames[0]}:{frames[1]}"]
+    if defect:
+        cmd += ["--defect", defect]
+    if save_blend:
+        cmd += ["--save-blend", str(save_blend)]
+    env = dict(os.environ)
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env=env)
+    except subprocess.TimeoutExpired:
+        return None, {"ok": False, "errors": [f"worker timed out after {timeout_s:.0f} s"]}
+    rec_path = out.with_suffix(".json")
+    rec = json.loads(rec_path.read_text()) if rec_path.is_file() else {"ok": False, "errors": [f"worker exited {p.returncode}: {p.stderr[-800:]}"]}
+    samples = SceneSamples.load_npz(out) if out.is_file() and rec.get("ok") else None
+    return samples, rec
+
+
+# ---------------------------------------------------------------- measurements (pure numpy)
+
+
+def track(samples: SceneSamples, name: str) -> np.ndarray | None:
+    """(F, 3) world track of an object: vertex centroid for deforming meshes, else its origin."""
+    if name in samples.verts:
+        return np.nanmean(samples.verts[name].astype(np.float64), axis=1)
+    if name in samples.names:
+        return samples.locations(name)
+    return None
+
+
+def frame_index(samples: SceneSamples, at_s: float | None) -> int:
+    if at_s is None:
+        return len(samples.frames) - 1
+    f = int(round(at_s * samples.fps)) + 1
+    return int(np.clip(f - int(samples.frames[0]), 0, len(samples.frames) - 1))
+
+
+def _aabb(samples: SceneSamples, name: str, fi: int) -> tuple[np.ndarray, np.ndarray] | None:
+    info = samples.info.get(name)
+    if info is None or name not in samples.names:
+        return None
+    c = samples.locations(name)[fi]
+    half = np.asarray(info["dimensions"], dtype=np.float64) / 2.0
+    return c - half, c + half
+
+
+def measure(samples: SceneSamples, exp: ExpectedResponse, mapping: dict[str, str], baseline: SceneSamples | None = None) -> dict[str, Any]:
+    """Value of `exp.measure` for `exp.role` on these samples (metres unless the measure says otherwise)."""
+    name = mapping.get(exp.role)
+    if name is None:
+        return {"value": None, "reason": f"role {exp.role!r} unmapped"}
+    fi = frame_index(samples, exp.at_s)
+    m = exp.measure
+    if m == "particles_inside":
+        box = _aabb(samples, name, fi)
+        if box is None:
+            return {"value": None, "reason": f"container {name!r} absent"}
+        lo, hi = box
+        tot = ins = 0
+        for key, P in samples.particles.items():
+            al = samples.particles_alive[key][fi]
+            p = P[fi][al]
+            tot += len(p)
+            ins += int(np.all((p >= lo) & (p <= hi), axis=1).sum())
+        return {"value": ins / tot if tot else None, "unit": "fraction", "frame": int(samples.frames[fi]), "particles": tot}
+    if m == "vertex_displacement":
+        if name not in samples.verts:
+            return {"value": None, "reason": f"{name!r} has no deforming vertices"}
+        v = samples.verts[name].astype(np.float64)
+        d = np.linalg.norm(v[fi] - v[0], axis=1)
+        return {"value": float(np.nanmean(d)), "unit": "m", "frame": int(samples.frames[fi])}
+    tr = track(samples, name)
+    if tr is None:
+        return {"value": None, "reason": f"object {name!r} absent from the scene"}
+    if m == "displacement":
+        val = float(np.linalg.norm(tr[fi] - tr[0]))
+    elif m == "max_displacement":
+        val = float(np.max(np.linalg.norm(tr[: fi + 1] - tr[0], axis=1)))
+    elif m == "final_height":
+        val = float(tr[fi, 2])
+    elif m == "min_height":
+        val = float(np.min(tr[: fi + 1, 2]))
+    elif m == "path_deviation":
+        if baseline is None:
+            return {"value": None, "reason": "path_deviation needs a baseline"}
+        bt = track(baseline, name)
+        if bt is None:
+            return {"value": None, "reason": f"{name!r} absent from the baseline"}
+        n = min(fi + 1, len(bt))
+        val = float(np.max(np.linalg.norm(tr[:n] - bt[:n], axis=1)))
+    else:  # pragma: no cover
+        return {"value": None, "reason": f"unknown measure {m}"}
+    return {"value": val, "unit": "m", "frame": int(samples.frames[fi])}
+
+
+def compare(value: float, op: str, ref: float) -> bool:
+    return {"lt": value < ref, "le": value <= ref, "gt": value > ref, "ge": value >= ref}[op]
+
+
+def preserved(samples: SceneSamples, baseline: SceneSamples, roles: list[str], mapping: dict[str, str], until_s: float | None, tol: float) -> dict[str, Any]:
+    """Max deviation from baseline of each preserved role up to `until_s`."""
+    out: dict[str, Any] = {}
+    fi = frame_index(samples, until_s)
+    for r in roles:
+        n = mapping.get(r)
+        a = track(samples, n) if n else None
+        b = track(baseline, n) if n else None
+        if a is None or b is None:
+            out[r] = {"deviation_m": None, "ok": False, "reason": "role unmapped or absent"}
+            continue
+        k = min(fi + 1, len(a), len(b))
+        dev = float(np.max(np.linalg.norm(a[:k] - b[:k], axis=1)))
+        out[r] = {"deviation_m": round(dev, 5), "ok": dev <= tol}
+    return out
+
+
+def _measured_effect(iv: Intervention, samples: SceneSamples, baseline: SceneSamples, mapping: dict[str, str]) -> tuple[bool, str]:
+    k = iv.kind
+    names = [mapping.get(r) for r in iv.roles]
+    if k in (InterventionKind.remove_object, InterventionKind.remove_support):
+        gone = all(n not in samples.names for n in names)
+        return gone, "object absent from the intervened scene" if gone else "object still present"
+    if k is InterventionKind.shift_release and names:
+        a, b = track(samples, names[0]), track(baseline, names[0])
+        off = np.asarray(iv.params.get("offset", [0, 0, 0]), dtype=np.float64)
+        d = float(np.linalg.norm((a[0] - b[0]) - off)) if a is not None and b is not None else 1e9
+        return d < 1e-3, f"first-frame shift error {d:.4f} m"
+    if k is InterventionKind.set_velocity and names:
+        a = track(samples, names[0])
+        if a is None or len(a) < 3:
+            return False, "object absent"
+        v = (a[2] - a[1]) * samples.fps
+        tgt = np.asarray(iv.params.get("velocity", [0, 0, 0]), dtype=np.float64)
+        err = float(np.linalg.norm(v - tgt))
+        return err < 0.05 * max(1.0, float(np.linalg.norm(tgt))), f"measured early velocity {np.round(v, 3).tolist()} m/s"
+    return True, "property read back in the intervened scene"
+
+
+def run_counterfactual(
+    blend: Path,
+    intervention: Intervention,
+    mapping: dict[str, str],
+    frames: tuple[int, int] | None = None,
+    control: Intervention | None = None,
+    expected: ExpectedResponse | None = None,
+    baseline: SceneSamples | Path | None = None,
+    work_dir: Path | None = None,
+) -> dict[str, Any]:
+    """Baseline vs intervened (vs control) summary, `took_effect`, and the expected-response verdict inputs."""
+    blend = Path(blend)
+    tmpctx = tempfile.TemporaryDirectory(prefix="pcg_cf_") if work_dir is None else None
+    wd = Path(work_dir) if work_dir is not None else Path(tmpctx.name)
+    wd.mkdir(parents=True, exist_ok=True)
+    try:
+        doc: dict[str, Any] = {"blend": str(blend), "intervention": intervention.model_dump(mode="json"), "mapping": mapping}
+        if isinstance(baseline, (str, Path)):
+            baseline = SceneSamples.load_npz(baseline)
+        if frames is None and expected is not None:
+            hi = max(x for x in (expected.at_s, expected.preserved_until_s, 0.0) if x is not None)
+            frames = (1, min(240, int(round(hi * 30)) + 2)) if hi > 0 else None
+        if baseline is None:
+            baseline, brec = run_branch(blend, wd / "baseline.npz", [], mapping, frames)
+            doc["baseline_run"] = brec
+            if baseline is None:
+                doc.update(ok=False, reason="baseline branch failed: " + "; ".join(brec.get("errors", [])))
+                return doc
+            doc["baseline_source"] = "fresh"
+        else:
+            doc["baseline_source"] = "reused"
+        if frames is None:
+            frames = (int(baseline.frames[0]), int(baseline.frames[-1]))
+        inter, irec = run_branch(blend, wd / "intervened.npz", [intervention], mapping, frames)
+        doc["intervened_run"] = {k: v for k, v in irec.items() if k != "traceback"}
+        if inter is None:
+            doc.update(ok=False, took_effect=False, reason="intervened branch failed: " + "; ".join(irec.get("errors", [])))
+            return doc
+        static_ok = all(r.get("verified") for r in irec.get("interventions", [])) and bool(irec.get("interventions"))
+        meas_ok, meas_msg = _measured_effect(intervention, inter, baseline, mapping)
+        doc["took_effect"] = bool(static_ok and meas_ok)
+        doc["took_effect_evidence"] = {"read_back": static_ok, "measured": meas_msg}
+        doc["frames"] = list(frames)
+        doc["trajectories"] = _summaries(baseline, inter, mapping)
+        doc["_samples"] = {"baseline": baseline, "intervened": inter}
+        if control is not None:
+            ctrl, crec = run_branch(blend, wd / "control.npz", [intervention, control], mapping, frames)
+            doc["control_run"] = {k: v for k, v in crec.items() if k != "traceback"}
+            doc["_samples"]["control"] = ctrl
+        if expected is not None:
+            doc["verdict"] = verdict(expected, doc, mapping)
+        doc["ok"] = True
+        return doc
+    finally:
+        if tmpctx is not None:
+            tmpctx.cleanup()
+
+
+def _summaries(base: SceneSamples, inter: SceneSamples, mapping: dict[str, str]) -> dict[str, Any]:
+    out = {}
+    for role, name in mapping.items():
+        a, b = track(base, name), track(inter, name)
+        if a is None:
+            continue
+        row: dict[str, Any] = {"object": name, "baseline_displacement_m": round(float(np.linalg.norm(a[-1] - a[0])), 5)}
+        if b is None:
+            row["intervened"] = "absent"
+        else:
+            k = min(len(a), len(b))
+            row["intervened_displacement_m"] = round(float(np.linalg.norm(b[k - 1] - b[0])), 5)
+            row["max_deviation_m"] = round(float(np.max(np.linalg.norm(a[:k] - b[:k], axis=1))), 5)
+        out[role] = row
+    return out
+
+
+def verdict(exp: ExpectedResponse, doc: dict[str, Any], mapping: dict[str, str]) -> dict[str, Any]:
+    """passed True/False, or None when the failure cannot be established (no effect, unresponsive control)."""
+    s = doc["_samples"]
+    base, inter, ctrl = s["baseline"], s["intervened"], s.get("control")
+    if not doc.get("took_effect"):
+        return {"passed": None, "reason": "intervention did not take effect: " + str(doc.get("took_effect_evidence"))}
+    mi = measure(inter, exp, mapping, base)
+    out: dict[str, Any] = {"measure": exp.measure, "role": exp.role, "at_s": exp.at_s, "op": exp.op.value, "expected": exp.value, "intervened": mi}
+    if mi.get("value") is None:
+        return {**out, "passed": None, "reason": mi.get("reason")}
+    val = mi["value"]
+    if exp.relative_to_baseline:
+        mb = measure(base, exp, mapping, base)
+        out["baseline"] = mb
+        if not mb.get("value"):
+            return {**out, "passed": None, "reason": "baseline measure is zero or missing; ratio undefined"}
+        val = val / mb["value"]
+        out["ratio"] = round(val, 5)
+    ok = compare(val, exp.op.value, exp.value)
+    pres = preserved(inter, base, exp.preserved_roles, mapping, exp.preserved_until_s, exp.preserve_tolerance_m) if exp.preserved_roles else {}
+    out["preserved"] = pres
+    pres_ok = all(p["ok"] for p in pres.values())
+    passed = bool(ok and pres_ok)
+    out["response_ok"] = bool(ok)
+    if ctrl is not None:
+        mc = measure(ctrl, exp, mapping, base)
+        cv = mc.get("value")
+        if cv is not None and exp.relative_to_baseline and out.get("baseline", {}).get("value"):
+            cv = cv / out["baseline"]["value"]
+        out["control"] = mc
+        # A responsive control (same geometry, operative collider) shows the expected response, so the
+        # measurement can see it and a failure of the intervened branch is the candidate's, not ours.
+        out["control_responsive"] = bool(cv is not None and compare(cv, exp.op.value, exp.value))
+        if not passed and not out["control_responsive"]:
+            return {**out, "passed": None, "reason": "failure not established: the matched control did not respond either"}
+    out["passed"] = passed
+    if not passed:
+        why = [] if ok else [f"{exp.measure} of {exp.role} = {val:.4f} not {exp.op.value} {exp.value}"]
+        why += [f"{r} motion not preserved ({p['deviation_m']} m)" for r, p in pres.items() if not p["ok"]]
+        out["reason"] = "; ".join(why)
+    return out
+
+
+def public(doc: dict[str, Any]) -> dict[str, Any]:
+    """The JSON-able part of a run_counterfactual document."""
+    return {k: v for k, v in doc.items() if not k.startswith("_")}

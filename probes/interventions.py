@@ -1,0 +1,243 @@
+"""Interventions on a loaded native scene (bpy), each read back to verify it took effect.
+
+These run only inside a fresh counterfactual worker process that opened a copy of the saved
+`.blend`, so the original scene is never touched. Each function returns a record with what was
+changed and `verified` (the property read back after the edit); the worker also checks the
+measured effect on the trajectories before any verdict is read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from physcodegym.tasks.schema import Intervention, InterventionKind
+
+N_LAYERS = 20
+
+
+class InterventionError(RuntimeError):
+    """The intervention cannot be applied to this scene (missing role, object has no such mechanism)."""
+
+
+def _obj(scene: Any, mapping: dict[str, str], role: str) -> Any:
+    name = mapping.get(role)
+    if name is None:
+        raise InterventionError(f"role {role!r} is not mapped to a scene object")
+    ob = scene.objects.get(name)
+    if ob is None:
+        raise InterventionError(f"role {role!r} maps to {name!r}, which is not in the scene")
+    return ob
+
+
+def _layers(ob: Any) -> set[int]:
+    return {i for i, v in enumerate(ob.rigid_body.collision_collections) if v}
+
+
+def _set_layers(ob: Any, layers: set[int]) -> None:
+    ob.rigid_body.collision_collections = [i in layers for i in range(N_LAYERS)]
+
+
+def disable_contact(scene: Any, a: Any, b: Any) -> dict[str, Any]:
+    """a and b stop colliding with each other; every other pair keeps its contacts."""
+    if a.rigid_body is None or b.rigid_body is None:
+        # Non-rigid pairs: turn off b's collision modifier response (cloth/soft body colliders).
+        if b.collision is not None:
+            b.collision.use = False
+            return {"changed": f"{b.name}.collision.use=False", "verified": not b.collision.use}
+        raise InterventionError(f"{a.name!r} and {b.name!r} have no rigid bodies or collision settings to separate")
+    bodies = [o for o in scene.objects if o.rigid_body is not None]
+    used = set().union(*(_layers(o) for o in bodies))
+    free = [i for i in range(N_LAYERS) if i not in used]
+    if len(free) < 2:
+        raise InterventionError("no free collision collections to separate the pair")
+    la, lb = free[0], free[1]
+    la_set, lb_set = _layers(a), _layers(b)
+    for o in bodies:
+        if o in (a, b):
+            continue
+        ol = _layers(o)
+        add = set()
+        if ol & la_set:
+            add.add(la)
+        if ol & lb_set:
+            add.add(lb)
+        _set_layers(o, ol | add)
+    _set_layers(a, {la})
+    _set_layers(b, {lb})
+    ok = not (_layers(a) & _layers(b))
+    return {"changed": f"collision collections {a.name}={{{la}}} {b.name}={{{lb}}}", "verified": ok}
+
+
+def remove_object(scene: Any, ob: Any) -> dict[str, Any]:
+    import bpy
+
+    name = ob.name
+    rbw = scene.rigidbody_world
+    if rbw is not None and rbw.collection is not None and ob.name in rbw.collection.objects:
+        rbw.collection.objects.unlink(ob)
+    bpy.data.objects.remove(ob, do_unlink=True)
+    return {"changed": f"removed {name}", "verified": scene.objects.get(name) is None}
+
+
+def _shift_fcurves(ob: Any, offset: tuple[float, float, float]) -> int:
+    ad = ob.animation_data
+    if not ad or not ad.action:
+        return 0
+    n = 0
+    try:
+        from bpy_extras import anim_utils
+
+        cb = anim_utils.action_get_channelbag_for_slot(ad.action, ad.action_slot)
+        fcs = cb.fcurves if cb else []
+    except Exception:  # noqa: BLE001 - layered-action layout unknown: nothing to shift
+        fcs = []
+    for fc in fcs:
+        if fc.data_path == "location":
+            for kp in fc.keyframe_points:
+                kp.co[1] += offset[fc.array_index]
+                kp.handle_left[1] += offset[fc.array_index]
+                kp.handle_right[1] += offset[fc.array_index]
+            n += 1
+    return n
+
+
+def shift_release(scene: Any, ob: Any, offset: list[float]) -> dict[str, Any]:
+    off = tuple(float(x) for x in offset)
+    before = tuple(ob.location)
+    ob.location = tuple(b + d for b, d in zip(before, off, strict=True))
+    n = _shift_fcurves(ob, off)
+    return {"changed": f"{ob.name}.location += {list(off)} ({n} animated channels shifted)", "verified": True, "offset": list(off)}
+
+
+def set_velocity(scene: Any, ob: Any, velocity: list[float], frame: int) -> dict[str, Any]:
+    """Kinematic hand-off: keyframe a linear path for frames start..k, then release to the solver."""
+    if ob.rigid_body is None:
+        raise InterventionError(f"{ob.name!r} is not a rigid body; cannot set its initial velocity")
+    fps = scene.render.fps / scene.render.fps_base
+    s = scene.frame_start
+    k = max(s + 2, frame)
+    p0 = tuple(ob.location)
+    v = tuple(float(x) for x in velocity)
+    if ob.animation_data:
+        ob.animation_data_clear()
+    ob.rigid_body.kinematic = True
+    ob.keyframe_insert("rigid_body.kinematic", frame=k)
+    ob.rigid_body.kinematic = False
+    ob.keyframe_insert("rigid_body.kinematic", frame=k + 1)
+    ob.location = p0
+    ob.keyframe_insert("location", frame=s)
+    ob.location = tuple(p + vi * (k - s) / fps for p, vi in zip(p0, v, strict=True))
+    ob.keyframe_insert("location", frame=k)
+    from bpy_extras import anim_utils
+
+    cb = anim_utils.action_get_channelbag_for_slot(ob.animation_data.action, ob.animation_data.action_slot)
+    for fc in cb.fcurves:
+        for kp in fc.keyframe_points:
+            kp.interpolation = "LINEAR" if fc.data_path == "location" else "CONSTANT"
+    scene.frame_set(s)
+    return {"changed": f"{ob.name} kinematic hand-off at frame {k} with v={list(v)}", "verified": True, "release_frame": k}
+
+
+def disable_field(scene: Any, ob: Any) -> dict[str, Any]:
+    if ob.field is None or ob.field.type == "NONE":
+        raise InterventionError(f"{ob.name!r} is not a force field")
+    if ob.animation_data:
+        ob.animation_data_clear()
+    ob.field.strength = 0.0
+    if hasattr(ob.field, "flow"):
+        ob.field.flow = 0.0
+    return {"changed": f"{ob.name}.field.strength=0", "verified": ob.field.strength == 0.0}
+
+
+def disable_actuator(scene: Any, ob: Any) -> dict[str, Any]:
+    """Motor constraints off, animated (kinematic) drivers frozen, fields zeroed."""
+    done = []
+    c = ob.rigid_body_constraint
+    if c is not None:
+        if c.type == "MOTOR":
+            c.use_motor_ang = False
+            c.use_motor_lin = False
+        c.enabled = False
+        done.append("constraint disabled")
+    if ob.field is not None and ob.field.type != "NONE":
+        ob.field.strength = 0.0
+        done.append("field zeroed")
+    if ob.animation_data and (ob.animation_data.action or len(ob.animation_data.drivers)):
+        scene.frame_set(scene.frame_start)
+        mw = ob.matrix_world.copy()
+        ob.animation_data_clear()
+        ob.matrix_world = mw
+        done.append("animation removed (frozen at start pose)")
+    for m in ob.modifiers:
+        if m.type in {"CLOTH", "SOFT_BODY"}:
+            continue
+    if not done:
+        raise InterventionError(f"{ob.name!r} has no actuator (motor constraint, field or animation)")
+    return {"changed": f"{ob.name}: " + ", ".join(done), "verified": True}
+
+
+def scale_gravity(scene: Any, factor: float) -> dict[str, Any]:
+    g0 = tuple(scene.gravity)
+    scene.gravity = tuple(g * float(factor) for g in g0)
+    return {"changed": f"gravity {list(g0)} -> {list(scene.gravity)}", "verified": abs(scene.gravity[2] - g0[2] * factor) < 1e-6}
+
+
+def enable_collider(scene: Any, ob: Any) -> dict[str, Any]:
+    """Give the object an operative collider (the matched control of a contact verdict)."""
+    import bpy
+
+    if ob.type != "MESH":
+        raise InterventionError(f"{ob.name!r} is not a mesh; cannot give it a collider")
+    if ob.rigid_body is None:
+        with bpy.context.temp_override(object=ob, active_object=ob, selected_objects=[ob]):
+            bpy.ops.rigidbody.object_add(type="PASSIVE")
+        ob.rigid_body.collision_shape = "MESH"
+    ob.rigid_body.enabled = True if ob.rigid_body.type == "ACTIVE" else ob.rigid_body.enabled
+    _set_layers(ob, set(range(N_LAYERS)))
+    if any(m.type in {"CLOTH", "SOFT_BODY"} for o in scene.objects for m in o.modifiers) and ob.collision is None:
+        ob.modifiers.new("Collision", "COLLISION")
+    if ob.collision is not None:
+        ob.collision.use = True
+    return {"changed": f"{ob.name}: operative collider", "verified": ob.rigid_body is not None}
+
+
+def apply_intervention(scene: Any, iv: Intervention, mapping: dict[str, str]) -> dict[str, Any]:
+    """Apply one intervention; returns {kind, roles, objects, changed, verified}."""
+    k = iv.kind
+    obs = [_obj(scene, mapping, r) for r in iv.roles]
+    names = [o.name for o in obs]
+
+    def need(n: int) -> None:
+        if len(obs) < n:
+            raise InterventionError(f"{k.value} needs {n} role(s), got {iv.roles}")
+
+    if k is InterventionKind.disable_contact:
+        need(2)
+        rec = disable_contact(scene, obs[0], obs[1])
+    elif k in (InterventionKind.remove_object, InterventionKind.remove_support):
+        need(1)
+        recs = [remove_object(scene, o) for o in obs]
+        rec = {"changed": "; ".join(r["changed"] for r in recs), "verified": all(r["verified"] for r in recs)}
+    elif k is InterventionKind.shift_release:
+        need(1)
+        rec = shift_release(scene, obs[0], iv.params.get("offset", [0.0, 0.0, 0.0]))
+    elif k is InterventionKind.set_velocity:
+        need(1)
+        rec = set_velocity(scene, obs[0], iv.params.get("velocity", [0.0, 0.0, 0.0]), iv.from_frame or scene.frame_start + 3)
+    elif k is InterventionKind.disable_field:
+        need(1)
+        recs = [disable_field(scene, o) for o in obs]
+        rec = {"changed": "; ".join(r["changed"] for r in recs), "verified": all(r["verified"] for r in recs)}
+    elif k is InterventionKind.disable_actuator:
+        need(1)
+        recs = [disable_actuator(scene, o) for o in obs]
+        rec = {"changed": "; ".join(r["changed"] for r in recs), "verified": all(r["verified"] for r in recs)}
+    elif k is InterventionKind.scale_gravity:
+        rec = scale_gravity(scene, float(iv.params.get("factor", 0.0)))
+    elif k is InterventionKind.enable_collider:
+        need(1)
+        recs = [enable_collider(scene, o) for o in obs]
+        rec = {"changed": "; ".join(r["changed"] for r in recs), "verified": all(r["verified"] for r in recs)}
+    else:  # pragma: no cover - the enum is closed
+        raise InterventionError(f"unknown intervention {k}")
+    return {"kind": k.value, "roles": list(iv.roles), "objects": names, **rec}

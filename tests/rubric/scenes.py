@@ -1,0 +1,95 @@
+"""Small real Blender scenes for the rubric tests: a ball rolls into a target ball on a table.
+
+`python tests/rubric/scenes.py OUT_DIR VARIANT` builds, bakes and saves OUT_DIR/scene.blend.
+Variants differ from "truth" by exactly one defect so each check is tested on a twin pair.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+FRAME_END = 75
+
+
+def build(out: Path, variant: str = "truth") -> None:
+    import bpy
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    sc = bpy.context.scene
+    sc.frame_start, sc.frame_end = 1, FRAME_END
+    sc.render.fps = 30
+    sc.render.resolution_x, sc.render.resolution_y = 640, 360
+
+    def mat(name: str, rgb: tuple[float, float, float]) -> bpy.types.Material:
+        m = bpy.data.materials.new(name)
+        m.diffuse_color = (*rgb, 1.0)
+        return m
+
+    def rb(ob: bpy.types.Object, kind: str, shape: str) -> None:
+        with bpy.context.temp_override(object=ob, active_object=ob, selected_objects=[ob]):
+            bpy.ops.rigidbody.object_add(type=kind)
+        ob.rigid_body.collision_shape = shape
+
+    bpy.ops.mesh.primitive_cube_add(size=1.0, location=(0, 0, -0.1))
+    table = bpy.context.active_object
+    table.name = "Table"
+    table.scale = (8, 3, 0.2)
+    table.data.materials.append(mat("Wood", (0.4, 0.25, 0.1)))
+    rb(table, "PASSIVE", "BOX")
+    table.rigid_body.friction = 0.5
+
+    bpy.ops.mesh.primitive_uv_sphere_add(radius=0.25, segments=24, ring_count=12, location=(-2.0, 0, 0.25))
+    inc = bpy.context.active_object
+    inc.name = "CueBall"
+    inc.data.materials.append(mat("White", (0.9, 0.9, 0.9)))
+    rb(inc, "ACTIVE", "SPHERE")
+    inc.rigid_body.mass = 1.0
+    inc.rigid_body.restitution = 0.9
+    # kinematic hand-off: 3 m/s along +x for frames 1..4, then the solver takes over
+    inc.rigid_body.kinematic = True
+    inc.keyframe_insert("rigid_body.kinematic", frame=4)
+    inc.rigid_body.kinematic = False
+    inc.keyframe_insert("rigid_body.kinematic", frame=5)
+    inc.location = (-2.0, 0, 0.25)
+    inc.keyframe_insert("location", frame=1)
+    inc.location = (-2.0 + 3.0 * 3 / 30, 0, 0.25)
+    inc.keyframe_insert("location", frame=4)
+    for fc in inc.animation_data.action.layers[0].strips[0].channelbag(inc.animation_data.action_slot).fcurves:
+        for kp in fc.keyframe_points:
+            kp.interpolation = "LINEAR" if fc.data_path == "location" else "CONSTANT"
+
+    bpy.ops.mesh.primitive_uv_sphere_add(radius=0.25, segments=24, ring_count=12, location=(0.0, 0, 0.25))
+    tgt = bpy.context.active_object
+    tgt.name = "RedBall"
+    tgt.data.materials.append(mat("Red", (0.8, 0.05, 0.05)))
+    rb(tgt, "ACTIVE", "SPHERE")
+    tgt.rigid_body.mass = 1.0
+    tgt.rigid_body.restitution = 0.9
+
+    if variant == "ghost":
+        # the target is keyframed to slide away; the cue ball passes through it (no shared collision collection)
+        tgt.rigid_body.kinematic = True
+        tgt.location = (0.0, 0, 0.25)
+        tgt.keyframe_insert("location", frame=16)
+        tgt.location = (2.5, 0, 0.25)
+        tgt.keyframe_insert("location", frame=60)
+        inc.rigid_body.collision_collections = [i in (0, 1) for i in range(20)]
+        tgt.rigid_body.collision_collections = [i in (2,) for i in range(20)]
+        table.rigid_body.collision_collections = [i in (0, 1, 2) for i in range(20)]
+    elif variant == "sunk":
+        # target placed half inside the table, with no collision against it: it sinks in
+        tgt.location = (0.0, 0, 0.05)
+        tgt.rigid_body.type = "PASSIVE"
+
+    bpy.ops.object.camera_add(location=(0, -9, 3.0), rotation=(1.28, 0, 0))
+    sc.camera = bpy.context.active_object
+    bpy.ops.object.light_add(type="SUN", location=(0, 0, 5))
+    sc.rigidbody_world.point_cache.frame_end = FRAME_END
+    bpy.ops.ptcache.bake_all(bake=True)
+    out.mkdir(parents=True, exist_ok=True)
+    bpy.ops.wm.save_as_mainfile(filepath=str(out / "scene.blend"))
+
+
+if __name__ == "__main__":
+    build(Path(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else "truth")
