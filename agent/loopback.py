@@ -117,7 +117,14 @@ class RecordedRequest:
     @property
     def images(self) -> int:
         """Number of images in the request (either wire format)."""
-        return json.dumps(self.body).count('"image_url"') + json.dumps(self.body).count('"type": "image"')
+        def count(x: Any) -> int:
+            if isinstance(x, dict):
+                return int(x.get("type") in ("image_url", "image")) + sum(count(v) for v in x.values())
+            if isinstance(x, list):
+                return sum(count(v) for v in x)
+            return 0
+
+        return count(self.body)
 
     def text(self) -> str:
         """All text of the request's messages (and system prompt), joined: for asserting what a model was shown."""

@@ -204,6 +204,13 @@ class Transport:
         self._session = requests.Session()
         self._lock = threading.Lock()
 
+    def _scrub(self, text: str) -> str:
+        """Remove our own secrets from server text (some servers echo the key in auth errors)."""
+        for sec in self.log._secrets():
+            if sec and len(sec) >= 4:
+                text = text.replace(sec, "***")
+        return text
+
     def _fail(self, err: ProviderError) -> ProviderError:
         with self._lock:
             name = type(err).__name__
@@ -227,7 +234,7 @@ class Transport:
                 self.stats.attempts += 1
             try:
                 resp = self._session.post(url, headers=headers, data=json.dumps(payload), timeout=self.timeout_s)
-                text = resp.text
+                text = self._scrub(resp.text)
                 rec["status"] = resp.status_code
                 retry_after = parse_retry_after(resp.headers.get("retry-after"))
                 if 200 <= resp.status_code < 300:
