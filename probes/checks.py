@@ -217,7 +217,7 @@ def scripted_reasons(ctx: CheckContext, name: str) -> list[str]:
         pinfo = ctx.samples.info.get(info["parent"], {})
         if pinfo.get("has_animation"):
             why.append(f"parented to animated {info['parent']!r}")
-    return why
+    return list(dict.fromkeys(why))
 
 
 def is_simulated(ctx: CheckContext, name: str) -> bool:
@@ -303,10 +303,11 @@ def scan_findings(ctx: CheckContext) -> list[dict[str, Any]]:
             if gap is None:
                 continue
             near = np.nonzero(gap <= CONTACT_M)[0]
-            if len(near):
-                pd = ctx.pair_distance(n, c, int(near[-1]))
+            for fi in near[:: max(1, len(near) // 8)][:8]:
+                pd = ctx.pair_distance(n, c, int(fi))
                 if pd is not None and pd[0] <= CONTACT_M:
-                    add("hidden_support", [n, c], pd[0], "m", f"{c} touches {n!r}, a collider that does not render", [int(s.frames[near[-1]])])
+                    add("hidden_support", [n, c], pd[0], "m", f"{c} touches {n!r}, a collider that does not render", [int(s.frames[fi])])
+                    break
     # Rendered solids without a collision owner that core bodies enter.
     for n, info in s.info.items():
         if n in core or info.get("type") != "MESH" or _collider(info) or not _renders(info):

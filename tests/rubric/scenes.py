@@ -1,6 +1,6 @@
 """Small real Blender scenes for the rubric tests: a ball rolls into a target ball on a table.
 
-`python tests/rubric/scenes.py OUT_DIR VARIANT` builds, bakes and saves OUT_DIR/scene.blend.
+`python tests/rubric/scenes.py --pcg-out OUT_DIR --pcg-variant VARIANT` builds, bakes and saves OUT_DIR/scene.blend.
 Variants differ from "truth" by exactly one defect so each check is tested on a twin pair.
 """
 
@@ -92,4 +92,9 @@ def build(out: Path, variant: str = "truth") -> None:
 
 
 if __name__ == "__main__":
-    build(Path(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else "truth")
+    # `--pcg-out DIR [--pcg-variant V]` for the tests; with neither it is the test task's truth program
+    # (the sandbox leaves its own arguments in sys.argv, so plain positionals cannot be used)
+    argv = sys.argv
+    out = Path(argv[argv.index("--pcg-out") + 1]) if "--pcg-out" in argv else Path.cwd()
+    variant = argv[argv.index("--pcg-variant") + 1] if "--pcg-variant" in argv else "truth"
+    build(out, variant)

@@ -1,0 +1,240 @@
+"""Verifier self-test: inject known defects into a task's truth scene and report which ones the audit and the rubric catch.
+
+The automatic form of the paper's manual perturbation checks. Each defect is injected in a fresh
+worker process on a copy of the truth `.blend` (baked once per task), re-baked, saved, then audited
+and rubric-evaluated here. A defect is caught when the audit reports one of the expected finding
+kinds on it, or the rubric fails a criterion that the unchanged truth scene passes.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+DEFECTS: dict[str, tuple[str, ...]] = {
+    "keyframe_core": ("scripted_motion", "not_simulated"),
+    "remove_collider": ("no_contact_response", "interpenetration"),
+    "hidden_support": ("hidden_support",),
+    "oversize_margin": ("collider_mismatch",),
+    "add_attractor": ("unexplained_force_field", "energy_gain"),
+}
+
+
+# ------------------------------------------------------------------ injection (bpy, inside cf_worker)
+
+
+def _core_objects(scene: Any, mapping: dict[str, str]) -> list[Any]:
+    core = json.loads(mapping.get("__core__", "[]")) if "__core__" in mapping else list(mapping)
+    obs = [scene.objects.get(mapping[r]) for r in core if r in mapping and not r.startswith("__")]
+    return [o for o in obs if o is not None]
+
+
+def _support_objects(scene: Any, mapping: dict[str, str]) -> list[Any]:
+    core = {o.name for o in _core_objects(scene, mapping)}
+    roles = [scene.objects.get(v) for k, v in mapping.items() if not k.startswith("__")]
+    cands = [o for o in roles if o is not None and o.name not in core]
+    cands += [o for o in scene.objects if o.name not in core and o not in cands]
+    return [o for o in cands if (o.rigid_body is not None and o.rigid_body.type == "PASSIVE") or any(m.type == "COLLISION" for m in o.modifiers)]
+
+
+def _moving_core(scene: Any, mapping: dict[str, str]) -> Any:
+    obs = _core_objects(scene, mapping)
+    for o in obs:
+        if (o.rigid_body is not None and o.rigid_body.type == "ACTIVE") or any(m.type in {"CLOTH", "SOFT_BODY"} for m in o.modifiers):
+            return o
+    if not obs:
+        raise ValueError("no core object mapped")
+    return obs[0]
+
+
+def inject_defect(scene: Any, kind: str, mapping: dict[str, str]) -> dict[str, Any]:
+    """Change the loaded truth scene so it carries one defect of `kind`; returns what was done."""
+    import bpy
+    import mathutils
+
+    if kind == "keyframe_core":
+        ob = _moving_core(scene, mapping)
+        track = []
+        for f in range(scene.frame_start, scene.frame_end + 1):
+            scene.frame_set(f)
+            track.append(ob.matrix_world.copy())
+        if ob.rigid_body is not None:
+            with bpy.context.temp_override(object=ob, active_object=ob, selected_objects=[ob]):
+                bpy.ops.rigidbody.object_remove()
+        for m in list(ob.modifiers):
+            if m.type in {"CLOTH", "SOFT_BODY"}:
+                ob.modifiers.remove(m)
+        ob.animation_data_clear()
+        for i, mw in enumerate(track):
+            if i % 2 and i != len(track) - 1:
+                continue
+            f = scene.frame_start + i
+            ob.matrix_world = mw
+            ob.keyframe_insert("location", frame=f)
+            ob.keyframe_insert("rotation_euler", frame=f)
+        return {"kind": kind, "object": ob.name, "detail": f"rigid body/cloth removed, {len(track)} frames keyframed from the truth motion"}
+    if kind == "remove_collider":
+        sups = _support_objects(scene, mapping)
+        if not sups:
+            raise ValueError("no passive collider to remove")
+        ob = sups[0]
+        if ob.rigid_body is not None:
+            with bpy.context.temp_override(object=ob, active_object=ob, selected_objects=[ob]):
+                bpy.ops.rigidbody.object_remove()
+        for m in list(ob.modifiers):
+            if m.type == "COLLISION":
+                ob.modifiers.remove(m)
+        return {"kind": kind, "object": ob.name, "detail": "collider removed (still renders)"}
+    if kind == "hidden_support":
+        ob = _moving_core(scene, mapping)
+        scene.frame_set(scene.frame_start)
+        bb = [ob.matrix_world @ mathutils.Vector(c) for c in ob.bound_box]
+        zmin = min(v.z for v in bb)
+        cx = sum(v.x for v in bb) / 8
+        cy = sum(v.y for v in bb) / 8
+        ext = max(max(v.x for v in bb) - min(v.x for v in bb), max(v.y for v in bb) - min(v.y for v in bb), 0.2)
+        # top face 3 cm above the body's lowest point: the body is held by the invisible shelf, not its visible support
+        bpy.ops.mesh.primitive_cube_add(size=1.0, location=(cx, cy, zmin - 0.02))
+        box = bpy.context.active_object
+        box.name = "HiddenShelf"
+        box.scale = (3 * ext, 3 * ext, 0.1)
+        box.hide_render = True
+        if any(m.type in {"CLOTH", "SOFT_BODY"} for m in ob.modifiers):
+            box.modifiers.new("Collision", "COLLISION")
+        else:
+            with bpy.context.temp_override(object=box, active_object=box, selected_objects=[box]):
+                bpy.ops.rigidbody.object_add(type="PASSIVE")
+            box.rigid_body.collision_shape = "BOX"
+            box.rigid_body.collision_collections = [True] * 20
+        return {"kind": kind, "object": box.name, "detail": f"invisible collider under {ob.name}"}
+    if kind == "oversize_margin":
+        ob = _moving_core(scene, mapping)
+        dims = sorted(ob.dimensions)
+        m = max(0.1, 0.5 * dims[0] if dims[0] > 0 else 0.1)
+        if ob.rigid_body is not None:
+            ob.rigid_body.use_margin = True
+            ob.rigid_body.collision_margin = min(1.0, m)
+            return {"kind": kind, "object": ob.name, "detail": f"collision margin {m:.3f} m"}
+        sups = _support_objects(scene, mapping)
+        for s in sups:
+            if s.collision is not None:
+                s.collision.thickness_outer = 0.2
+                return {"kind": kind, "object": s.name, "detail": "collision thickness 0.2 m"}
+        raise ValueError("no collider whose margin can be oversized")
+    if kind == "add_attractor":
+        ob = _moving_core(scene, mapping)
+        scene.frame_set(scene.frame_start)
+        p = ob.matrix_world.translation
+        bpy.ops.object.effector_add(type="FORCE", location=(p.x + 1.0, p.y, p.z + 0.5))
+        f = bpy.context.active_object
+        f.name = "Attractor"
+        f.field.strength = -60.0
+
+        return {"kind": kind, "object": f.name, "detail": f"FORCE field strength -60 near {ob.name}"}
+    raise ValueError(f"unknown defect {kind!r}; known: {', '.join(DEFECTS)}")
+
+
+# ------------------------------------------------------------------ orchestration (bpy in this process)
+
+
+def truth_blend(loaded_task: Any, work: Path) -> Path:
+    """Bake the task's truth program without rendering and return its scene.blend (cached in `work`)."""
+    from physcodegym.headless.errors import InputError
+
+    prog = loaded_task.truth_program
+    if prog is None or not prog.is_file():
+        raise InputError("task has no truth program", file=str(loaded_task.folder / "task.json"), field="truth.program")
+    out = work / f"truth_{loaded_task.id}"
+    blend = out / "scene.blend"
+    if blend.is_file():
+        return blend
+    from physcodegym.sandbox.runner import run_program
+
+    rec = run_program(prog, out, mode="bake_only", timeout_s=900)
+    if not blend.is_file():
+        raise RuntimeError(f"truth program did not produce scene.blend: {rec.status} {rec.reason}")
+    return blend
+
+
+def truth_mapping(loaded_task: Any) -> dict[str, str]:
+    return {r.name: r.truth_object for r in loaded_task.task.roles if r.truth_object}
+
+
+def evaluate_blend(loaded_task: Any, blend: Path) -> dict[str, Any]:
+    """Audit (when the audit module exists) and rubric-evaluate one saved scene in this process."""
+    import bpy
+    from physcodegym.probes.rubric_eval import evaluate_rubric
+    from physcodegym.probes.sampling import sample_scene
+
+    bpy.ops.wm.open_mainfile(filepath=str(blend))
+    scene = bpy.context.scene
+    samples = sample_scene(scene)
+    report = None
+    audit_kinds: list[str] = []
+    try:
+        from physcodegym.probes.audit import audit_scene
+
+        core = [loaded_task.task.role(r).truth_object for r in (x.name for x in loaded_task.task.roles if x.core)]
+        report = audit_scene(scene=scene, samples=samples, core_objects=[c for c in core if c])
+        audit_kinds = sorted({f.kind for f in report.findings})
+    except ImportError:
+        report = None
+    roles_file = blend.parent / "roles.json"
+    if not roles_file.is_file():
+        roles_file.write_text(json.dumps(truth_mapping(loaded_task)))
+    doc = evaluate_rubric(loaded_task, bpy.context.scene, samples, report, blend.parent, roles_file=roles_file)
+    doc["audit_kinds"] = audit_kinds
+    return doc
+
+
+def run_selftest(loaded_task: Any, defects: list[str] | None = None, work_dir: Path | None = None, progress: Any = None) -> dict[str, Any]:
+    """{"task", "baseline": {S_val, failed}, "defects": {kind: {caught, by_audit, by_rubric, failed_criteria, S_val}}}."""
+    from physcodegym.probes.counterfactual import run_branch
+
+    tmp = tempfile.TemporaryDirectory(prefix="pcg_selftest_") if work_dir is None else None
+    work = Path(work_dir) if work_dir else Path(tmp.name)
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        blend = truth_blend(loaded_task, work)
+        base = evaluate_blend(loaded_task, blend)
+        base_failed = {c["id"] for c in base["criteria"] if c["passed"] is False}
+        mapping = truth_mapping(loaded_task)
+        mapping["__core__"] = json.dumps([r.name for r in loaded_task.task.roles if r.core])
+        out: dict[str, Any] = {
+            "task": loaded_task.id,
+            "baseline": {"S_val": base["S_val"], "failed": sorted(base_failed)},
+            "defects": {},
+        }
+        for kind in defects or list(DEFECTS):
+            d = work / f"{loaded_task.id}_{kind}"
+            d.mkdir(exist_ok=True)
+            _, rec = run_branch(blend, d / "samples.npz", [], mapping, defect=kind, save_blend=d / "scene.blend")
+            row: dict[str, Any] = {"injected": rec.get("defect"), "expected_kinds": list(DEFECTS[kind])}
+            if not (d / "scene.blend").is_file():
+                row.update(caught=None, error="; ".join(rec.get("errors", [])) or "injection failed")
+                out["defects"][kind] = row
+                if progress:
+                    progress(kind, row)
+                continue
+            doc = evaluate_blend(loaded_task, d / "scene.blend")
+            failed = sorted(c["id"] for c in doc["criteria"] if c["passed"] is False and c["id"] not in base_failed)
+            scan = sorted({f["kind"] for f in doc.get("scan_findings", [])})
+            by_audit = sorted(set(doc["audit_kinds"]) & set(DEFECTS[kind]))
+            row.update(
+                caught=bool(by_audit or failed),
+                by_audit=by_audit,
+                by_rubric=failed,
+                scan_kinds=scan,
+                S_val=doc["S_val"],
+                reasons={c["id"]: c["reason"] for c in doc["criteria"] if c["id"] in failed},
+            )
+            out["defects"][kind] = row
+            if progress:
+                progress(kind, row)
+        out["all_caught"] = all(r.get("caught") for r in out["defects"].values())
+        return out
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
