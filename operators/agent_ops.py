@@ -1,0 +1,260 @@
+"""Agent runs and scoring from the panel: `physcodegym agent` / `physcodegym score` in child processes.
+
+Progress (launches, tokens, cost, the latest preview image) is read from the run folder's run.json and
+trace.jsonl on every timer tick, so the UI stays responsive and a run can be stopped at any time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import bpy
+from physcodegym.operators.common import env_for_tasks, gate, work_dir
+from physcodegym.physcodegym_addon import features, jobs, preferences
+
+AGENT_JOB = "agent"
+SCORE_JOB = "score"
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
+
+
+def read_progress(run_dir: Path) -> dict[str, Any]:
+    """Launches, tokens, cost and status of a run folder (run.json, else the last budget in the trace)."""
+    out: dict[str, Any] = {"launches": 0, "tokens": 0, "cost_usd": 0.0, "status": "", "preview": None, "submission_blend": None}
+    budget: dict[str, Any] | None = None
+    rj = run_dir / "run.json"
+    if rj.is_file():
+        try:
+            doc = json.loads(rj.read_text(encoding="utf-8"))
+            budget = doc.get("budget")
+            out["status"] = str(doc.get("status") or "")
+        except (json.JSONDecodeError, OSError):
+            pass  # being replaced right now; the next tick reads it
+    tr = run_dir / "trace.jsonl"
+    if budget is None and tr.is_file():
+        for line in reversed(tr.read_text(encoding="utf-8", errors="replace").splitlines()):
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(rec.get("budget"), dict):
+                budget = rec["budget"]
+                break
+    if budget:
+        out["launches"] = int(budget.get("launches_used", 0))
+        out["tokens"] = int(budget.get("input_tokens", 0)) + int(budget.get("output_tokens", 0))
+        out["cost_usd"] = float(budget.get("cost_usd", 0.0))
+    imgs = [p for p in run_dir.rglob("*") if p.suffix.lower() in IMAGE_SUFFIXES and p.is_file()]
+    if imgs:
+        out["preview"] = str(max(imgs, key=lambda p: p.stat().st_mtime))
+    blends = [p for p in run_dir.rglob("scene.blend") if p.is_file()]
+    sub = [p for p in blends if "submission" in p.parts]
+    pick = sub or blends
+    if pick:
+        out["submission_blend"] = str(max(pick, key=lambda p: p.stat().st_mtime))
+    return out
+
+
+def apply_progress(scene: Any, run_dir: Path) -> None:
+    st = scene.physcodegym
+    pr = read_progress(run_dir)
+    st.agent_launches, st.agent_tokens, st.agent_cost = pr["launches"], pr["tokens"], pr["cost_usd"]
+    if pr["submission_blend"]:
+        st.submission_blend = pr["submission_blend"]
+    if pr["preview"] and pr["preview"] != st.agent_preview:
+        st.agent_preview = pr["preview"]
+        name = "PCG Preview"
+        im = bpy.data.images.get(name)
+        if im is None:
+            im = bpy.data.images.load(pr["preview"])
+            im.name = name
+        else:
+            im.filepath = pr["preview"]
+            im.reload()
+
+
+class PCG_OT_start_agent(bpy.types.Operator):
+    """Start an agent run on the loaded task in a background process (the UI stays responsive)"""
+
+    bl_idname = "physcodegym.start_agent"
+    bl_label = "Start Agent"
+
+    @classmethod
+    def poll(cls, context: Any) -> bool:
+        job = jobs.get(AGENT_JOB)
+        if job is not None and job.running:
+            cls.poll_message_set("an agent run is in progress")
+            return False
+        if not gate(cls, context, "agent"):
+            return False
+        if not context.scene.physcodegym.task_folder:
+            cls.poll_message_set("load a task first")
+            return False
+        return True
+
+    def execute(self, context: Any) -> set[str]:
+        prefs = preferences.get(context)
+        st = context.scene.physcodegym
+        key_env = preferences.api_key_env(prefs)
+        if key_env and not os.environ.get(key_env):
+            self.report({"WARNING"}, f"environment variable {key_env} is not set; the provider may refuse the run")
+        run_dir = Path(bpy.path.abspath(st.run_dir)) if st.run_dir else work_dir(context, f"agent-{st.task_id}")
+        run_dir.mkdir(parents=True, exist_ok=True)
+        st.run_dir = str(run_dir)
+        args = ["agent", "--task", st.task_folder, "--provider", prefs.provider, "--model", prefs.model, "--out", str(run_dir)]
+        if prefs.base_url:
+            args += ["--base-url", prefs.base_url]
+        scene_name = scene_ref = context.scene.name
+
+        def on_line(job: jobs.Job, line: str) -> None:
+            sc = bpy.data.scenes.get(scene_ref)
+            if sc is not None:
+                apply_progress(sc, run_dir)
+                sc.physcodegym.agent_status = f"running ({job.seconds:.0f} s): {line[-80:]}"
+
+        def done(job: jobs.Job) -> None:
+            sc = bpy.data.scenes.get(scene_name)
+            if sc is None:
+                return
+            apply_progress(sc, run_dir)
+            status = read_progress(run_dir)["status"]
+            sc.physcodegym.agent_status = f"{job.state}: {status or job.message}"
+
+        jobs.submit(jobs.Job(AGENT_JOB, jobs.cli_argv(args), on_done=done, on_progress=on_line, cwd=str(run_dir), env=jobs.child_env(env_for_tasks(context))))
+        st.agent_status = "starting..."
+        return {"FINISHED"}
+
+
+class PCG_OT_refresh_agent(bpy.types.Operator):
+    """Re-read the run folder's progress (launches, tokens, cost, latest preview)"""
+
+    bl_idname = "physcodegym.refresh_agent"
+    bl_label = "Refresh Run"
+
+    @classmethod
+    def poll(cls, context: Any) -> bool:
+        return bool(context.scene.physcodegym.run_dir)
+
+    def execute(self, context: Any) -> set[str]:
+        apply_progress(context.scene, Path(bpy.path.abspath(context.scene.physcodegym.run_dir)))
+        return {"FINISHED"}
+
+
+class PCG_OT_load_submission(bpy.types.Operator):
+    """Append the submission's native scene (scene.blend) as a separate scene and make it current, for audit"""
+
+    bl_idname = "physcodegym.load_submission"
+    bl_label = "Load Submission Scene"
+
+    filepath: bpy.props.StringProperty(subtype="FILE_PATH", options={"SKIP_SAVE"})
+
+    @classmethod
+    def poll(cls, context: Any) -> bool:
+        return True
+
+    def execute(self, context: Any) -> set[str]:
+        from physcodegym.operators.cf_ops import append_scene
+
+        st = context.scene.physcodegym
+        path = Path(bpy.path.abspath(self.filepath or st.submission_blend))
+        if not path.is_file():
+            self.report({"ERROR"}, f"no native scene at {path}")
+            return {"CANCELLED"}
+        with bpy.data.libraries.load(str(path)) as (src, _dst):
+            first = src.scenes[0] if src.scenes else None
+        if first is None:
+            self.report({"ERROR"}, f"{path} holds no scene")
+            return {"CANCELLED"}
+        src_state = {k: getattr(st, k) for k in ("task_ref", "task_folder", "run_dir")}
+        sc = append_scene(path, first, f"PCG Submission ({path.parent.name})")
+        if sc is None:
+            self.report({"ERROR"}, f"could not append a scene from {path}")
+            return {"CANCELLED"}
+        for k, v in src_state.items():
+            setattr(sc.physcodegym, k, v)
+        sc.physcodegym.submission_blend = str(path)
+        if st.task_folder:
+            from physcodegym.operators.task_ops import fill_task, resolve_task
+
+            fill_task(sc.physcodegym, resolve_task(context, st.task_folder), sc)
+        context.window.scene = sc
+        st.submission_scene = sc.name
+        return {"FINISHED"}
+
+
+def apply_scores(scene: Any, doc: dict[str, Any]) -> None:
+    st = scene.physcodegym
+    st.scores.clear()
+    metrics = doc.get("metrics") or {}
+    missing = doc.get("missing") or {}
+    details = doc.get("details") or doc.get("results") or {}
+    for name in ("S_ssim", "S_lpips", "S_obj", "S_evt", "S_mot", "S_val"):
+        m = st.scores.add()
+        m.name = name
+        v = metrics.get(name)
+        if isinstance(v, dict):  # a MetricResult document
+            m.state, m.reason = str(v.get("state", "")), str(v.get("reason") or "")
+            v = v.get("value")
+        m.has_value = v is not None
+        m.value = float(v) if v is not None else 0.0
+        if not m.state:
+            m.state = "ok" if v is not None else str((details.get(name) or {}).get("state", "missing"))
+        if name in missing:
+            m.reason = str(missing[name])
+    agg = {k: doc.get(k) for k in ("S_vis", "S_phys", "S_tot") if k in doc}
+    for k in ("covers", "aggregate_covers", "coverage"):
+        if k in doc:
+            agg[k] = doc[k]
+    st.aggregates_json = json.dumps(agg, default=str)
+
+
+class PCG_OT_run_score(bpy.types.Operator):
+    """Score a candidate (run folder or video) against the loaded task: six metrics and the aggregates"""
+
+    bl_idname = "physcodegym.run_score"
+    bl_label = "Score"
+
+    @classmethod
+    def poll(cls, context: Any) -> bool:
+        job = jobs.get(SCORE_JOB)
+        if job is not None and job.running:
+            cls.poll_message_set("scoring is running")
+            return False
+        if not gate(cls, context, "score"):
+            return False
+        st = context.scene.physcodegym
+        if not st.task_folder:
+            cls.poll_message_set("load a task first")
+            return False
+        if not (st.score_candidate or st.run_dir):
+            cls.poll_message_set("set a candidate run folder")
+            return False
+        return True
+
+    def execute(self, context: Any) -> set[str]:
+        st = context.scene.physcodegym
+        cand = bpy.path.abspath(st.score_candidate or st.run_dir)
+        metrics = ["ssim", "motion", "obj", "evt", "val"]
+        if st.score_with_lpips and features.available("lpips"):
+            metrics.insert(1, "lpips")
+        args = ["score", "--task", st.task_folder, "--candidate", cand, "--metrics", ",".join(metrics), "--json"]
+        scene_name = context.scene.name
+
+        def done(job: jobs.Job) -> None:
+            sc = bpy.data.scenes.get(scene_name)
+            if sc is None:
+                return
+            if job.state == "done" and isinstance(job.doc, dict):
+                apply_scores(sc, job.doc)
+                sc.physcodegym.score_status = f"scored in {job.seconds:.1f} s"
+            else:
+                sc.physcodegym.score_status = f"score failed: {job.message}"
+
+        jobs.submit(jobs.Job(SCORE_JOB, jobs.cli_argv(args), on_done=done, env=jobs.child_env(env_for_tasks(context))))
+        st.score_status = "scoring..."
+        return {"FINISHED"}
+
+
+CLASSES = (PCG_OT_start_agent, PCG_OT_refresh_agent, PCG_OT_load_submission, PCG_OT_run_score)

@@ -1,0 +1,133 @@
+"""Audit the live scene: an independent copy is saved and audited by the headless `physcodegym audit` in a
+child process (bakes there if needed), so the UI never blocks and the user's caches are never touched."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import bpy
+from physcodegym.operators.common import env_for_tasks, fmt_frames, gate, save_copy, work_dir
+from physcodegym.physcodegym_addon import jobs, state
+
+JOB = "audit"
+
+
+def apply_audit(scene: Any, doc: dict[str, Any]) -> None:
+    """Findings, criteria and S_val of an audit JSON document into the scene state."""
+    st = scene.physcodegym
+    st.findings.clear()
+    for f in doc.get("findings", []):
+        it = st.findings.add()
+        it.name = f.get("kind", "?")
+        it.kind = f.get("kind", "?")
+        it.objects = ",".join(f.get("objects") or [])
+        fr = [int(x) for x in f.get("frames") or []]
+        it.frames = fmt_frames(fr)
+        it.first_frame = min(fr) if fr else -1
+        v = f.get("value")
+        it.has_value = v is not None
+        it.value = float(v) if v is not None else 0.0
+        it.unit = f.get("unit") or ""
+        it.message = f.get("message", "")
+        it.evidence_json = json.dumps(f.get("evidence") or {}, default=str)
+    st.criteria.clear()
+    for c in doc.get("criteria") or []:
+        it = st.criteria.add()
+        it.name = str(c.get("id", "?"))
+        sc = c.get("score")
+        it.has_score = sc is not None
+        it.score = float(sc) if sc is not None else 0.0
+        it.passed = bool(c.get("passed"))
+        it.state = str(c.get("state", ""))
+        it.message = str(c.get("reason") or c.get("message") or "")
+    sv = doc.get("S_val")
+    st.s_val_set = sv is not None
+    st.s_val = float(sv) if sv is not None else 0.0
+    state.WITNESS.pop(scene.name, None)
+
+
+class PCG_OT_run_audit(bpy.types.Operator):
+    """Audit the current scene for physical-validity findings (in a background process on a copy)"""
+
+    bl_idname = "physcodegym.run_audit"
+    bl_label = "Run Audit"
+
+    @classmethod
+    def poll(cls, context: Any) -> bool:
+        job = jobs.get(JOB)
+        if job is not None and job.running:
+            cls.poll_message_set("an audit is running")
+            return False
+        return gate(cls, context, "audit")
+
+    def execute(self, context: Any) -> set[str]:
+        scene = context.scene
+        st = scene.physcodegym
+        d = work_dir(context, "audit")
+        blend = save_copy(context, d / "scene.blend")
+        args = ["audit", str(blend), "--json"]
+        if st.audit_with_rubric and st.task_folder:
+            args += ["--task", st.task_folder]
+        scene_name = scene.name
+
+        def done(job: jobs.Job) -> None:
+            sc = bpy.data.scenes.get(scene_name)
+            if sc is None:
+                return
+            s = sc.physcodegym
+            if job.state == "done" and isinstance(job.doc, dict):
+                apply_audit(sc, job.doc)
+                (d / "audit.json").write_text(json.dumps(job.doc, default=str))
+                s.audit_status = f"{len(s.findings)} findings ({job.seconds:.1f} s)"
+            else:
+                s.audit_status = f"audit failed: {job.message}"
+
+        job = jobs.Job(JOB, jobs.cli_argv(args), on_done=done, cwd=str(d), env=jobs.child_env(env_for_tasks(context)))
+        job.total = scene.frame_end - scene.frame_start + 1
+        jobs.submit(job)
+        st.audit_status = "auditing..."
+        return {"FINISHED"}
+
+
+class PCG_OT_cancel_job(bpy.types.Operator):
+    """Stop a running background job (audit, counterfactual, agent, score)"""
+
+    bl_idname = "physcodegym.cancel_job"
+    bl_label = "Stop"
+
+    job: bpy.props.StringProperty()
+
+    @classmethod
+    def poll(cls, context: Any) -> bool:
+        return any(j.running for j in jobs.JOBS.values())
+
+    def execute(self, context: Any) -> set[str]:
+        if not jobs.cancel(self.job):
+            self.report({"WARNING"}, f"no running job {self.job!r}")
+            return {"CANCELLED"}
+        return {"FINISHED"}
+
+
+class PCG_OT_select_finding(bpy.types.Operator):
+    """Select a finding: its objects, its first frame and its witness in the viewport"""
+
+    bl_idname = "physcodegym.select_finding"
+    bl_label = "Select Finding"
+
+    index: bpy.props.IntProperty(default=0)
+
+    @classmethod
+    def poll(cls, context: Any) -> bool:
+        return len(context.scene.physcodegym.findings) > 0
+
+    def execute(self, context: Any) -> set[str]:
+        st = context.scene.physcodegym
+        if not (0 <= self.index < len(st.findings)):
+            self.report({"ERROR"}, f"no finding {self.index}")
+            return {"CANCELLED"}
+        st.findings_index = self.index  # its update callback selects, jumps and sets the witness
+        return {"FINISHED"}
+
+
+CLASSES = (PCG_OT_run_audit, PCG_OT_cancel_job, PCG_OT_select_finding)

@@ -1,0 +1,150 @@
+"""Counterfactual on an independent copy: intervene on the selected objects, re-bake in child processes,
+compare with the baseline; the user's scene and caches are only read (saved as a copy)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import bpy
+from physcodegym.operators.common import gate, role_name, save_copy, work_dir
+from physcodegym.physcodegym_addon import jobs, plot, state
+
+JOB = "counterfactual"
+NO_OBJECT_KINDS = {"scale_gravity"}
+
+
+def scene_mapping(st: Any, scene: Any, selected: list[Any]) -> tuple[list[str], dict[str, str]]:
+    """Roles of the selected objects (draft roles when assigned, else derived names) and a {role: object}
+    mapping that also tracks every simulated object for the plot."""
+    by_obj = {r.object_name: r.name for r in st.draft_roles if r.object_name}
+    mapping: dict[str, str] = {}
+    roles: list[str] = []
+    for o in selected:
+        r = by_obj.get(o.name) or role_name(o.name)
+        roles.append(r)
+        mapping[r] = o.name
+    for o in scene.objects:
+        moving = o.rigid_body is not None or any(m.type in ("CLOTH", "SOFT_BODY") for m in o.modifiers)
+        if moving and o.name not in mapping.values():
+            r = by_obj.get(o.name) or role_name(o.name)
+            if r not in mapping:
+                mapping[r] = o.name
+    return roles, mapping
+
+
+def append_scene(blend: Path, scene_name: str, new_name: str) -> Any:
+    """Append one scene from a saved file as a separate scene of this file (for inspection)."""
+    with bpy.data.libraries.load(str(blend), link=False) as (src, dst):
+        pick = scene_name if scene_name in src.scenes else (src.scenes[0] if src.scenes else None)
+        dst.scenes = [pick] if pick else []
+    if not dst.scenes or dst.scenes[0] is None:
+        return None
+    sc = dst.scenes[0]
+    old = bpy.data.scenes.get(new_name)
+    if old is not None and old != sc:
+        bpy.data.scenes.remove(old)
+    sc.name = new_name
+    return sc
+
+
+def apply_counterfactual(scene: Any, doc: dict[str, Any], d: Path) -> None:
+    st = scene.physcodegym
+    tracks = doc.pop("tracks", {}) if isinstance(doc, dict) else {}
+    st.cf_result_json = json.dumps(doc, default=str)
+    state.TRAJECTORIES[scene.name] = tracks
+    state.LAST_INTERVENTION[scene.name] = {"intervention": doc.get("intervention"), "mapping": doc.get("mapping")}
+    rows = doc.get("trajectories") or {}
+    devs = [f"{r}: {v.get('max_deviation_m', v.get('intervened', '?'))}" for r, v in rows.items()]
+    st.cf_verdict = ("took effect" if doc.get("took_effect") else "did NOT take effect") + (" | max deviation " + ", ".join(devs) if devs else "")
+    img = plot.render_plot(tracks)
+    im = plot.to_blender_image(img, f"PCG CF plot {scene.name}", str(d / "plot.png"))
+    st.cf_plot_image = im.name
+    kept = doc.get("intervened_blend")
+    if kept and Path(kept).is_file():
+        kind = (doc.get("intervention") or {}).get("kind", "cf")
+        sc = append_scene(Path(kept), scene.name, f"PCG CF {kind} ({scene.name})")
+        st.cf_copy_scene = sc.name if sc is not None else ""
+    from physcodegym.physcodegym_addon import witness
+
+    witness.ensure_draw_handler()
+
+
+class PCG_OT_run_counterfactual(bpy.types.Operator):
+    """Run the chosen intervention on an independent copy of the scene and compare with the baseline"""
+
+    bl_idname = "physcodegym.run_counterfactual"
+    bl_label = "Run Counterfactual"
+
+    @classmethod
+    def poll(cls, context: Any) -> bool:
+        job = jobs.get(JOB)
+        if job is not None and job.running:
+            cls.poll_message_set("a counterfactual is running")
+            return False
+        if not gate(cls, context, "counterfactual"):
+            return False
+        st = context.scene.physcodegym
+        if st.cf_kind not in NO_OBJECT_KINDS and not context.selected_objects:
+            cls.poll_message_set("select the objects to intervene on")
+            return False
+        return True
+
+    def execute(self, context: Any) -> set[str]:
+        from physcodegym.tasks.schema import Intervention
+        from pydantic import ValidationError
+
+        scene = context.scene
+        st = scene.physcodegym
+        sel = [] if st.cf_kind in NO_OBJECT_KINDS else sorted(context.selected_objects, key=lambda o: o.name)
+        roles, mapping = scene_mapping(st, scene, sel)
+        try:
+            params = json.loads(st.cf_params_json or "{}")
+            iv = Intervention(kind=st.cf_kind, roles=roles, params=params, from_frame=st.cf_from_frame or None)
+        except (json.JSONDecodeError, ValidationError) as e:
+            st.cf_status = f"bad intervention: {e}"
+            self.report({"ERROR"}, f"scene.physcodegym.cf_params_json: {e}")
+            return {"CANCELLED"}
+        d = work_dir(context, "counterfactual")
+        blend = save_copy(context, d / "scene.blend")
+        st.cf_objects = ",".join(o.name for o in sel)
+        scene_name = scene.name
+        args = ["--blend", str(blend), "--intervention", iv.model_dump_json(), "--mapping", json.dumps(mapping), "--out", str(d)]
+
+        def done(job: jobs.Job) -> None:
+            sc = bpy.data.scenes.get(scene_name)
+            if sc is None:
+                return
+            if isinstance(job.doc, dict):
+                apply_counterfactual(sc, job.doc, d)
+            sc.physcodegym.cf_status = (
+                f"done in {job.seconds:.1f} s" if job.state == "done" else f"failed: {job.message}; {(job.doc or {}).get('reason', '')}"
+            )
+
+        jobs.submit(jobs.Job(JOB, jobs.module_argv("physcodegym.physcodegym_addon.cf_panel_worker", args), on_done=done, cwd=str(d)))
+        st.cf_status = f"running {iv.kind.value} on {', '.join(roles) or 'the scene'}..."
+        return {"FINISHED"}
+
+
+class PCG_OT_clear_counterfactual(bpy.types.Operator):
+    """Remove the kept counterfactual copy scene and its drawn trajectories"""
+
+    bl_idname = "physcodegym.clear_counterfactual"
+    bl_label = "Clear Counterfactual"
+
+    @classmethod
+    def poll(cls, context: Any) -> bool:
+        return bool(context.scene.physcodegym.cf_copy_scene or context.scene.physcodegym.cf_result_json)
+
+    def execute(self, context: Any) -> set[str]:
+        st = context.scene.physcodegym
+        sc = bpy.data.scenes.get(st.cf_copy_scene) if st.cf_copy_scene else None
+        if sc is not None and sc != context.scene:
+            bpy.data.scenes.remove(sc)
+        state.TRAJECTORIES.pop(context.scene.name, None)
+        st.cf_copy_scene = st.cf_result_json = st.cf_verdict = st.cf_status = ""
+        return {"FINISHED"}
+
+
+CLASSES = (PCG_OT_run_counterfactual, PCG_OT_clear_counterfactual)

@@ -1,0 +1,325 @@
+"""The "PhysCodeGym" sidebar tab of the 3D Viewport: Task, Reference, Agent, Probes, Counterfactual,
+Rubric, Scores. Panels only draw state and call operators; what is unavailable is drawn disabled with
+the reason."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import bpy
+from physcodegym.physcodegym_addon import features, jobs, preferences
+
+
+def _job_row(layout: Any, name: str) -> None:
+    """Progress bar and Stop button of a running job, or its last message."""
+    job = jobs.get(name)
+    if job is None:
+        return
+    row = layout.row(align=True)
+    if job.running:
+        row.progress(factor=job.progress, type="BAR", text=f"{name}: {job.seconds:.0f} s")
+        op = row.operator("physcodegym.cancel_job", text="", icon="CANCEL")
+        op.job = name
+    else:
+        row.label(text=f"{name}: {job.state} {job.message}", icon="CHECKMARK" if job.state == "done" else "ERROR")
+
+
+def _unavailable(layout: Any, feature: str) -> bool:
+    ok, why = features.status(feature)
+    if not ok:
+        layout.label(text=why, icon="ERROR")
+    return not ok
+
+
+class _Base:
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = "PhysCodeGym"
+
+
+class PCG_UL_events(bpy.types.UIList):
+    def draw_item(self, context: Any, layout: Any, data: Any, item: Any, icon: Any, active_data: Any, active_propname: str, index: int = 0) -> None:
+        row = layout.row(align=True)
+        op = row.operator("physcodegym.jump_to_event", text="", icon="TIME", emboss=False)
+        op.index = index
+        row.label(text=f"{item.start_s:.2f}-{item.end_s:.2f} s  {item.name}", icon="KEYTYPE_KEYFRAME_VEC" if item.key else "NONE")
+        row.label(text=item.description)
+
+
+class PCG_UL_findings(bpy.types.UIList):
+    def draw_item(self, context: Any, layout: Any, data: Any, item: Any, icon: Any, active_data: Any, active_propname: str, index: int = 0) -> None:
+        row = layout.row(align=True)
+        row.label(text=item.kind, icon="ERROR")
+        row.label(text=item.objects or "-")
+        val = f"{item.value:.4g} {item.unit}" if item.has_value else ""
+        row.label(text=f"f{item.frames} {val}".strip())
+
+
+class PCG_UL_roles(bpy.types.UIList):
+    def draw_item(self, context: Any, layout: Any, data: Any, item: Any, icon: Any, active_data: Any, active_propname: str, index: int = 0) -> None:
+        row = layout.row(align=True)
+        row.prop(item, "name", text="", emboss=False)
+        row.label(text=item.object_name or "(unassigned)", icon="OBJECT_DATA")
+        row.prop(item, "core", text="core")
+
+
+class PCG_UL_criteria(bpy.types.UIList):
+    def draw_item(self, context: Any, layout: Any, data: Any, item: Any, icon: Any, active_data: Any, active_propname: str, index: int = 0) -> None:
+        row = layout.row(align=True)
+        row.prop(item, "name", text="", emboss=False)
+        row.label(text=item.check)
+        row.label(text=item.roles)
+
+
+class PCG_PT_main(_Base, bpy.types.Panel):
+    bl_label = "PhysCodeGym"
+    bl_idname = "PCG_PT_main"
+
+    def draw(self, context: Any) -> None:
+        layout = self.layout
+        busy = [j for j in jobs.JOBS.values() if j.running]
+        layout.label(text=f"{len(busy)} background job(s) running" if busy else "idle", icon="SORTTIME" if busy else "CHECKMARK")
+
+
+class PCG_PT_task(_Base, bpy.types.Panel):
+    bl_label = "Task"
+    bl_parent_id = "PCG_PT_main"
+
+    def draw(self, context: Any) -> None:
+        layout = self.layout
+        st = context.scene.physcodegym
+        if _unavailable(layout, "tasks"):
+            return
+        row = layout.row(align=True)
+        row.prop(st, "task_ref", text="")
+        row.operator("physcodegym.load_task", text="Load", icon="IMPORT")
+        if st.task_status:
+            layout.label(text=st.task_status)
+        if not st.task_id:
+            return
+        layout.label(text=f"{st.task_title} [{st.task_category}]", icon="INFO")
+        box = layout.box()
+        box.label(text="Object checklist")
+        for it in st.checklist:
+            box.label(text=f"{it.count} x {it.category}: {it.attributes}  ({it.roles})")
+        layout.label(text="Events (click to jump)")
+        layout.template_list("PCG_UL_events", "", st, "events", st, "events_index", rows=3)
+
+
+class PCG_PT_reference(_Base, bpy.types.Panel):
+    bl_label = "Reference"
+    bl_parent_id = "PCG_PT_main"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context: Any) -> None:
+        layout = self.layout
+        st = context.scene.physcodegym
+        layout.prop(st, "sync_range")
+        if st.reference_strip:
+            layout.label(text=f"VSE strip: {st.reference_strip}", icon="SEQUENCE")
+            layout.label(text=f"camera background: {st.reference_camera or 'no camera'}", icon="CAMERA_DATA")
+            layout.label(text=f"frames {context.scene.frame_start}-{context.scene.frame_end}")
+            layout.operator("physcodegym.remove_reference", icon="X")
+        else:
+            layout.label(text="load a task to show its reference video")
+
+
+class PCG_PT_agent(_Base, bpy.types.Panel):
+    bl_label = "Agent"
+    bl_parent_id = "PCG_PT_main"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context: Any) -> None:
+        layout = self.layout
+        st = context.scene.physcodegym
+        prefs = preferences.get(context)
+        if _unavailable(layout, "agent"):
+            return
+        layout.label(text=f"{prefs.provider} / {prefs.model}", icon="PREFERENCES")
+        var = preferences.api_key_env(prefs)
+        if var and not os.environ.get(var):
+            layout.label(text=f"{var} is not set", icon="ERROR")
+        layout.prop(st, "run_dir")
+        row = layout.row(align=True)
+        row.operator("physcodegym.start_agent", icon="PLAY")
+        row.operator("physcodegym.refresh_agent", text="", icon="FILE_REFRESH")
+        _job_row(layout, "agent")
+        if st.agent_status:
+            layout.label(text=st.agent_status)
+        layout.label(text=f"launches {st.agent_launches}  tokens {st.agent_tokens}  cost ${st.agent_cost:.4f}")
+        im = bpy.data.images.get("PCG Preview")
+        if im is not None:
+            layout.label(text=f"preview: {os.path.basename(st.agent_preview)}", icon="IMAGE_DATA")
+            if not bpy.app.background:  # previews need a GPU context
+                im.preview_ensure()
+                layout.template_icon(icon_value=im.preview.icon_id, scale=8.0)
+        if st.submission_blend:
+            layout.operator("physcodegym.load_submission", icon="SCENE_DATA")
+
+
+class PCG_PT_probes(_Base, bpy.types.Panel):
+    bl_label = "Probes"
+    bl_parent_id = "PCG_PT_main"
+
+    def draw(self, context: Any) -> None:
+        layout = self.layout
+        st = context.scene.physcodegym
+        col = layout.column()
+        ok, why = features.status("audit")
+        col.enabled = ok
+        row = col.row(align=True)
+        row.operator("physcodegym.run_audit", icon="VIEWZOOM")
+        row.prop(st, "audit_with_rubric", text="Rubric")
+        if not ok:
+            layout.label(text=why, icon="ERROR")
+        _job_row(layout, "audit")
+        if st.audit_status:
+            layout.label(text=st.audit_status)
+        if st.s_val_set:
+            layout.label(text=f"S_val = {st.s_val:.3f} ({sum(c.passed for c in st.criteria)}/{len(st.criteria)} criteria passed)", icon="CHECKMARK")
+        elif st.task_id and len(st.findings):
+            layout.label(text="S_val: not computed (run with the rubric)")
+        if len(st.findings) or st.audit_status:
+            layout.template_list("PCG_UL_findings", "", st, "findings", st, "findings_index", rows=4)
+            if 0 <= st.findings_index < len(st.findings):
+                f = st.findings[st.findings_index]
+                box = layout.box()
+                box.label(text=f.message)
+                box.label(text=f"objects: {f.objects}  frames: {f.frames}")
+        for c in st.criteria:
+            layout.label(text=f"{c.name}: {c.score:.2f}" if c.has_score else f"{c.name}: {c.state} {c.message}", icon="CHECKMARK" if c.passed else "X")
+
+
+class PCG_PT_counterfactual(_Base, bpy.types.Panel):
+    bl_label = "Counterfactual"
+    bl_parent_id = "PCG_PT_main"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context: Any) -> None:
+        layout = self.layout
+        st = context.scene.physcodegym
+        col = layout.column()
+        ok, why = features.status("counterfactual")
+        col.enabled = ok
+        col.prop(st, "cf_kind")
+        col.prop(st, "cf_params_json")
+        col.prop(st, "cf_from_frame")
+        col.label(text=f"on: {', '.join(o.name for o in context.selected_objects) or '(nothing selected)'}")
+        col.operator("physcodegym.run_counterfactual", icon="MOD_PHYSICS")
+        if not ok:
+            layout.label(text=why, icon="ERROR")
+        _job_row(layout, "counterfactual")
+        for text in (st.cf_status, st.cf_verdict):
+            if text:
+                layout.label(text=text)
+        if st.cf_copy_scene:
+            layout.label(text=f"kept copy: scene '{st.cf_copy_scene}'", icon="SCENE_DATA")
+        if st.cf_plot_image and bpy.data.images.get(st.cf_plot_image) is not None:
+            layout.label(text=f"plot: image '{st.cf_plot_image}' (Image Editor)", icon="IMAGE_DATA")
+        if st.cf_result_json:
+            layout.operator("physcodegym.clear_counterfactual", icon="X")
+
+
+class PCG_PT_rubric(_Base, bpy.types.Panel):
+    bl_label = "Rubric"
+    bl_parent_id = "PCG_PT_main"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context: Any) -> None:
+        layout = self.layout
+        st = context.scene.physcodegym
+        if _unavailable(layout, "tasks"):
+            return
+        row = layout.row(align=True)
+        row.prop(st, "new_role_name", text="Role")
+        row.operator("physcodegym.assign_role", text="Assign", icon="RESTRICT_SELECT_OFF")
+        row = layout.row()
+        row.template_list("PCG_UL_roles", "", st, "draft_roles", st, "draft_roles_index", rows=3)
+        row.operator("physcodegym.remove_draft_item", text="", icon="REMOVE").what = "ROLE"
+        box = layout.box()
+        box.prop(st, "new_check")
+        box.prop(st, "new_params_json")
+        box.prop(st, "new_thresholds_json")
+        r = box.row()
+        r.prop(st, "new_weight")
+        r.prop(st, "new_structural")
+        box.operator("physcodegym.add_criterion", icon="ADD")
+        cf = layout.box()
+        cf.label(text="Counterfactual criterion (from the last run)")
+        cf.prop(st, "cf_measure")
+        r = cf.row(align=True)
+        r.prop(st, "cf_expect_role")
+        r.prop(st, "cf_expect_op", text="")
+        r.prop(st, "cf_expect_value", text="")
+        r = cf.row(align=True)
+        r.prop(st, "cf_expect_at_s")
+        r.prop(st, "cf_relative")
+        cf.operator("physcodegym.add_cf_criterion", icon="ADD")
+        row = layout.row()
+        row.template_list("PCG_UL_criteria", "", st, "draft_criteria", st, "draft_criteria_index", rows=3)
+        row.operator("physcodegym.remove_draft_item", text="", icon="REMOVE").what = "CRITERION"
+        if 0 <= st.draft_criteria_index < len(st.draft_criteria):
+            c = st.draft_criteria[st.draft_criteria_index]
+            b = layout.box()
+            for p in ("description", "check", "roles", "params_json", "thresholds_json", "weight", "structural"):
+                b.prop(c, p)
+        row = layout.row(align=True)
+        row.operator("physcodegym.validate_rubric", icon="CHECKMARK")
+        row.operator("physcodegym.save_rubric", icon="FILE_TICK")
+        if st.rubric_status:
+            layout.label(text=st.rubric_status, icon="CHECKMARK" if st.rubric_valid else "ERROR")
+
+
+class PCG_PT_scores(_Base, bpy.types.Panel):
+    bl_label = "Scores"
+    bl_parent_id = "PCG_PT_main"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context: Any) -> None:
+        layout = self.layout
+        st = context.scene.physcodegym
+        if _unavailable(layout, "score"):
+            return
+        layout.prop(st, "score_candidate")
+        row = layout.row(align=True)
+        row.operator("physcodegym.run_score", icon="SORTSIZE")
+        sub = row.row()
+        ok, why = features.status("lpips")
+        sub.enabled = ok
+        sub.prop(st, "score_with_lpips")
+        if not ok:
+            layout.label(text=f"LPIPS {why}", icon="INFO")
+        _job_row(layout, "score")
+        if st.score_status:
+            layout.label(text=st.score_status)
+        for m in st.scores:
+            if m.has_value:
+                layout.label(text=f"{m.name}: {m.value:.3f}", icon="CHECKMARK")
+            else:
+                layout.label(text=f"{m.name}: missing ({m.state}) {m.reason}", icon="ERROR")
+        if st.aggregates_json:
+            try:
+                agg = json.loads(st.aggregates_json)
+            except json.JSONDecodeError:
+                agg = {}
+            for k in ("S_vis", "S_phys", "S_tot"):
+                v = agg.get(k)
+                layout.label(text=f"{k}: {v:.3f}" if isinstance(v, (int, float)) else f"{k}: {v}")
+
+
+CLASSES = (
+    PCG_UL_events,
+    PCG_UL_findings,
+    PCG_UL_roles,
+    PCG_UL_criteria,
+    PCG_PT_main,
+    PCG_PT_task,
+    PCG_PT_reference,
+    PCG_PT_agent,
+    PCG_PT_probes,
+    PCG_PT_counterfactual,
+    PCG_PT_rubric,
+    PCG_PT_scores,
+)

@@ -1,0 +1,295 @@
+"""Long work off Blender's main thread: child processes whose output a persistent timer drains (SPEC §7).
+
+bpy is not thread-safe, so nothing here touches bpy from a thread: a reader thread only moves the
+child's stderr lines into a queue; `tick()` (the registered `bpy.app.timers` callback, also callable
+directly from scripts and tests) runs on the main thread, updates progress and hands the finished
+child's JSON document to the job's `on_done` callback, which is where scene data gets written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent  # the extension root == package `physcodegym`
+TICK_SECONDS = 0.25
+_FRAME_RE = re.compile(r"(?:frame|Fra:)\s*:?\s*(\d+)", re.IGNORECASE)
+
+
+def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """Environment for a child: the package importable as `physcodegym`, the task library visible."""
+    env = dict(os.environ)
+    if PACKAGE_ROOT.name == "physcodegym":  # installed extension: its parent folder makes it importable
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PACKAGE_ROOT.parent), env.get("PYTHONPATH", "")) if p)
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    if extra:
+        env.update(extra)
+    return env
+
+
+def module_argv(module: str, args: list[str]) -> list[str]:
+    """Command line running `python -m MODULE ARGS` in a fresh process with bpy available.
+
+    With the bpy module (this venv) that is the same interpreter; inside a real Blender,
+    `bpy.app.binary_path` is the blender executable and the module runs through `blender -b --python-expr`.
+    """
+    binary = ""
+    try:
+        import bpy
+
+        binary = bpy.app.binary_path or ""
+    except ImportError:
+        pass
+    if binary and Path(binary).name.lower().startswith("blender"):
+        root = str(PACKAGE_ROOT.parent)
+        expr = (
+            f"import sys, runpy; sys.path.insert(0, {root!r}); sys.argv = [{module!r}] + sys.argv[sys.argv.index('--') + 1:]; "
+            f"runpy.run_module({module!r}, run_name='__main__')"
+        )
+        return [binary, "-b", "--python-expr", expr, "--", *args]
+    return [sys.executable, "-m", module, *args]
+
+
+def cli_argv(args: list[str]) -> list[str]:
+    """`physcodegym ARGS` in a fresh process (see module_argv)."""
+    return module_argv("physcodegym", args)
+
+
+def last_json(text: str) -> Any:
+    """The last line of `text` that is a JSON document (Blender may print a banner before ours)."""
+    for line in reversed(text.strip().splitlines()):
+        line = line.strip()
+        if line.startswith(("{", "[")):
+            try:
+                return json.loads(line)
+            except json.JSONDecodeError:
+                continue
+    return None
+
+
+@dataclass
+class Job:
+    """One child process: state, progress and the callback that applies its result on the main thread."""
+
+    name: str
+    argv: list[str]
+    on_done: Callable[[Job], None] | None = None
+    on_progress: Callable[[Job, str], None] | None = None
+    cwd: str | None = None
+    env: dict[str, str] | None = None
+    total: int = 0  # expected progress units (frames), 0 if unknown
+    state: str = "pending"  # pending | running | done | failed | cancelled
+    progress: float = 0.0
+    message: str = ""
+    returncode: int | None = None
+    doc: Any = None
+    stdout: str = ""
+    log: list[str] = field(default_factory=list)
+    started: float = 0.0
+    ended: float = 0.0
+    _proc: subprocess.Popen | None = None
+    _lines: queue.Queue = field(default_factory=queue.Queue)
+    _out: list[str] = field(default_factory=list)
+    _threads: list[threading.Thread] = field(default_factory=list)
+
+    def start(self) -> Job:
+        self.started = time.time()
+        self._proc = subprocess.Popen(
+            self.argv,
+            cwd=self.cwd,
+            env=self.env or child_env(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            errors="replace",
+        )
+        self.state = "running"
+        t_err = threading.Thread(target=self._pump, args=(self._proc.stderr,), daemon=True)
+        t_out = threading.Thread(target=self._collect, args=(self._proc.stdout,), daemon=True)
+        self._threads = [t_err, t_out]
+        for t in self._threads:
+            t.start()
+        return self
+
+    def _pump(self, stream: Any) -> None:
+        for line in stream:
+            self._lines.put(line.rstrip("\n"))
+
+    def _collect(self, stream: Any) -> None:
+        self._out.append(stream.read())
+
+    @property
+    def running(self) -> bool:
+        return self.state in ("pending", "running")
+
+    @property
+    def seconds(self) -> float:
+        return (self.ended or time.time()) - self.started if self.started else 0.0
+
+    def cancel(self) -> None:
+        """Stop the child (terminate, then kill); its result is discarded."""
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(timeout=3)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+        if self.running:
+            self.state = "cancelled"
+            self.message = "cancelled"
+            self.ended = time.time()
+
+    def poll(self) -> bool:
+        """Drain queued lines and check for exit; returns True once the job has finished (main thread)."""
+        while True:
+            try:
+                line = self._lines.get_nowait()
+            except queue.Empty:
+                break
+            self.log.append(line)
+            del self.log[:-200]
+            m = _FRAME_RE.search(line)
+            if m and self.total:
+                self.progress = min(0.99, max(self.progress, int(m.group(1)) / self.total))
+            if self.on_progress:
+                self.on_progress(self, line)
+        if not self.running:
+            return True
+        assert self._proc is not None
+        rc = self._proc.poll()
+        if rc is None:
+            return False
+        for t in self._threads:
+            t.join(timeout=5)
+        self.poll_remaining()
+        self.returncode = rc
+        self.stdout = "".join(self._out)
+        self.doc = last_json(self.stdout)
+        self.ended = time.time()
+        self.progress = 1.0
+        if rc == 0:
+            self.state = "done"
+            self.message = f"done in {self.seconds:.1f} s"
+        else:
+            self.state = "failed"
+            err = self.doc.get("error") if isinstance(self.doc, dict) else None
+            if isinstance(err, dict):
+                where = ": ".join(str(x) for x in (err.get("file"), err.get("field")) if x)
+                self.message = f"exit {rc}: {where + ': ' if where else ''}{err.get('message', '')}"
+            else:
+                self.message = f"exit {rc}: " + (self.log[-1] if self.log else "no output")
+        if self.on_done:
+            try:
+                self.on_done(self)
+            except Exception as e:  # a broken callback must not kill the timer
+                self.state = "failed"
+                self.message = f"applying the result failed: {type(e).__name__}: {e}"
+        return True
+
+    def poll_remaining(self) -> None:
+        while True:
+            try:
+                self.log.append(self._lines.get_nowait())
+            except queue.Empty:
+                break
+        del self.log[:-200]
+
+
+JOBS: dict[str, Job] = {}
+
+
+def submit(job: Job) -> Job:
+    """Start `job` under its name (a running job of the same name is cancelled first) and ensure the timer."""
+    old = JOBS.get(job.name)
+    if old is not None and old.running:
+        old.cancel()
+    JOBS[job.name] = job
+    job.start()
+    ensure_timer()
+    return job
+
+
+def get(name: str) -> Job | None:
+    return JOBS.get(name)
+
+
+def cancel(name: str) -> bool:
+    job = JOBS.get(name)
+    if job is None or not job.running:
+        return False
+    job.cancel()
+    return True
+
+
+def tick() -> float | None:
+    """Timer callback: poll every job, redraw the UI; keeps running while any job runs."""
+    busy = False
+    for job in list(JOBS.values()):
+        if job.running:
+            job.poll()
+            busy = busy or job.running
+    _redraw()
+    return TICK_SECONDS if busy else None
+
+
+def wait(name: str, timeout: float = 120.0) -> Job:
+    """Block until the job finishes, ticking as the timer would (scripts and tests; never from the UI)."""
+    job = JOBS[name]
+    t_end = time.time() + timeout
+    while job.running:
+        if time.time() > t_end:
+            job.cancel()
+            raise TimeoutError(f"job {name!r} did not finish in {timeout} s; log tail: {job.log[-5:]}")
+        tick()
+        time.sleep(0.05)
+    return job
+
+
+def ensure_timer() -> None:
+    try:
+        import bpy
+    except ImportError:
+        return
+    if not bpy.app.timers.is_registered(tick):
+        bpy.app.timers.register(tick, first_interval=TICK_SECONDS, persistent=True)
+
+
+def stop_all() -> None:
+    """Cancel every running job and drop the timer (add-on unregister)."""
+    for job in JOBS.values():
+        if job.running:
+            job.cancel()
+    JOBS.clear()
+    try:
+        import bpy
+
+        if bpy.app.timers.is_registered(tick):
+            bpy.app.timers.unregister(tick)
+    except ImportError:
+        pass
+
+
+def _redraw() -> None:
+    try:
+        import bpy
+    except ImportError:
+        return
+    wm = getattr(bpy.context, "window_manager", None)
+    if wm is None:
+        return
+    for win in wm.windows:
+        for area in win.screen.areas:
+            if area.type in ("VIEW_3D", "PROPERTIES", "SEQUENCE_EDITOR"):
+                area.tag_redraw()

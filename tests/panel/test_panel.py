@@ -1,0 +1,271 @@
+"""The Blender panel with the real bpy module: registration, every operator through bpy.ops on real
+scenes, and every panel's draw() in every state through a recording layout (there is no window here)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+bpy = pytest.importorskip("bpy")
+
+from physcodegym.physcodegym_addon import jobs, state  # noqa: E402
+
+VIDEO_FRAMES = 48
+
+
+def fresh_scene(name: str = "Shot") -> Any:
+    """An empty current scene (every other scene and object removed)."""
+    import bpy
+    from physcodegym.physcodegym_addon import jobs
+
+    for j in list(jobs.JOBS.values()):
+        j.cancel()
+    jobs.JOBS.clear()
+    state.clear()
+    sc = bpy.data.scenes.new(name + ".tmp")
+    bpy.context.window.scene = sc
+    for other in list(bpy.data.scenes):
+        if other != sc:
+            bpy.data.scenes.remove(other)
+    bpy.data.batch_remove(list(bpy.data.objects) + list(bpy.data.meshes) + list(bpy.data.cameras) + list(bpy.data.movieclips) + list(bpy.data.images))
+    bpy.data.orphans_purge(do_recursive=True)
+    sc.name = name
+    sc.frame_start, sc.frame_end = 1, 40
+    sc.render.fps = 30
+    return sc
+
+
+def build_drop_scene(with_support: bool = False, scripted: bool = False) -> Any:
+    """Passive ground, an active cube falling from z=3 (on a passive support box if asked), a camera.
+
+    scripted=True keyframes the cube's location instead of simulating it (a scripted_motion defect)."""
+    import bpy
+
+    sc = fresh_scene()
+    ctx = bpy.context
+    bpy.ops.mesh.primitive_plane_add(size=20, location=(0, 0, 0))
+    ground = ctx.active_object
+    ground.name = "Ground"
+    bpy.ops.rigidbody.object_add(type="PASSIVE")
+    if with_support:
+        bpy.ops.mesh.primitive_cube_add(size=1, location=(0, 0, 0.5))
+        sup = ctx.active_object
+        sup.name = "Support"
+        bpy.ops.rigidbody.object_add(type="PASSIVE")
+    bpy.ops.mesh.primitive_cube_add(size=0.5, location=(0, 0, 3))
+    cube = ctx.active_object
+    cube.name = "Cube"
+    if scripted:
+        cube.keyframe_insert("location", frame=1)
+        cube.location.z = 0.25
+        cube.keyframe_insert("location", frame=30)
+    else:
+        bpy.ops.rigidbody.object_add(type="ACTIVE")
+    bpy.ops.object.camera_add(location=(0, -10, 2), rotation=(1.45, 0, 0))
+    sc.camera = ctx.active_object
+    sc.camera.name = "Cam"
+    if sc.rigidbody_world is not None:
+        sc.rigidbody_world.point_cache.frame_end = sc.frame_end
+    bpy.ops.object.select_all(action="DESELECT")
+    sc.frame_set(1)
+    return sc
+
+
+def wait_job(name: str, timeout: float = 180.0) -> Any:
+    from physcodegym.physcodegym_addon import jobs
+
+    return jobs.wait(name, timeout=timeout)
+
+
+# ------------------------------------------------------------------ recording layout
+
+
+class Recorder:
+    """Stands in for UILayout: records calls and checks what a real layout would refuse (unknown
+    properties, unregistered operators or UI lists)."""
+
+    def __init__(self, log: list[tuple], depth: int = 0) -> None:
+        self.log, self.depth = log, depth
+        self.enabled = self.active = True
+        self.alert = False
+        self.scale_y = 1.0
+
+    def _child(self, kind: str, *a: Any, **k: Any) -> Recorder:
+        self.log.append((kind, self.depth))
+        return Recorder(self.log, self.depth + 1)
+
+    def row(self, *a: Any, **k: Any) -> Recorder:
+        return self._child("row")
+
+    def column(self, *a: Any, **k: Any) -> Recorder:
+        return self._child("column")
+
+    def box(self, *a: Any, **k: Any) -> Recorder:
+        return self._child("box")
+
+    def split(self, *a: Any, **k: Any) -> Recorder:
+        return self._child("split")
+
+    def label(self, text: str = "", icon: str = "NONE", **k: Any) -> None:
+        assert isinstance(text, str)
+        self._icon(icon)
+        self.log.append(("label", text, self.enabled))
+
+    def _icon(self, icon: str) -> None:
+        items = bpy.types.UILayout.bl_rna.functions["label"].parameters["icon"].enum_items
+        assert icon in items, f"unknown icon {icon!r}"
+
+    def prop(self, data: Any, prop: str, text: str | None = None, icon: str = "NONE", **k: Any) -> None:
+        assert prop in data.bl_rna.properties, f"{type(data).__name__} has no property {prop!r}"
+        self._icon(icon)
+        self.log.append(("prop", prop, self.enabled))
+
+    def operator(self, idname: str, text: str | None = None, icon: str = "NONE", **k: Any) -> Any:
+        mod, name = idname.split(".")
+        op = getattr(getattr(bpy.ops, mod), name)
+        rna = op.get_rna_type()  # raises KeyError for an unregistered operator
+        self._icon(icon)
+        poll = op.poll()
+        self.log.append(("operator", idname, self.enabled and poll))
+
+        class Props:
+            def __setattr__(s, key: str, value: Any) -> None:
+                assert key in rna.properties, f"{idname} has no property {key!r}"
+
+        return Props()
+
+    def template_list(self, list_type: str, list_id: str, data: Any, prop: str, active_data: Any, active_prop: str, **k: Any) -> None:
+        assert hasattr(bpy.types, list_type), f"UI list {list_type} not registered"
+        assert prop in data.bl_rna.properties and active_prop in active_data.bl_rna.properties
+        ul = getattr(bpy.types, list_type)
+        for i, item in enumerate(getattr(data, prop)):  # draw every row as the list would
+            ul.draw_item(None, bpy.context, Recorder(self.log, self.depth + 1), data, item, 0, active_data, active_prop, i)
+        self.log.append(("list", list_type, len(getattr(data, prop))))
+
+    def progress(self, factor: float = 0.0, type: str = "BAR", text: str = "") -> None:
+        assert 0.0 <= factor <= 1.0
+        self.log.append(("progress", factor, text))
+
+    def template_icon(self, icon_value: int = 0, scale: float = 1.0) -> None:
+        self.log.append(("icon", icon_value))
+
+
+PANELS = ("PCG_PT_main", "PCG_PT_task", "PCG_PT_reference", "PCG_PT_agent", "PCG_PT_probes", "PCG_PT_counterfactual", "PCG_PT_rubric", "PCG_PT_scores")
+
+
+def draw_all() -> dict[str, list[tuple]]:
+    """Run every panel's draw() with a recording layout; returns the log per panel."""
+    out = {}
+    for name in PANELS:
+        cls = getattr(bpy.types, name)
+        log: list[tuple] = []
+        holder = type("P", (), {"layout": Recorder(log)})()
+        cls.draw(holder, bpy.context)
+        out[name] = log
+    return out
+
+
+def labels(log: list[tuple]) -> str:
+    return "\n".join(e[1] for e in log if e[0] == "label")
+
+
+def op_enabled(log: list[tuple], idname: str) -> bool:
+    hits = [e[2] for e in log if e[0] == "operator" and e[1] == idname]
+    assert hits, f"{idname} not drawn"
+    return hits[0]
+
+
+# ------------------------------------------------------------------ registration
+
+
+def test_register_unregister_cycle(addon: Any) -> None:
+    from physcodegym.physcodegym_addon import registration
+
+    assert registration.is_registered()
+    assert hasattr(bpy.types.Scene, "physcodegym") and hasattr(bpy.types, "PCG_PT_probes")
+    n_ops = len([o for o in dir(bpy.ops.physcodegym) if not o.startswith("_")])
+    assert n_ops >= 15
+    prefs = bpy.context.preferences.addons["physcodegym"].preferences
+    assert prefs.openai_key_env == "OPENAI_API_KEY" and prefs.preview_engine == "BLENDER_WORKBENCH"
+    registration.unregister()
+    assert not hasattr(bpy.types.Scene, "physcodegym") and not hasattr(bpy.types, "PCG_PT_probes")
+    assert not bpy.app.timers.is_registered(jobs.tick)
+    with pytest.raises(KeyError):
+        bpy.ops.physcodegym.load_task.get_rna_type()
+    registration.register()
+    assert hasattr(bpy.types.Scene, "physcodegym") and bpy.ops.physcodegym.load_task.poll() in (True, False)
+    # the key itself is never a property: only variable names are stored
+    assert not [p for p in prefs.bl_rna.properties.keys() if p.endswith("_key") or p == "api_key"]
+
+
+# ------------------------------------------------------------------ task and reference
+
+
+def test_load_task_reference_and_events(addon: Any, task_folder: Path) -> None:
+    sc = build_drop_scene()
+    st = sc.physcodegym
+    assert bpy.ops.physcodegym.load_task(task=str(task_folder)) == {"FINISHED"}
+    assert st.task_id == "panel_drop" and len(st.checklist) == 1 and len(st.events) == 2
+    strip = sc.sequence_editor.strips[st.reference_strip]
+    assert strip.type == "MOVIE" and strip.frame_final_start == sc.frame_start
+    assert strip.frame_final_duration == VIDEO_FRAMES
+    assert (sc.frame_start, sc.frame_end) == (1, VIDEO_FRAMES) and sc.render.fps == 30
+    assert sc.render.use_sequencer is False  # renders of the reconstruction stay the 3D scene
+    cam = sc.camera.data
+    bg = [b for b in cam.background_images if b.source == "MOVIE_CLIP"]
+    assert len(bg) == 1 and bg[0].clip.name == st.reference_clip and cam.show_background_images
+    assert bg[0].clip.frame_start == sc.frame_start and bg[0].clip.frame_duration == VIDEO_FRAMES
+    # events carry scene frames; jumping lands on their first (or last) frame
+    land = st.events[1]
+    assert (land.start_frame, land.end_frame, land.key) == (19, 31, True)
+    assert bpy.ops.physcodegym.jump_to_event(index=1) == {"FINISHED"} and sc.frame_current == 19
+    assert bpy.ops.physcodegym.jump_to_event(index=1, to_end=True) == {"FINISHED"} and sc.frame_current == 31
+    # loading again replaces (never duplicates) the strip and background
+    assert bpy.ops.physcodegym.load_task(task=str(task_folder)) == {"FINISHED"}
+    assert len(sc.sequence_editor.strips) == 1 and len([b for b in cam.background_images if b.source == "MOVIE_CLIP"]) == 1
+    assert bpy.ops.physcodegym.remove_reference() == {"FINISHED"}
+    assert len(sc.sequence_editor.strips) == 0 and not [b for b in cam.background_images if b.source == "MOVIE_CLIP"]
+    assert sc.render.use_sequencer is True
+
+
+def test_load_task_by_library_id_and_bad_input(addon: Any, task_folder: Path, tmp_path: Path) -> None:
+    sc = build_drop_scene()
+    prefs = bpy.context.preferences.addons["physcodegym"].preferences
+    prefs.task_library = str(task_folder.parent)
+    try:
+        assert bpy.ops.physcodegym.load_task(task="panel_drop", with_reference=False) == {"FINISHED"}
+        assert sc.physcodegym.task_folder == str(task_folder.resolve()) and not sc.physcodegym.reference_strip
+    finally:
+        prefs.task_library = ""
+    bad = tmp_path / "bad_task"
+    bad.mkdir()
+    doc = json.loads((task_folder / "task.json").read_text())
+    doc["events"][0]["weight"] = 0
+    (bad / "task.json").write_text(json.dumps(doc))
+    with pytest.raises(RuntimeError, match=r"task\.json: events\[0\]\.weight"):
+        bpy.ops.physcodegym.load_task(task=str(bad))
+    assert "events[0].weight" in sc.physcodegym.task_status
+
+
+# ------------------------------------------------------------------ jobs (timer + queue)
+
+
+def test_job_success_failure_cancel() -> None:
+    ok = jobs.submit(jobs.Job("t_ok", [sys.executable, "-c", "import sys; print('frame 5', file=sys.stderr); print('{\"a\": 1}')"]))
+    bad = jobs.submit(
+        jobs.Job("t_bad", [sys.executable, "-m", "physcodegym", "tasks", "show", "/nonexistent/task", "--json"])
+    )
+    slow = jobs.submit(jobs.Job("t_slow", [sys.executable, "-c", "import time; time.sleep(60)"]))
+    assert bpy.app.timers.is_registered(jobs.tick)
+    assert jobs.wait("t_ok").state == "done" and ok.doc == {"a": 1} and "frame 5" in ok.log
+    assert jobs.wait("t_bad").state == "failed" and bad.returncode == 2 and "/nonexistent/task" in bad.message
+    assert slow.running
+    t = time.time()
+    assert jobs.cancel("t_slow") and slow.state == "cancelled" and time.time() - t < 5
+    assert slow._proc.poll() is not None  # the child is gone
+    assert jobs.tick() is None  # nothing left running: the timer stops itself
