@@ -37,7 +37,7 @@ TASK = {
         {"id": "ev_roll", "description": "the red ball rolls to the right", "roles": ["ball", "floor"],
          "interval": {"start_s": 0.13, "end_s": 0.87}, "weight": 1.0, "evidence": "SECRET-EVIDENCE-NOTE"},
         {"id": "ev_hit", "kind": "order", "description": "the ball hits the block", "roles": ["ball", "block"],
-         "interval": {"start_s": 0.93, "end_s": 1.07}, "weight": 2.0, "after": ["ev_roll"]},
+         "interval": {"start_s": 0.913, "end_s": 1.077}, "weight": 2.0, "after": ["ev_roll"]},
         {"id": "ev_push", "kind": "final_state", "description": "the block ends displaced to the right",
          "roles": ["block"], "interval": {"start_s": 1.2, "end_s": 1.97}, "weight": 1.0, "key": True},
     ],
