@@ -1,0 +1,43 @@
+"""`physcodegym selftest --task TASK`: inject known defects into the truth scene; report what the audit and rubric catch."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from physcodegym.headless.errors import InputError
+
+NAME = "selftest"
+HELP = "inject known defects into a task's truth scene and report which the audit and the rubric catch"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--task", action="append", required=True, help="task id or folder (repeatable)")
+    p.add_argument("--defects", help="comma-separated subset of: keyframe_core, remove_collider, hidden_support, oversize_margin, add_attractor")
+    p.add_argument("--work-dir", help="keep truth bakes and defected scenes here")
+
+
+def run(args: argparse.Namespace) -> Any:
+    from physcodegym.headless.cli import CommandResult
+    from physcodegym.probes.selftest import DEFECTS, run_selftest
+    from physcodegym.tasks.loader import load_task
+    from rich.progress import Progress
+
+    defects = [d.strip() for d in args.defects.split(",")] if args.defects else list(DEFECTS)
+    bad = [d for d in defects if d not in DEFECTS]
+    if bad:
+        raise InputError(f"unknown defect kind(s) {bad}; known: {', '.join(DEFECTS)}", field="--defects")
+    tasks = [load_task(t) for t in args.task]
+    results = []
+    with Progress(transient=True) as prog:
+        bar = prog.add_task("selftest", total=len(tasks) * len(defects))
+        for lt in tasks:
+            wd = Path(args.work_dir) / lt.id if args.work_dir else None
+            results.append(run_selftest(lt, defects, wd, progress=lambda k, r, lt=lt: prog.update(bar, advance=1, description=f"{lt.id}: {k}")))
+    matrix = {r["task"]: {k: v.get("caught") for k, v in r["defects"].items()} for r in results}
+    doc = {"tasks": results, "matrix": matrix, "all_caught": all(r["all_caught"] for r in results)}
+    lines = [f"{'task':<28}" + "".join(f"{d[:14]:>16}" for d in defects)]
+    for t, row in matrix.items():
+        lines.append(f"{t:<28}" + "".join(f"{('caught' if row.get(d) else 'MISSED' if row.get(d) is False else 'n/a'):>16}" for d in defects))
+    return CommandResult(doc=doc, exit_code=0, human="\n".join(lines))
