@@ -628,7 +628,9 @@ class LoopbackLLM:
         with self._lock:
             return list(self._requests)
 
+    @property
     def chat_requests(self) -> list[RecordedRequest]:
+        """Requests to the two chat endpoints (model listings and unknown routes left out)."""
         return [r for r in self.requests if r.endpoint in (OPENAI, ANTHROPIC)]
 
     @property

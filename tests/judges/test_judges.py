@@ -72,7 +72,7 @@ def test_object_judge_items_malformed_refused_unjudged(task, cand_frames, llm: L
     assert by["obj_block"]["verdict"] == "fail" and by["obj_block"]["observed_count"] == 2
     assert by["obj_floor"]["verdict"] is None and [u["id"] for u in d["unjudged"]] == ["obj_floor"]
     assert "partial: 1 of 3" in res.reason and d["judged"] == 2 and d["passed"] == 1
-    reqs = llm.chat_requests()
+    reqs = llm.chat_requests
     assert len(reqs) == 7 and s.calls["obj_floor"] == 3  # bounded: 3 answers per item at most
     first = reqs[0]
     assert first.images == 6 and "Category: ball" in first.text() and "left of the block" in first.text()
@@ -88,13 +88,13 @@ def test_object_judge_cache_and_missing_judge(task, cand_frames, llm: LoopbackLL
     llm.respond_with(s)
     p = judge("anthropic", llm, tmp_path)
     r1 = judge_objects(task, cand_frames, p, cache_dir=tmp_path / "cache")
-    assert r1.value == 1.0 and len(llm.chat_requests()) == 3 and llm.validation_errors == []
+    assert r1.value == 1.0 and len(llm.chat_requests) == 3 and llm.validation_errors == []
     r2 = judge_objects(task, cand_frames, p, cache_dir=tmp_path / "cache")
-    assert r2.value == 1.0 and len(llm.chat_requests()) == 3 and r2.details["usage"]["cache_hits"] == 3
+    assert r2.value == 1.0 and len(llm.chat_requests) == 3 and r2.details["usage"]["cache_hits"] == 3
     other = cand_frames.copy()
     other[:, :40] = 0  # a different candidate is a different input hash: asked again (and the script is empty now)
     r3 = judge_objects(task, other, p, cache_dir=tmp_path / "cache", max_attempts=1)
-    assert len(llm.chat_requests()) > 3 and r3.state == MetricState.error and r3.value is None
+    assert len(llm.chat_requests) > 3 and r3.state == MetricState.error and r3.value is None
     none = judge_objects(task, cand_frames, None)
     assert none.state == MetricState.uncomputable and none.value is None and "--judge-provider" in none.reason
 
@@ -103,7 +103,7 @@ def test_fatal_provider_error_makes_metric_error(task, ref_frames, cand_frames, 
     llm.respond_with(lambda req: Reply.http_error(401, "invalid x-api-key"))
     res = judge_events(task, ref_frames, cand_frames, judge("anthropic", llm, tmp_path), cache_dir=tmp_path / "c")
     assert res.state == MetricState.error and res.value is None and "AuthError" not in res.reason
-    assert "invalid x-api-key" in res.reason and len(llm.chat_requests()) == 1
+    assert "invalid x-api-key" in res.reason and len(llm.chat_requests) == 1
 
 
 def _event_script(roll, hit, push) -> ItemScript:
@@ -126,7 +126,7 @@ def test_event_judge_majority_weights_and_evidence(kind, task, ref_frames, cand_
     assert by["ev_hit"]["verdicts"] == ["pass", "fail", "fail"] and by["ev_hit"]["majority"] == "fail"
     assert by["ev_roll"]["evidence"] == [{"start_s": 0.2, "end_s": 0.8}] * 2  # from the two agreeing judgments
     assert all(len(r["judgments"]) == 3 for r in res.details["items"]) and not res.details["key_cap_applied"]
-    reqs = llm.chat_requests()
+    reqs = llm.chat_requests
     assert len(reqs) == 9 and {item_of(r) for r in reqs} == {"ev_roll", "ev_hit", "ev_push"}
 
 
@@ -134,7 +134,7 @@ def test_event_judge_sees_no_reference_action(task, ref_frames, cand_frames, llm
     llm.respond_with(_event_script(["pass"] * 3, ["pass"] * 3, ["pass"] * 3))
     res = judge_events(task, ref_frames, cand_frames, judge("openai", llm, tmp_path), cache_dir=tmp_path / "c")
     assert res.value == 1.0
-    hit = next(r for r in llm.chat_requests() if item_of(r) == "ev_hit")
+    hit = next(r for r in llm.chat_requests if item_of(r) == "ev_hit")
     text = hit.text()
     assert "the ball hits the block" in text and "Must happen after: ev_roll: the red ball rolls" in text
     assert "red ball" in text and "blue block" in text  # role identities
@@ -180,8 +180,8 @@ def test_event_cache_keeps_three_independent_judgments(task, ref_frames, cand_fr
     llm.respond_with(_event_script(["pass", "fail", "pass"], ["fail"] * 3, ["pass"] * 3))
     p = judge("openai", llm, tmp_path)
     r1 = judge_events(task, ref_frames, cand_frames, p, cache_dir=tmp_path / "c")
-    n = len(llm.chat_requests())
+    n = len(llm.chat_requests)
     r2 = judge_events(task, ref_frames, cand_frames, p, cache_dir=tmp_path / "c")
-    assert len(llm.chat_requests()) == n == 9 and r2.details["usage"]["cache_hits"] == 9
+    assert len(llm.chat_requests) == n == 9 and r2.details["usage"]["cache_hits"] == 9
     assert [i["verdicts"] for i in r2.details["items"]] == [i["verdicts"] for i in r1.details["items"]]
     assert json.dumps(r2.model_dump(mode="json"))  # the result is plain JSON for score output

@@ -48,7 +48,7 @@ def tool_roundtrip(c, llm: LoopbackLLM) -> list:
                                                             content=[TextPart(text="2 frames"), ImagePart(png_base64=PNG)])])]
     r2 = c.chat(follow, tools=TOOLS, max_tokens=256)
     assert r2.text == "two frames seen" and not r2.tool_calls
-    return llm.chat_requests()
+    return llm.chat_requests
 
 
 def test_openai_wire_shape_images_and_tools(llm: LoopbackLLM, tmp_path: Path) -> None:
@@ -109,7 +109,7 @@ def test_faults_are_retried_with_backoff_and_retry_after(kind: str, llm: Loopbac
     c = client(kind, llm, tmp_path, timeout_s=0.25, max_retries=5)
     r = c.chat(convo())
     assert r.text == "finally"
-    assert [q.reply for q in llm.chat_requests()] == ["429", "503", "truncated:body", "truncated:stream", "delayed:1",
+    assert [q.reply for q in llm.chat_requests] == ["429", "503", "truncated:body", "truncated:stream", "delayed:1",
                                                        "text"]
     assert c.stats.retries == 5 and c.stats.calls == 1
     lines = [json.loads(x) for x in (tmp_path / "llm.jsonl").read_text().splitlines()]
@@ -126,11 +126,11 @@ def test_retry_budget_exhausted_and_long_retry_after(llm: LoopbackLLM, tmp_path:
     llm.script([Reply.server_error(500)] * 3)
     with pytest.raises(E.ServerError):
         c.chat(convo())
-    assert len(llm.chat_requests()) == 3
+    assert len(llm.chat_requests) == 3
     llm.script([Reply.rate_limited(retry_after=3600)])
     with pytest.raises(E.RateLimited) as ei:
         c.chat(convo())
-    assert ei.value.retry_after_s == 3600 and len(llm.chat_requests()) == 4  # not waited out, not retried
+    assert ei.value.retry_after_s == 3600 and len(llm.chat_requests) == 4  # not waited out, not retried
 
 
 @pytest.mark.parametrize("reply,exc", [
@@ -144,7 +144,7 @@ def test_client_errors_are_classified_and_not_retried(reply, exc, llm: LoopbackL
     llm.script([reply])
     with pytest.raises(exc):
         client("anthropic", llm, tmp_path).chat(convo())
-    assert len(llm.chat_requests()) == 1
+    assert len(llm.chat_requests) == 1
 
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
