@@ -153,7 +153,7 @@ def main(argv: list[str]) -> int:
 
     barrier = None
     if not a.no_barrier:
-        barrier = barrier_mod.Barrier(workdir, status_fd, barrier_mod.default_read_roots(), program=program)
+        barrier = barrier_mod.Barrier(workdir, status_fd, [*barrier_mod.default_read_roots(), HERE], program=program)
         barrier.install()
     emit({"event": "program", "mode": a.mode, "rewritten_render_calls": n_rewritten})
     rc = 0
@@ -165,6 +165,8 @@ def main(argv: list[str]) -> int:
         if rc:
             print(f"scene program exited with status {rc}", file=sys.stderr)
     except BaseException:
+        if barrier is not None:
+            barrier.active = False  # formatting the traceback reads source files
         traceback.print_exc()
         rc = 1
     prog_s = time.time() - t1

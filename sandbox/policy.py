@@ -215,6 +215,7 @@ class _Checker(ast.NodeVisitor):
     def __init__(self) -> None:
         self.violations: list[Violation] = []
         self.aliases: dict[str, str] = {}  # local name -> dotted module/object path
+        self.modules: set[str] = set()  # top-level module names as resolved (os, sys, bpy, ...)
 
     # -- helpers -------------------------------------------------------------------------
     def add(self, rule: str, node: ast.AST, message: str) -> None:
@@ -258,6 +259,8 @@ class _Checker(ast.NodeVisitor):
         for a in node.names:
             self._check_import(node, a.name, a.name)
             self.aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+            if a.name.split(".")[0] != "bpy":
+                self.modules.add(a.name.split(".")[0])
         self.generic_visit(node)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
@@ -354,6 +357,9 @@ class _Checker(ast.NodeVisitor):
         elif last in ("read_text", "read_bytes", "write_text", "write_bytes", "open", "iterdir", "glob", "rglob",
                       "unlink", "rmdir", "rename", "replace", "touch", "mkdir", "symlink_to"):
             self._check_path_method(node, name)
+        elif short.split(".")[0] in MODULE_RULES and "." in short:
+            r = MODULE_RULES[short.split(".")[0]]
+            self.add(r, node, f"call to {short!r}: {RULES[r]}")
         if short in ("getattr", "setattr", "delattr", "hasattr"):
             self._check_getattr(node, short)
         if short.startswith(("bpy.ops.import_", "bpy.ops.wm.", "bpy.ops.render.", "bpy.ops.export", "bpy.ops.ptcache.")):
@@ -367,10 +373,18 @@ class _Checker(ast.NodeVisitor):
         s = _const_str(attr)
         owner = self.dotted(target) or ""
         if s is None:
-            if fn in ("getattr", "delattr"):
-                self.add("reflection", node, f"{fn} with a computed attribute name can reach anything; use the attribute directly")
-            elif owner.split(".")[0] in ("os", "sys", "builtins", "bpy") and owner.count(".") <= 1:
-                self.add("reflection", node, f"{fn} on module {owner!r} with a computed name")
+            # a plain variable naming a property of a scene object is common (`getattr(rb, key)`); string building
+            # ('lo' + 'ad', f-strings, chr/join) or computed access on modules, bpy.data/ops/app is a bypass attempt
+            top = owner.split(".")[0]
+            risky_owner = (
+                not owner
+                or top in self.modules
+                or top in ("__builtins__", "builtins")
+                or owner.startswith(("bpy.data", "bpy.ops", "bpy.app", "bpy.utils", "bpy.path"))
+                or owner in ("bpy", "bpy.context")
+            )
+            if not isinstance(attr, ast.Name) or risky_owner or fn == "delattr":
+                self.add("reflection", node, f"{fn} with a computed attribute name on {owner or 'an expression'!r} can reach anything; use the attribute directly")
             return
         if s.startswith("__") and s.endswith("__") or s in BLOCKED_ATTR_STRINGS or s in DANGEROUS_ATTRS:
             self.add("reflection", node, f"{fn}(…, {s!r}) reaches a blocked attribute indirectly")

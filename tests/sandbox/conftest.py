@@ -1,0 +1,8 @@
+"""Sandbox tests: make the helper module `progs` (tiny scene programs) importable under importlib mode."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
