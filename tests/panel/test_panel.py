@@ -13,7 +13,7 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
-from physcodegym.physcodegym_addon import jobs, state  # noqa: E402
+from physcodegym.physcodegym_addon import features, jobs, state, witness  # noqa: E402
 
 VIDEO_FRAMES = 48
 
@@ -199,6 +199,8 @@ def test_register_unregister_cycle(addon: Any) -> None:
         bpy.ops.physcodegym.load_task.get_rna_type()
     registration.register()
     assert hasattr(bpy.types.Scene, "physcodegym") and bpy.ops.physcodegym.load_task.poll() in (True, False)
+    prefs = bpy.context.preferences.addons["physcodegym"].preferences  # the old one died with its class
+    assert prefs.anthropic_key_env == "ANTHROPIC_API_KEY"
     # the key itself is never a property: only variable names are stored
     assert not [p for p in prefs.bl_rna.properties.keys() if p.endswith("_key") or p == "api_key"]
 
@@ -269,3 +271,155 @@ def test_job_success_failure_cancel() -> None:
     assert jobs.cancel("t_slow") and slow.state == "cancelled" and time.time() - t < 5
     assert slow._proc.poll() is not None  # the child is gone
     assert jobs.tick() is None  # nothing left running: the timer stops itself
+
+
+# ------------------------------------------------------------------ rubric authoring
+
+
+def _select(*names: str) -> None:
+    for o in bpy.context.view_layer.objects:
+        o.select_set(o.name in names)
+    bpy.context.view_layer.objects.active = bpy.data.objects[names[0]] if names else None
+
+
+def test_rubric_authoring_saves_a_valid_rubric(addon: Any, task_folder: Path) -> None:
+    from physcodegym.tasks.loader import load_task
+
+    sc = build_drop_scene(with_support=True)
+    st = sc.physcodegym
+    bpy.ops.physcodegym.load_task(task=str(task_folder), with_reference=False)
+    assert [r.name for r in st.draft_roles] == ["cube", "ground"] and [c.name for c in st.draft_criteria] == ["c_sim"]
+    # a new role from the selection, then criteria from the check library for it
+    _select("Support")
+    assert bpy.ops.physcodegym.assign_role(role="pedestal", core=False) == {"FINISHED"}
+    _select("Cube")
+    bpy.ops.physcodegym.assign_role(role="cube")
+    st.new_check, st.new_params_json, st.new_weight, st.new_structural = "supported_by", '{"support": "pedestal"}', 2.0, True
+    assert bpy.ops.physcodegym.add_criterion() == {"FINISHED"}
+    c = st.draft_criteria[-1]
+    assert (c.check, c.roles, c.weight, c.structural) == ("supported_by", "cube", 2.0, True)
+    st.new_check, st.new_params_json, st.new_thresholds_json = "no_interpenetration", "{}", '{"max_depth_m": 0.01}'
+    bpy.ops.physcodegym.add_criterion()
+    # malformed JSON is refused and names the field
+    st.new_params_json = "{support: pedestal"
+    with pytest.raises(RuntimeError, match="new_params_json"):
+        bpy.ops.physcodegym.add_criterion()
+    assert bpy.ops.physcodegym.validate_rubric() == {"FINISHED"} and st.rubric_valid
+    before = (task_folder / "task.json").read_text()
+    assert bpy.ops.physcodegym.save_rubric() == {"FINISHED"}
+    lt = load_task(task_folder)  # the saved file passes the schema
+    crit = {c.id: c for c in lt.task.rubric.criteria}
+    assert set(crit) == {"c_sim", "c_supported_by_1", "c_no_interpenetration_1"}
+    assert crit["c_supported_by_1"].params == {"support": "pedestal"} and crit["c_supported_by_1"].structural
+    assert crit["c_no_interpenetration_1"].thresholds == {"max_depth_m": 0.01}
+    roles = {r.name: r for r in lt.task.roles}
+    assert roles["pedestal"].name_hints == ["Support"] and roles["pedestal"].core is False
+    assert roles["cube"].name_hints[0] == "Cube" and roles["cube"].description == "red cube"  # untouched fields kept
+    assert lt.task.events[1].key and lt.task.title == "A cube drops onto the ground"
+    backups = list(task_folder.glob("task.json.*.bak"))
+    assert len(backups) == 1 and backups[0].read_text() == before
+
+
+def test_rubric_invalid_draft_is_not_saved(addon: Any, task_folder: Path) -> None:
+    sc = build_drop_scene()
+    st = sc.physcodegym
+    bpy.ops.physcodegym.load_task(task=str(task_folder), with_reference=False)
+    _select("Cube")
+    st.new_check, st.new_params_json = "supported_by", '{"support": "table"}'  # no role "table"
+    bpy.ops.physcodegym.add_criterion()
+    before = (task_folder / "task.json").read_text()
+    with pytest.raises(RuntimeError, match=r"unknown roles \['table'\]"):
+        bpy.ops.physcodegym.validate_rubric()
+    assert not st.rubric_valid
+    with pytest.raises(RuntimeError, match="not saved"):
+        bpy.ops.physcodegym.save_rubric()
+    assert (task_folder / "task.json").read_text() == before and not list(task_folder.glob("*.bak"))
+
+
+# ------------------------------------------------------------------ panels
+
+
+def test_panels_draw_in_every_state(addon: Any, task_folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sc = build_drop_scene()
+    st = sc.physcodegym
+    # 1. nothing loaded
+    logs = draw_all()
+    assert "idle" in labels(logs["PCG_PT_main"])
+    assert op_enabled(logs["PCG_PT_task"], "physcodegym.load_task")
+    assert "load a task" in labels(logs["PCG_PT_reference"])
+    assert not op_enabled(logs["PCG_PT_rubric"], "physcodegym.save_rubric")  # no task folder yet
+    # 2. task loaded with its reference
+    bpy.ops.physcodegym.load_task(task=str(task_folder))
+    logs = draw_all()
+    assert "the cube lands" in labels(logs["PCG_PT_task"]) and ("list", "PCG_UL_events", 2) in logs["PCG_PT_task"]
+    assert "VSE strip: PCG Reference" in labels(logs["PCG_PT_reference"])
+    assert op_enabled(logs["PCG_PT_rubric"], "physcodegym.save_rubric")
+    # 3. results present: findings with S_val, counterfactual summary, scores with a missing metric
+    from physcodegym.operators.agent_ops import apply_scores
+    from physcodegym.operators.audit_ops import apply_audit
+
+    apply_audit(sc, {"findings": [{"kind": "interpenetration", "objects": ["Cube", "Ground"], "frames": [5, 9], "value": 0.03, "unit": "m",
+                                   "message": "overlap", "evidence": {"contact_points": [[0, 0, 0.1]]}}],
+                     "criteria": [{"id": "c_sim", "score": 1.0, "passed": True}], "S_val": 0.75})
+    st.cf_result_json, st.cf_verdict = json.dumps({"intervention": {"kind": "remove_object", "roles": ["cube"]}}), "took effect"
+    apply_scores(sc, {"metrics": {"S_ssim": 0.8, "S_lpips": None, "S_obj": 0.5, "S_evt": 1.0, "S_mot": 0.4, "S_val": 0.75},
+                      "missing": {"S_lpips": "torch not installed"}, "S_vis": 0.65, "S_phys": 0.72, "S_tot": 0.68})
+    logs = draw_all()
+    assert "S_val = 0.750 (1/1 criteria passed)" in labels(logs["PCG_PT_probes"])
+    assert ("list", "PCG_UL_findings", 1) in logs["PCG_PT_probes"] and "overlap" in labels(logs["PCG_PT_probes"])
+    assert "took effect" in labels(logs["PCG_PT_counterfactual"])
+    sl = labels(logs["PCG_PT_scores"])
+    assert "S_ssim: 0.800" in sl and "S_lpips: missing" in sl and "torch not installed" in sl and "S_tot: 0.680" in sl
+    # 4. a running job shows progress and a stop button
+    jobs.submit(jobs.Job("audit", [sys.executable, "-c", "import time; time.sleep(30)"]))
+    logs = draw_all()
+    assert any(e[0] == "progress" for e in logs["PCG_PT_probes"]) and op_enabled(logs["PCG_PT_probes"], "physcodegym.cancel_job")
+    assert "1 background job(s) running" in labels(logs["PCG_PT_main"])
+    assert not op_enabled(logs["PCG_PT_probes"], "physcodegym.run_audit")  # one audit at a time
+    jobs.cancel("audit")
+    assert "audit: cancelled" in labels(draw_all()["PCG_PT_probes"])
+    # 5. every library missing: buttons disabled with the reason (the state of a Blender lacking them)
+    real = features._status
+    monkeypatch.setattr(features, "_status", lambda name: (False, f"not available: {features.REQUIREMENTS[name][0]} missing"))
+    logs = draw_all()
+    assert "not available: physcodegym.probes.audit missing" in labels(logs["PCG_PT_probes"])
+    assert not op_enabled(logs["PCG_PT_probes"], "physcodegym.run_audit")
+    assert "not available: physcodegym.probes.counterfactual missing" in labels(logs["PCG_PT_counterfactual"])
+    assert "not available" in labels(logs["PCG_PT_agent"]) and "not available" in labels(logs["PCG_PT_scores"])
+    assert "not available: pydantic missing" in labels(logs["PCG_PT_task"])
+    monkeypatch.setattr(features, "_status", real)
+    # 6. optional heavy dependency (LPIPS) absent: only its toggle is greyed, with the reason
+    if not features.available("lpips"):
+        logs = draw_all()
+        assert ("prop", "score_with_lpips", False) in logs["PCG_PT_scores"]
+        assert "LPIPS not available" in labels(logs["PCG_PT_scores"])
+    # preferences draw too (keys: only variable names, shown as set / not set)
+    log: list[tuple] = []
+    from physcodegym.physcodegym_addon.preferences import draw_preferences
+
+    draw_preferences(bpy.context.preferences.addons["physcodegym"].preferences, Recorder(log))
+    assert "only the variable names are saved" in labels(log)
+
+
+def test_finding_selection_selects_jumps_and_sets_witness(addon: Any) -> None:
+    from physcodegym.operators.audit_ops import apply_audit
+
+    sc = build_drop_scene()
+    bpy.ops.ptcache.bake_all(bake=True)
+    apply_audit(sc, {"findings": [
+        {"kind": "interpenetration", "objects": ["Cube", "Ground"], "frames": [12, 14], "value": 0.02, "unit": "m", "message": "m",
+         "evidence": {"contact_points": [[0.1, 0.2, 0.0], [0.3, 0.2, 0.0]], "depth_vector": [[0, 0, 0], [0, 0, -0.02]]}},
+        {"kind": "not_simulated", "objects": ["Cube"], "frames": [3, 20], "value": None, "message": "trajectory only", "evidence": {}},
+    ]})
+    _select("Ground")
+    assert bpy.ops.physcodegym.select_finding(index=0) == {"FINISHED"}
+    assert sc.frame_current == 12 and {o.name for o in bpy.context.selected_objects} == {"Cube", "Ground"}
+    w = state.WITNESS[sc.name]
+    assert w["points"] == [(0.1, 0.2, 0.0), (0.3, 0.2, 0.0)] and w["segments"] == [((0, 0, 0), (0, 0, -0.02))]
+    assert witness.draw_handler_active()
+    bpy.ops.physcodegym.select_finding(index=1)  # no geometry in the evidence: the object's trajectory
+    w = state.WITNESS[sc.name]
+    assert sc.frame_current == 3 and len(w["polylines"]) == 1 and len(w["polylines"][0]) == 18
+    zs = [p[2] for p in w["polylines"][0]]
+    assert zs[0] > zs[-1] + 0.1  # the baked cube falls over frames 3..20
+    witness.draw_callback()  # background mode: returns without touching gpu
