@@ -662,3 +662,61 @@ def loopback_fixture() -> Iterator[LoopbackLLM]:
     """Generator for a pytest fixture: `loopback = pytest.fixture(loopback_fixture)` in a conftest."""
     with LoopbackLLM() as llm:
         yield llm
+
+
+_JUDGE_ITEM = re.compile(r"(Checklist|Event) item id: (\S+)")
+
+
+def judge_responder(verdict: str = "pass") -> Callable[[RecordedRequest], Reply]:
+    """A responder that answers the S_obj / S_evt judges' questions with a valid verdict (demos, smoke tests).
+
+    It reads the item id from the prompt and returns the JSON the judge's schema asks for, so a scripted
+    `physcodegym score` run exercises the whole judge path without a real model.
+    """
+
+    def respond(req: RecordedRequest) -> Reply:
+        text = req.text()
+        m = _JUDGE_ITEM.search(text)
+        if not m:
+            return Reply.ok("loopback: not a judge prompt")
+        ok = verdict == "pass"
+        if m.group(1) == "Checklist":
+            layout = None if "Initial layout: (none given" in text else ok
+            doc = {"item_id": m.group(2), "checks": {"category": True, "count": ok, "attributes": True, "layout": layout},
+                   "observed_count": 1, "verdict": verdict, "reason": "loopback judge"}
+        else:
+            doc = {"item_id": m.group(2), "verdict": verdict, "evidence": [{"start_s": 0.0, "end_s": 1.0}],
+                   "reason": "loopback judge"}
+        return Reply.ok(json.dumps(doc))
+
+    return respond
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m physcodegym.agent.loopback [--port N] [--judge pass|fail]`: serve until interrupted."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m physcodegym.agent.loopback", description=main.__doc__)
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--api-key", default=None, help="require this key (default: accept any)")
+    ap.add_argument("--judge", choices=("pass", "fail"), default="pass", help="verdict of the built-in judge responder")
+    a = ap.parse_args(argv)
+    llm = LoopbackLLM(api_key=a.api_key)
+    llm.respond_with(judge_responder(a.judge))
+    llm._server = _Server(("127.0.0.1", a.port), _Handler)
+    llm._server.llm = llm
+    print(json.dumps({"url": llm.url, "openai_base_url": llm.openai_base_url,
+                      "anthropic_base_url": llm.anthropic_base_url}), flush=True)
+    try:
+        llm._server.serve_forever(poll_interval=0.1)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        llm._stop.set()
+        llm._server.server_close()
+        print(json.dumps({"requests": len(llm.requests), "validation_errors": llm.validation_errors}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -185,3 +185,16 @@ def test_event_cache_keeps_three_independent_judgments(task, ref_frames, cand_fr
     assert len(llm.chat_requests) == n == 9 and r2.details["usage"]["cache_hits"] == 9
     assert [i["verdicts"] for i in r2.details["items"]] == [i["verdicts"] for i in r1.details["items"]]
     assert json.dumps(r2.model_dump(mode="json"))  # the result is plain JSON for score output
+
+
+@pytest.mark.parametrize("verdict,expected", [("pass", 1.0), ("fail", 0.0)])
+def test_builtin_judge_responder_drives_both_judges(verdict, expected, task, ref_frames, cand_frames,
+                                                    llm: LoopbackLLM, tmp_path: Path) -> None:
+    from physcodegym.agent.loopback import judge_responder
+
+    llm.respond_with(judge_responder(verdict))
+    p = judge("anthropic", llm, tmp_path)
+    obj = judge_objects(task, cand_frames, p, cache_dir=tmp_path / "c")
+    evt = judge_events(task, ref_frames, cand_frames, p, cache_dir=tmp_path / "c")
+    assert (obj.value, evt.value) == (expected, expected) and llm.validation_errors == []
+    assert evt.details["key_cap_applied"] is (verdict == "fail")
