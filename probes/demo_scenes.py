@@ -1,0 +1,376 @@
+"""Small native scenes with one known defect each (and their valid twins), built in-process.
+
+They are the audit's test fixtures and benchmark scenes, and double as examples for the Blender panel:
+every builder resets to an empty factory scene, builds, bakes and returns the scene. `defect=False`
+gives the close valid twin. Modelled on the paper's appendix D cases.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+
+def reset(frames: int = 90) -> Any:
+    import bpy
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    sc = bpy.context.scene
+    sc.frame_start, sc.frame_end = 1, frames
+    sc.render.fps = 30
+    sc.render.resolution_x, sc.render.resolution_y = 640, 360
+    return sc
+
+
+def rigid_world(sc: Any, frames: int) -> None:
+    import bpy
+
+    bpy.ops.rigidbody.world_add()
+    sc.rigidbody_world.point_cache.frame_start = 1
+    sc.rigidbody_world.point_cache.frame_end = frames
+
+
+def camera(sc: Any, loc: tuple[float, float, float] = (0, -9, 2.5), target: tuple[float, float, float] = (0, 0, 1)) -> Any:
+    import bpy
+    from mathutils import Vector
+
+    cam = bpy.data.objects.new("Camera", bpy.data.cameras.new("Camera"))
+    sc.collection.objects.link(cam)
+    cam.location = loc
+    cam.rotation_euler = (Vector(target) - Vector(loc)).to_track_quat("-Z", "Y").to_euler()
+    sc.camera = cam
+    sun = bpy.data.objects.new("Sun", bpy.data.lights.new("Sun", "SUN"))
+    sc.collection.objects.link(sun)
+    sun.rotation_euler = (0.6, 0.2, 0.3)
+    return cam
+
+
+def box(name: str, loc: tuple, dims: tuple, rb: str | None = None, shape: str = "BOX", **rbkw: Any) -> Any:
+    """An origin-centred box mesh built from data (no operator state involved)."""
+    import bpy
+
+    hx, hy, hz = (d / 2 for d in dims)
+    verts = [(x, y, z) for x in (-hx, hx) for y in (-hy, hy) for z in (-hz, hz)]
+    faces = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
+    me = bpy.data.meshes.new(name)
+    me.from_pydata(verts, [], faces)
+    me.update()
+    ob = bpy.data.objects.new(name, me)
+    bpy.context.scene.collection.objects.link(ob)
+    ob.location = loc
+    if rb:
+        _rb(ob, rb, shape, **rbkw)
+    return ob
+
+
+def sphere(name: str, loc: tuple, r: float, rb: str | None = "ACTIVE", shape: str = "SPHERE", **rbkw: Any) -> Any:
+    import bpy
+
+    bpy.ops.mesh.primitive_uv_sphere_add(radius=r, location=loc, segments=24, ring_count=12)
+    ob = bpy.context.active_object
+    ob.name = name
+    if rb:
+        _rb(ob, rb, shape, **rbkw)
+    return ob
+
+
+def _rb(ob: Any, kind: str, shape: str, **kw: Any) -> None:
+    import bpy
+
+    for o in bpy.context.selected_objects:
+        o.select_set(False)
+    bpy.context.view_layer.objects.active = ob
+    ob.select_set(True)
+    bpy.ops.rigidbody.object_add(type=kind)
+    ob.rigid_body.collision_shape = shape
+    for k, v in kw.items():
+        setattr(ob.rigid_body, k, v)
+
+
+def bake() -> None:
+    import bpy
+
+    bpy.ops.ptcache.bake_all(bake=True)
+
+
+def ground(size: float = 20.0, **kw: Any) -> Any:
+    return box("Ground", (0, 0, -0.05), (size, size, 0.1), rb="PASSIVE", **kw)
+
+
+# ---------------------------------------------------------------------------- valid scenes
+def bouncing_ball(frames: int = 90, pumped: bool = False) -> Any:
+    """A ball dropped on the ground. `pumped`: a hidden FORCE field under the ground switches on at
+    frame 46 and lifts the resting ball (work with no counterpart in the video)."""
+    import bpy
+
+    sc = reset(frames)
+    rigid_world(sc, frames)
+    camera(sc)
+    ground(restitution=0.8)
+    sphere("Ball", (0, 0, 2.0), 0.25, restitution=0.8)
+    if pumped:
+        bpy.ops.object.effector_add(type="FORCE", location=(0, 0, -0.5))
+        f = bpy.context.active_object
+        f.name = "Pump"
+        f.field.strength = 0.0
+        f.field.keyframe_insert("strength", frame=45)
+        f.field.strength = 1500.0
+        f.field.keyframe_insert("strength", frame=46)
+    bake()
+    return sc
+
+
+def dominoes(frames: int = 120, n: int = 5) -> Any:
+    """A ball rolls down a ramp and topples a row of dominoes."""
+    sc = reset(frames)
+    rigid_world(sc, frames)
+    camera(sc, (4, -9, 3), (3, 0, 0.5))
+    ground(friction=0.6)
+    ramp = box("Ramp", (-1.2, 0, 0.6), (2.6, 1.0, 0.1), rb="PASSIVE")
+    ramp.rotation_euler = (0, math.radians(25), 0)
+    sphere("Ball", (-2.1, 0, 1.35), 0.2, mass=2.0, friction=0.6)
+    for i in range(n):
+        box(f"Domino{i}", (0.9 + 0.35 * i, 0, 0.3), (0.08, 0.5, 0.6), rb="ACTIVE", mass=0.2, friction=0.5)
+    bake()
+    return sc
+
+
+def pendulum(frames: int = 90) -> Any:
+    """A bob on a hinge (rigid-body constraint) swinging from 60 degrees."""
+    import bpy
+
+    sc = reset(frames)
+    rigid_world(sc, frames)
+    camera(sc)
+    ground()
+    pivot = box("Pivot", (0, 0, 3.0), (0.1, 0.4, 0.1), rb="PASSIVE")
+    L = 1.5
+    a = math.radians(60)
+    bob = box("Bob", (L * math.sin(a), 0, 3.0 - L * math.cos(a)), (0.3, 0.3, 0.3), rb="ACTIVE", mass=1.0)
+    bob.rigid_body.collision_collections[0] = False
+    bob.rigid_body.collision_collections[1] = True
+    emp = bpy.data.objects.new("Hinge", None)
+    sc.collection.objects.link(emp)
+    emp.location = (0, 0, 3.0)
+    emp.rotation_euler = (math.radians(90), 0, 0)
+    bpy.context.view_layer.objects.active = emp
+    bpy.ops.rigidbody.constraint_add(type="HINGE")
+    emp.rigid_body_constraint.object1 = pivot
+    emp.rigid_body_constraint.object2 = bob
+    bake()
+    return sc
+
+
+def flag(frames: int = 40, wind: float = 800.0, res: int = 16) -> Any:
+    """A pinned cloth flag blown by wind (wind on cloth is plausible and must not be flagged)."""
+    import bpy
+
+    sc = reset(frames)
+    camera(sc)
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=res, y_subdivisions=res, size=2, location=(0, 0, 2), rotation=(math.pi / 2, 0, 0))
+    fl = bpy.context.active_object
+    fl.name = "Flag"
+    me = fl.data
+    xs = [v.co.x for v in me.vertices]
+    left = [v.index for v in me.vertices if abs(v.co.x - min(xs)) < 1e-6]
+    vg = fl.vertex_groups.new(name="pin")
+    vg.add(left, 1.0, "REPLACE")
+    cm = fl.modifiers.new("Cloth", "CLOTH")
+    cm.settings.vertex_group_mass = "pin"
+    cm.settings.quality = 5
+    cm.point_cache.frame_end = frames
+    bpy.ops.object.effector_add(type="WIND", location=(0, -3, 2), rotation=(-math.pi / 2, 0, 0))
+    bpy.context.active_object.name = "Wind"
+    bpy.context.active_object.field.strength = wind
+    bake()
+    return sc
+
+
+# ---------------------------------------------------------------------------- defects
+def embedded_eggs(defect: bool = True, frames: int = 60) -> Any:
+    """Resting eggs inside the table slab (they collide only with the floor) vs eggs on the table top."""
+    sc = reset(frames)
+    rigid_world(sc, frames)
+    camera(sc)
+    ground()
+    table = box("Table", (0, 0, 0.15), (2.0, 1.0, 0.3), rb="PASSIVE")
+    for i in range(3):
+        z = 0.2 if defect else 0.6
+        egg = sphere(f"Egg{i}", (-0.6 + 0.6 * i, 0, z), 0.1, mass=0.06)
+        egg.scale = (1.0, 1.0, 1.0)
+        if defect:
+            egg.rigid_body.collision_collections[1] = True
+            egg.rigid_body.collision_collections[0] = False
+    gnd = sc.objects["Ground"]
+    gnd.rigid_body.collision_collections[1] = True  # the floor collides with both
+    assert table.rigid_body.collision_collections[0]
+    bake()
+    return sc
+
+
+def oversized_proxy(defect: bool = True, frames: int = 60) -> Any:
+    """A ball whose mesh has a joined decoration far out, so its SPHERE collider is oversized (paper S2)."""
+    import bpy
+
+    sc = reset(frames)
+    rigid_world(sc, frames)
+    camera(sc)
+    ground()
+    ball = sphere("Ball", (0, 0, 0.5), 0.25, rb=None)
+    if defect:
+        bpy.ops.mesh.primitive_cube_add(size=0.05, location=(0, 0, 1.2))
+        deco = bpy.context.active_object
+        bpy.ops.object.select_all(action="DESELECT")
+        deco.select_set(True)
+        ball.select_set(True)
+        bpy.context.view_layer.objects.active = ball
+        bpy.ops.object.join()
+    _rb(ball, "ACTIVE", "SPHERE")
+    bake()
+    return sc
+
+
+def wrong_shape(defect: bool = True, frames: int = 45) -> Any:
+    """A cube that collides as a sphere (defect) vs as a box."""
+    sc = reset(frames)
+    rigid_world(sc, frames)
+    camera(sc)
+    ground()
+    box("Crate", (0, 0, 0.6), (0.5, 0.5, 0.5), rb="ACTIVE", shape="SPHERE" if defect else "BOX")
+    bake()
+    return sc
+
+
+def pass_through(defect: bool = True, frames: int = 90) -> Any:
+    """A ball rolls down a ramp into a rendered wall; the wall has no collider (defect) or a passive one."""
+    sc = reset(frames)
+    rigid_world(sc, frames)
+    camera(sc)
+    ground(friction=0.6)
+    ramp = box("Ramp", (-1.2, 0, 0.6), (2.6, 1.0, 0.1), rb="PASSIVE")
+    ramp.rotation_euler = (0, math.radians(25), 0)
+    sphere("Ball", (-2.1, 0, 1.35), 0.2, mass=2.0, friction=0.6)
+    box("Wall", (1.2, 0, 0.5), (0.3, 2.0, 1.0), rb=None if defect else "PASSIVE")
+    bake()
+    return sc
+
+
+def invisible_shelf(defect: bool = True, frames: int = 60) -> Any:
+    """A box resting on a shelf that does not render (defect) vs a rendered shelf."""
+    sc = reset(frames)
+    rigid_world(sc, frames)
+    camera(sc)
+    ground()
+    shelf = box("Shelf", (0, 0, 1.0), (1.0, 0.6, 0.05), rb="PASSIVE")
+    shelf.hide_render = defect
+    box("Parcel", (0, 0, 1.3), (0.3, 0.3, 0.3), rb="ACTIVE", mass=0.5)
+    bake()
+    return sc
+
+
+def keyframed_ball(defect: bool = True, frames: int = 60) -> Any:
+    """A ball that falls by keyframes (defect) vs by the solver."""
+    sc = reset(frames)
+    rigid_world(sc, frames)
+    camera(sc)
+    ground()
+    if defect:
+        b = sphere("Ball", (0, 0, 2.0), 0.25, rb=None)
+        for f, z in ((1, 2.0), (20, 0.25), (35, 1.2), (50, 0.25)):
+            b.location.z = z
+            b.keyframe_insert("location", index=2, frame=f)
+    else:
+        sphere("Ball", (0, 0, 2.0), 0.25)
+    bake()
+    return sc
+
+
+HANDLER_PROGRAM = '''import bpy
+
+def push_ball(scene, depsgraph=None):
+    ob = scene.objects["Ball"]
+    ob.location.x = -2.0 + 0.05 * scene.frame_current
+
+bpy.app.handlers.frame_change_pre.append(push_ball)
+'''
+
+
+def handler_ball(defect: bool = True, frames: int = 45) -> Any:
+    """A non-physics ball moved by a frame_change_pre handler (registered live in this process)."""
+    import bpy
+
+    sc = reset(frames)
+    rigid_world(sc, frames)
+    camera(sc)
+    ground()
+    sphere("Ball", (-2.0, 0, 0.25), 0.25, rb=None if defect else "ACTIVE")
+    if defect:
+
+        def push_ball(scene: Any, depsgraph: Any = None) -> None:
+            ob = scene.objects["Ball"]
+            ob.location.x = -2.0 + 0.05 * scene.frame_current
+
+        bpy.app.handlers.frame_change_pre.append(push_ball)
+    bake()
+    return sc
+
+
+def clear_user_handlers() -> None:
+    import bpy
+
+    for ev in ("frame_change_pre", "frame_change_post", "depsgraph_update_pre", "depsgraph_update_post"):
+        lst = getattr(bpy.app.handlers, ev)
+        for fn in list(lst):
+            if getattr(fn, "__name__", "") == "push_ball":
+                lst.remove(fn)
+
+
+def attractor(defect: bool = True, frames: int = 60) -> Any:
+    """A falling ball pulled sideways by a negative FORCE field (defect) vs no field."""
+    import bpy
+
+    sc = reset(frames)
+    rigid_world(sc, frames)
+    camera(sc)
+    ground()
+    sphere("Ball", (0, 0, 3.0), 0.25)
+    if defect:
+        bpy.ops.object.effector_add(type="FORCE", location=(2.5, 0, 1.0))
+        f = bpy.context.active_object
+        f.name = "Attractor"
+        f.field.strength = -40.0
+    bake()
+    return sc
+
+
+def crumpling_cloth(defect: bool = True, frames: int = 50, res: int = 14) -> Any:
+    """A long cloth strip falls and folds onto the ground; without self-collision it crosses itself."""
+    import bpy
+
+    sc = reset(frames)
+    camera(sc)
+    bpy.ops.mesh.primitive_plane_add(size=10, location=(0, 0, 0))
+    gnd = bpy.context.active_object
+    gnd.name = "Floor"
+    gnd.modifiers.new("Collision", "COLLISION")
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=res, y_subdivisions=res * 3, size=1, location=(0, 0, 2.0), rotation=(math.pi / 2, 0, 0))
+    cl = bpy.context.active_object
+    cl.name = "Sheet"
+    cl.scale = (1.0, 3.0, 1.0)
+    bpy.ops.object.transform_apply(scale=True)
+    cl.location.z = 2.0
+    cm = cl.modifiers.new("Cloth", "CLOTH")
+    cm.settings.quality = 4
+    cm.collision_settings.use_self_collision = not defect
+    cm.point_cache.frame_end = frames
+    bake()
+    return sc
+
+
+def static_scene(frames: int = 30) -> Any:
+    """Nothing moves and nothing is simulated."""
+    sc = reset(frames)
+    camera(sc)
+    box("Block", (0, 0, 0.5), (1, 1, 1))
+    sphere("Ball", (2, 0, 0.5), 0.5, rb=None)
+    return sc

@@ -1,0 +1,315 @@
+"""World-space geometry of a sampled scene: triangles, AABB broad-phase, distances, depth, support gaps.
+
+Built once on top of `sampling.SceneSamples` (no frame is stepped again). Rigid meshes do not deform,
+so each one keeps its triangles and a BVH tree in its own *scaled local* frame, built once; a query at a
+frame moves the query points into that frame (world -> rotate/translate only) instead of rebuilding a
+world tree. Deforming meshes (cloth, soft body) use the sampled world vertices and build a world tree
+per queried frame (cached). Every exact query is preceded by an AABB test, and only query points inside
+the target's padded box reach the BVH.
+
+Conventions (used by probes/checks.py and probes/counterfactual.py too):
+- `frame` arguments are scene frame numbers (as in `samples.frames`), not indices;
+- lengths are metres (scene units), depths are >= 0, `support_gap` is signed (negative = overlap);
+- "material" means the evaluated, rendered mesh surface, never the collision proxy;
+- distances are sampled at vertices and triangle centroids of both meshes (exact enough for contact
+  and intrusion witnesses; not an exact global surface minimum).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from physcodegym.probes.sampling import SceneSamples
+
+INSIDE_COS_CLOSED = 0.7  # cos of the largest angle between (point - nearest) and the inward normal
+INSIDE_COS_OPEN = 0.99  # open surfaces (planes): only points straight below a face are "inside"
+
+
+@dataclass
+class MeshGeom:
+    """Triangles of one mesh object; rigid ones in scaled-local space, deforming ones per frame."""
+
+    name: str
+    tris: np.ndarray  # (T, 3) int vertex indices
+    closed: bool  # every edge shared by exactly two triangles (inside/outside is meaningful)
+    deforming: bool
+    local: np.ndarray | None = None  # (V, 3) scaled-local vertices (rigid only)
+    scale: np.ndarray | None = None  # (3,) object scale removed from the world matrix (rigid only)
+    _tree: Any = None
+    _points_local: np.ndarray | None = None  # vertices + triangle centroids, scaled-local (rigid only)
+
+    @property
+    def n_verts(self) -> int:
+        return 0 if self.local is None else len(self.local)
+
+
+@dataclass
+class SceneGeometry:
+    """Geometry queries over every mesh object of a `SceneSamples` (see module docstring)."""
+
+    samples: SceneSamples
+    meshes: dict[str, MeshGeom] = field(default_factory=dict)
+    _world_trees: dict[tuple[str, int], Any] = field(default_factory=dict)
+    _aabb: dict[str, np.ndarray] = field(default_factory=dict)
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_scene(cls, samples: SceneSamples, scene: Any = None, names: list[str] | None = None) -> SceneGeometry:
+        """Read each mesh's evaluated triangles once (bpy). `names` limits the objects (default: all meshes)."""
+        import bpy
+
+        scene = scene or bpy.context.scene
+        dg = bpy.context.evaluated_depsgraph_get()
+        geom = cls(samples=samples)
+        for name in samples.names:
+            if names is not None and name not in names:
+                continue
+            ob = scene.objects.get(name)
+            if ob is None or ob.type != "MESH":
+                continue
+            oe = ob.evaluated_get(dg)
+            me = oe.to_mesh()
+            try:
+                me.calc_loop_triangles()
+                nt = len(me.loop_triangles)
+                nv = len(me.vertices)
+                if nt == 0 or nv == 0:
+                    continue
+                tris = np.empty(nt * 3, dtype=np.int64)
+                me.loop_triangles.foreach_get("vertices", tris)
+                tris = tris.reshape(nt, 3)
+                co = np.empty(nv * 3, dtype=np.float64)
+                me.vertices.foreach_get("co", co)
+                co = co.reshape(nv, 3)
+            finally:
+                oe.to_mesh_clear()
+            deforming = name in samples.verts and samples.verts[name].shape[1] == nv
+            mg = MeshGeom(name=name, tris=tris, closed=_is_closed(tris), deforming=deforming)
+            if not deforming:
+                m0 = samples.matrices[samples.index(name), 0]
+                scale = np.linalg.norm(m0[:3, :3], axis=0)
+                scale[scale == 0] = 1.0
+                mg.scale = scale
+                mg.local = co * scale
+            geom.meshes[name] = mg
+        return geom
+
+    # ------------------------------------------------------------------ frames and vertices
+    def fi(self, frame: int) -> int:
+        """Index of a scene frame number in the samples."""
+        idx = np.nonzero(self.samples.frames == frame)[0]
+        if len(idx) == 0:
+            raise KeyError(f"frame {frame} was not sampled")
+        return int(idx[0])
+
+    def _rot_trans(self, name: str, fi: int) -> tuple[np.ndarray, np.ndarray]:
+        m = self.samples.matrices[self.samples.index(name), fi]
+        mg = self.meshes[name]
+        r = m[:3, :3] / mg.scale
+        return r, m[:3, 3]
+
+    def world_verts(self, name: str, frame: int) -> np.ndarray:
+        """(V, 3) world-space vertices of a mesh at a frame."""
+        mg = self.meshes[name]
+        fi = self.fi(frame)
+        if mg.deforming:
+            return self.samples.verts[name][fi].astype(np.float64)
+        r, t = self._rot_trans(name, fi)
+        return mg.local @ r.T + t
+
+    def world_triangles(self, name: str, frame: int) -> np.ndarray:
+        """(T, 3, 3) world-space triangles of a mesh at a frame."""
+        return self.world_verts(name, frame)[self.meshes[name].tris]
+
+    def _points(self, name: str, frame: int) -> np.ndarray:
+        """World sample points: vertices and triangle centroids."""
+        mg = self.meshes[name]
+        if not mg.deforming:
+            if mg._points_local is None:
+                mg._points_local = np.concatenate([mg.local, mg.local[mg.tris].mean(axis=1)])
+            r, t = self._rot_trans(name, self.fi(frame))
+            return mg._points_local @ r.T + t
+        v = self.world_verts(name, frame)
+        return np.concatenate([v, v[mg.tris].mean(axis=1)])
+
+    # ------------------------------------------------------------------ broad phase
+    def aabbs(self, name: str) -> np.ndarray:
+        """(F, 2, 3) world AABB (min, max) of a mesh at every sampled frame (vectorised)."""
+        if name in self._aabb:
+            return self._aabb[name]
+        mg = self.meshes[name]
+        if mg.deforming:
+            v = self.samples.verts[name].astype(np.float64)
+            box = np.stack([np.nanmin(v, axis=1), np.nanmax(v, axis=1)], axis=1)
+        else:
+            lo, hi = mg.local.min(axis=0), mg.local.max(axis=0)
+            corners = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1]) for z in (lo[2], hi[2])])
+            m = self.samples.matrices[self.samples.index(name)]  # (F, 4, 4)
+            r = m[:, :3, :3] / mg.scale  # (F, 3, 3)
+            w = np.einsum("fij,kj->fki", r, corners) + m[:, None, :3, 3]
+            box = np.stack([w.min(axis=1), w.max(axis=1)], axis=1)
+        self._aabb[name] = box
+        return box
+
+    def aabb_overlap_frames(self, a: str, b: str, pad: float = 0.0) -> np.ndarray:
+        """(F,) bool: frames where the AABBs of a and b, each padded by `pad`, overlap."""
+        ba, bb = self.aabbs(a), self.aabbs(b)
+        return np.all((ba[:, 0] - pad <= bb[:, 1] + pad) & (bb[:, 0] - pad <= ba[:, 1] + pad), axis=1)
+
+    def candidate_pairs(self, names: list[str], pad: float = 0.0) -> list[tuple[str, str, np.ndarray]]:
+        """Broad phase over all pairs: (a, b, frames-mask) for pairs whose AABBs ever overlap."""
+        names = [n for n in names if n in self.meshes]
+        out = []
+        for i, a in enumerate(names):
+            for b in names[i + 1 :]:
+                m = self.aabb_overlap_frames(a, b, pad)
+                if m.any():
+                    out.append((a, b, m))
+        return out
+
+    # ------------------------------------------------------------------ narrow phase
+    def _tree(self, name: str, fi: int) -> Any:
+        from mathutils.bvhtree import BVHTree
+
+        mg = self.meshes[name]
+        if not mg.deforming:
+            if mg._tree is None:
+                mg._tree = BVHTree.FromPolygons(mg.local.tolist(), mg.tris.tolist())
+            return mg._tree
+        key = (name, fi)
+        tree = self._world_trees.get(key)
+        if tree is None:
+            if len(self._world_trees) > 64:
+                self._world_trees.clear()
+            v = self.samples.verts[name][fi].astype(np.float64)
+            tree = BVHTree.FromPolygons(v.tolist(), mg.tris.tolist())
+            self._world_trees[key] = tree
+        return tree
+
+    def _to_target_frame(self, target: str, fi: int, pts: np.ndarray) -> np.ndarray:
+        mg = self.meshes[target]
+        if mg.deforming:
+            return pts
+        r, t = self._rot_trans(target, fi)
+        return (pts - t) @ r  # r is orthonormal: inverse rotation = transpose
+
+    def _query(self, src: str, target: str, frame: int, max_dist: float, depth_only: bool = False) -> tuple[float, float]:
+        """(min unsigned distance of src sample points to target surface, max depth of src points inside target).
+        With `depth_only` only points inside the target's AABB are queried (others cannot be inside)."""
+        fi = self.fi(frame)
+        mgt = self.meshes[target]
+        p = self._to_target_frame(target, fi, self._points(src, frame))
+        if mgt.deforming:
+            v = self.samples.verts[target][fi]
+            lo, hi = np.nanmin(v, axis=0), np.nanmax(v, axis=0)
+        else:
+            lo, hi = mgt.local.min(axis=0), mgt.local.max(axis=0)
+        pad = 0.0 if depth_only else max_dist
+        keep = np.all((p >= lo - pad) & (p <= hi + pad), axis=1)
+        p = p[keep]
+        if len(p) == 0:
+            return float("inf"), 0.0
+        tree = self._tree(target, fi)
+        dmin, depth = float("inf"), 0.0
+        for co in p:
+            loc, nrm, _idx, dist = tree.find_nearest(co, max_dist)
+            if loc is None:
+                continue
+            if dist < dmin:
+                dmin = dist
+            if dist > depth:
+                dx, dy, dz = co[0] - loc[0], co[1] - loc[1], co[2] - loc[2]
+                dot = dx * nrm[0] + dy * nrm[1] + dz * nrm[2]
+                # inside only when the point sits (nearly) straight behind the nearest face: a point
+                # level with a face's plane but beside it is outside, whatever the sign of `dot`
+                if dot < -(INSIDE_COS_CLOSED if mgt.closed else INSIDE_COS_OPEN) * dist:
+                    depth = dist
+        return dmin, depth
+
+    def min_distance(self, a: str, b: str, frame: int, max_dist: float = 1.0) -> float:
+        """Sampled minimum distance between the material surfaces of a and b (inf beyond `max_dist`)."""
+        if not self.aabb_overlap_frames(a, b, max_dist / 2)[self.fi(frame)]:
+            return float("inf")
+        return min(self._query(a, b, frame, max_dist)[0], self._query(b, a, frame, max_dist)[0])
+
+    def penetration_depth(self, a: str, b: str, frame: int, max_depth: float | None = None) -> float:
+        """Largest depth of a's sample points inside b's material or b's inside a's (0 if apart).
+        Depth is searched up to `max_depth` (default: the larger object's AABB diagonal)."""
+        fi = self.fi(frame)
+        if not self.aabb_overlap_frames(a, b)[fi]:
+            return 0.0
+        if max_depth is None:
+            max_depth = max(float(np.linalg.norm(np.ptp(self.aabbs(n)[fi], axis=0))) for n in (a, b))
+        return max(self._query(a, b, frame, max_depth, True)[1], self._query(b, a, frame, max_depth, True)[1])
+
+    def contact(self, a: str, b: str, frame: int, max_dist: float = 1.0) -> tuple[float, float]:
+        """(min distance, penetration depth) in one pass over both directions."""
+        if not self.aabb_overlap_frames(a, b, max_dist / 2)[self.fi(frame)]:
+            return float("inf"), 0.0
+        d1, p1 = self._query(a, b, frame, max(max_dist, 10.0))
+        d2, p2 = self._query(b, a, frame, max(max_dist, 10.0))
+        return min(d1, d2), max(p1, p2)
+
+    def support_gap(self, body: str, support: str, frame: int, max_dist: float = 1.0) -> float:
+        """Signed material gap between a body and its support: > 0 apart, < 0 overlapping (-depth)."""
+        d, p = self.contact(body, support, frame, max_dist)
+        return -p if p > 0 else d
+
+    def self_intersections(self, name: str, frame: int, rings: int = 2) -> np.ndarray:
+        """(K, 2) pairs of triangles of one mesh that cross each other, excluding pairs that share a
+        vertex or lie within `rings` edge-steps of each other (the local neighbourhood every bend has)."""
+        mg = self.meshes[name]
+        tree = self._tree(name, self.fi(frame)) if mg.deforming else self._tree(name, 0)
+        pairs = np.array(tree.overlap(tree), dtype=np.int64).reshape(-1, 2)
+        if len(pairs) == 0:
+            return pairs
+        pairs = pairs[pairs[:, 0] < pairs[:, 1]]
+        near = self._ring_matrix(name, rings)
+        ta, tb = mg.tris[pairs[:, 0]], mg.tris[pairs[:, 1]]
+        local = near[ta[:, :, None], tb[:, None, :]].any(axis=(1, 2))
+        return pairs[~local]
+
+    def _ring_matrix(self, name: str, rings: int) -> Any:
+        """Boolean vertex neighbourhood within `rings` edges (dense for small meshes, cached)."""
+        mg = self.meshes[name]
+        cache = getattr(mg, "_rings", None)
+        if cache is not None and cache[0] == rings:
+            return cache[1]
+        from scipy import sparse
+
+        n = int(mg.tris.max()) + 1
+        e = np.concatenate([mg.tris[:, [0, 1]], mg.tris[:, [1, 2]], mg.tris[:, [2, 0]]])
+        a = sparse.coo_matrix((np.ones(len(e), dtype=np.int8), (e[:, 0], e[:, 1])), shape=(n, n)).tocsr()
+        a = ((a + a.T + sparse.identity(n, dtype=np.int8, format="csr")) > 0).astype(np.int32)
+        r = a
+        for _ in range(rings - 1):
+            r = ((r @ a) > 0).astype(np.int32)
+        dense = r.toarray() > 0
+        mg._rings = (rings, dense)  # type: ignore[attr-defined]
+        return dense
+
+
+def _is_closed(tris: np.ndarray) -> bool:
+    """True when every undirected edge is shared by exactly two triangles (a closed solid shell)."""
+    e = np.sort(np.concatenate([tris[:, [0, 1]], tris[:, [1, 2]], tris[:, [2, 0]]]), axis=1)
+    _, counts = np.unique(e, axis=0, return_counts=True)
+    return bool(len(counts)) and bool(np.all(counts == 2))
+
+
+# Module-level forms for callers that prefer functions (geom is a SceneGeometry).
+def min_distance(geom: SceneGeometry, a: str, b: str, frame: int, max_dist: float = 1.0) -> float:
+    return geom.min_distance(a, b, frame, max_dist)
+
+
+def penetration_depth(geom: SceneGeometry, a: str, b: str, frame: int) -> float:
+    return geom.penetration_depth(a, b, frame)
+
+
+def support_gap(geom: SceneGeometry, body: str, support: str, frame: int, max_dist: float = 1.0) -> float:
+    return geom.support_gap(body, support, frame, max_dist)
+
+
+def world_triangles(geom: SceneGeometry, name: str, frame: int) -> np.ndarray:
+    return geom.world_triangles(name, frame)
