@@ -85,18 +85,21 @@ def map_roles(task: Any, candidates: list[dict[str, Any]], explicit: dict[str, s
     roles: dict[str, dict[str, Any]] = {}
     problems: list[str] = []
     used: set[str] = set()
+    blocked: set[str] = set()
     for role, obj in (explicit or {}).items():
         if not any(r.name == role for r in task.roles):
             problems.append(f"roles file names unknown role {role!r}")
             continue
         if obj not in names:
+            # an explicit declaration is not second-guessed: the role stays unmapped and its criteria fail
             problems.append(f"roles file maps {role!r} to missing object {obj!r}")
+            blocked.add(role)
             continue
         roles[role] = {"object": obj, "confidence": 1.0, "source": "explicit"}
         used.add(obj)
 
     # Projection + colour: one assignment over all annotated roles.
-    pending = [r for r in task.roles if r.name not in roles and r.screen_xy is not None]
+    pending = [r for r in task.roles if r.name not in roles and r.name not in blocked and r.screen_xy is not None]
     cands = [c for c in candidates if c["name"] not in used and c["screen_xy"] is not None]
     if pending and cands:
         cost = np.full((len(pending), len(cands)), 10.0)
@@ -118,7 +121,7 @@ def map_roles(task: Any, candidates: list[dict[str, Any]], explicit: dict[str, s
             used.add(cands[j]["name"])
 
     for r in task.roles:
-        if r.name in roles:
+        if r.name in roles or r.name in blocked:
             continue
         scored = sorted(((_name_score(r, n), n) for n in names if n not in used), reverse=True)
         if scored and scored[0][0] > 0:

@@ -77,10 +77,13 @@ def build(out: Path, variant: str = "truth") -> None:
         inc.rigid_body.collision_collections = [i in (0, 1) for i in range(20)]
         tgt.rigid_body.collision_collections = [i in (2,) for i in range(20)]
         table.rigid_body.collision_collections = [i in (0, 1, 2) for i in range(20)]
-    elif variant == "sunk":
-        # target placed half inside the table, with no collision against it: it sinks in
-        tgt.location = (0.0, 0, 0.05)
-        tgt.rigid_body.type = "PASSIVE"
+    elif variant in ("nocollide", "nocollide_passive"):
+        # the cue ball has no collision collection in common with the target: it rolls straight through
+        inc.rigid_body.collision_collections = [i in (0, 1) for i in range(20)]
+        tgt.rigid_body.collision_collections = [i in (2,) for i in range(20)]
+        table.rigid_body.collision_collections = [i in (0, 1, 2) for i in range(20)]
+        if variant == "nocollide_passive":
+            tgt.rigid_body.type = "PASSIVE"  # nothing can move it, not even an operative collider
 
     bpy.ops.object.camera_add(location=(0, -9, 3.0), rotation=(1.28, 0, 0))
     sc.camera = bpy.context.active_object
