@@ -61,7 +61,7 @@ def draft_rubric_doc(st: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         doc.update(
             id=c.name,
             description=c.description or c.name,
-            weight=c.weight,
+            weight=round(c.weight, 6),
             roles=[x.strip() for x in c.roles.split(",") if x.strip()],
             check=c.check,
             params=_json(c.params_json, f"draft_criteria[{i}].params_json"),
@@ -227,9 +227,9 @@ class PCG_OT_add_cf_criterion(bpy.types.Operator):
                 d.name, d.description, d.object_name = r, mapping[r], mapping[r]
                 known.add(r)
         role = st.cf_expect_role or (iv.get("roles") or [next(iter(known), "")])[0]
-        expected = {"measure": st.cf_measure, "role": role, "op": st.cf_expect_op, "value": st.cf_expect_value, "relative_to_baseline": st.cf_relative}
+        expected = {"measure": st.cf_measure, "role": role, "op": st.cf_expect_op, "value": round(st.cf_expect_value, 6), "relative_to_baseline": st.cf_relative}
         if st.cf_expect_at_s > 0:
-            expected["at_s"] = st.cf_expect_at_s
+            expected["at_s"] = round(st.cf_expect_at_s, 4)
         c = st.draft_criteria.add()
         c.name = _next_id(st, f"cf_{iv.get('kind', 'x')}")
         c.check, c.roles, c.weight = "counterfactual", ", ".join(iv.get("roles", [])), st.new_weight

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 bpy = pytest.importorskip("bpy")
@@ -423,3 +424,66 @@ def test_finding_selection_selects_jumps_and_sets_witness(addon: Any) -> None:
     zs = [p[2] for p in w["polylines"][0]]
     assert zs[0] > zs[-1] + 0.1  # the baked cube falls over frames 3..20
     witness.draw_callback()  # background mode: returns without touching gpu
+
+
+# ------------------------------------------------------------------ counterfactual
+
+
+def _track(sc: Any, name: str, frames: range) -> np.ndarray:
+    out = []
+    for f in frames:
+        sc.frame_set(f)
+        out.append(tuple(sc.objects[name].matrix_world.translation))
+    sc.frame_set(sc.frame_start)
+    return np.array(out)
+
+
+@pytest.mark.skipif(not features.available("counterfactual"), reason=features.reason("counterfactual"))
+def test_counterfactual_on_copy_leaves_user_scene_untouched(addon: Any, task_folder: Path) -> None:
+    sc = build_drop_scene(with_support=True)
+    st = sc.physcodegym
+    bpy.ops.physcodegym.load_task(task=str(task_folder), with_reference=False)
+    bpy.ops.ptcache.bake_all(bake=True)  # the user's own bake, which must survive untouched
+    pc = sc.rigidbody_world.point_cache
+    before = _track(sc, "Cube", range(1, 41))
+    info_before, objects_before = pc.info, sorted(o.name for o in sc.objects)
+    assert pc.is_baked and before[-1, 2] > 1.0  # resting on the support
+    _select("Support")
+    st.cf_kind, st.cf_params_json = "remove_support", "{}"
+    assert bpy.ops.physcodegym.run_counterfactual() == {"FINISHED"}
+    job = wait_job("counterfactual")
+    assert job.state == "done", (job.message, job.log[-10:])
+    # the user's scene, objects and cache are exactly as they were
+    assert sc.physcodegym.cf_status.startswith("done")
+    assert pc.is_baked and pc.info == info_before and sorted(o.name for o in sc.objects) == objects_before
+    assert sc.objects["Support"].rigid_body is not None
+    assert np.array_equal(_track(sc, "Cube", range(1, 41)), before)
+    doc = json.loads(st.cf_result_json)
+    assert doc["took_effect"] is True and doc["intervention"]["kind"] == "remove_support"
+    assert doc["intervention"]["roles"] == ["support"] and doc["mapping"]["support"] == "Support"
+    # baseline vs intervened: the cube now falls to the ground
+    tr = state.TRAJECTORIES[sc.name]
+    base, inter = np.array(tr["baseline"]["Cube"]), np.array(tr["intervened"]["Cube"])
+    assert abs(base[-1, 2] - before[-1, 2]) < 1e-4 and inter[-1, 2] < 0.5
+    assert "Support" in tr["baseline"] and "Support" not in tr["intervened"]
+    # the plot image has drawn curves, and the intervened copy is kept as its own scene
+    im = bpy.data.images[st.cf_plot_image]
+    px = np.empty(len(im.pixels), dtype=np.float32)
+    im.pixels.foreach_get(px)
+    rgb = px.reshape(-1, 4)[:, :3]
+    assert (np.abs(rgb - 0.12).max(axis=1) > 0.3).sum() > 200
+    copy = bpy.data.scenes[st.cf_copy_scene]
+    assert copy != sc and not any(o.name.startswith("Support") for o in copy.objects)
+    assert any(o.name.startswith("Cube") for o in copy.objects) and bpy.context.window.scene == sc
+    # a counterfactual criterion from the intervention just run validates and saves
+    st.cf_measure, st.cf_expect_role, st.cf_expect_op, st.cf_expect_value = "final_height", "cube", "lt", 0.6
+    assert bpy.ops.physcodegym.add_cf_criterion() == {"FINISHED"}
+    c = st.draft_criteria[-1]
+    assert c.check == "counterfactual" and json.loads(c.counterfactual_json)["intervention"]["kind"] == "remove_support"
+    assert bpy.ops.physcodegym.save_rubric() == {"FINISHED"}
+    from physcodegym.tasks.loader import load_task
+
+    saved = load_task(task_folder).task
+    cf = next(c for c in saved.rubric.criteria if c.check == "counterfactual").counterfactual
+    assert cf.expected.measure == "final_height" and cf.expected.value == 0.6 and "support" in {r.name for r in saved.roles}
+    assert bpy.ops.physcodegym.clear_counterfactual() == {"FINISHED"} and st.cf_copy_scene not in bpy.data.scenes
