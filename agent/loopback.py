@@ -701,6 +701,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--api-key", default=None, help="require this key (default: accept any)")
     ap.add_argument("--judge", choices=("pass", "fail"), default="pass", help="verdict of the built-in judge responder")
     a = ap.parse_args(argv)
+    import signal
+
+    def _terminate(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _terminate)  # background jobs ignore SIGINT; TERM must still print the summary
     llm = LoopbackLLM(api_key=a.api_key)
     llm.respond_with(judge_responder(a.judge))
     llm._server = _Server(("127.0.0.1", a.port), _Handler)

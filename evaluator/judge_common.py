@@ -235,7 +235,9 @@ def ask_strict(
         except FATAL_PROVIDER_ERRORS:
             raise
         except ProviderError as e:  # retried by the transport already; count it as a failed attempt
-            attempts.append({"outcome": "provider_error", "error": str(e)})
+            attempts.append({"outcome": "provider_error", "error": f"{type(e).__name__}: {e}"})
+            if not e.retryable:
+                break  # a 4xx (context too long, bad image) would fail identically on every re-ask
             continue
         tally.calls += 1
         tally.input_tokens += resp.usage.input_tokens
