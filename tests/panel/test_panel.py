@@ -4,6 +4,7 @@ scenes, and every panel's draw() in every state through a recording layout (ther
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -487,3 +488,39 @@ def test_counterfactual_on_copy_leaves_user_scene_untouched(addon: Any, task_fol
     cf = next(c for c in saved.rubric.criteria if c.check == "counterfactual").counterfactual
     assert cf.expected.measure == "final_height" and cf.expected.value == 0.6 and "support" in {r.name for r in saved.roles}
     assert bpy.ops.physcodegym.clear_counterfactual() == {"FINISHED"} and st.cf_copy_scene not in bpy.data.scenes
+
+
+# ------------------------------------------------------------------ audit
+
+
+@pytest.mark.skipif(not features.available("audit"), reason=features.reason("audit"))
+def test_audit_findings_match_headless_audit(addon: Any, task_folder: Path, tmp_path: Path) -> None:
+    sc = build_drop_scene(scripted=True)  # a keyframed "falling" cube: scripted motion
+    st = sc.physcodegym
+    bpy.ops.physcodegym.load_task(task=str(task_folder), with_reference=False)
+    rbw_baked = sc.rigidbody_world.point_cache.is_baked
+    assert bpy.ops.physcodegym.run_audit() == {"FINISHED"}
+    job = wait_job("audit")
+    assert job.state == "done", (job.message, job.log[-10:])
+    assert sc.rigidbody_world.point_cache.is_baked == rbw_baked  # the live scene was not baked by the audit
+    # the same scene saved independently, audited by the headless command
+    ref = tmp_path / "ref.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(ref), copy=True)
+    p = subprocess.run([sys.executable, "-m", "physcodegym", "audit", str(ref), "--task", str(task_folder), "--json"],
+                       capture_output=True, text=True, timeout=300)
+    head = json.loads(p.stdout)
+    want = [(f["kind"], ",".join(f["objects"]), f["message"]) for f in head["findings"]]
+    got = [(f.kind, f.objects, f.message) for f in st.findings]
+    assert got == want and any(k == "scripted_motion" and "Cube" in o for k, o, _ in got)
+    for f, h in zip(st.findings, head["findings"], strict=True):
+        assert f.first_frame == (min(h["frames"]) if h["frames"] else -1)
+        assert f.has_value == (h["value"] is not None) and (h["value"] is None or abs(f.value - h["value"]) <= 1e-5 * max(1, abs(h["value"])))
+    assert st.s_val_set == (head.get("S_val") is not None)
+    if st.s_val_set:
+        assert abs(st.s_val - head["S_val"]) < 1e-6 and len(st.criteria) == len(head["criteria"])
+    # selecting a finding selects its objects and jumps to its first frame
+    i = next(i for i, f in enumerate(st.findings) if f.kind == "scripted_motion")
+    bpy.ops.physcodegym.select_finding(index=i)
+    assert "Cube" in {o.name for o in bpy.context.selected_objects}
+    if st.findings[i].first_frame >= 0:
+        assert sc.frame_current == st.findings[i].first_frame
