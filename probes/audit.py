@@ -820,6 +820,12 @@ def _cache_state(scene: Any) -> dict[str, Any]:
 
 def audit_path(path: Path, program: Path | None = None) -> AuditReport:
     """Open a run folder (scene.blend [+ scene.py, frames/]) or a .blend and audit it in this process."""
+    return audit_path_full(path, program)[0]
+
+
+def audit_path_full(path: Path, program: Path | None = None, save_samples: bool = True) -> tuple[AuditReport, SceneSamples, Any]:
+    """`audit_path` that also returns the samples and the opened scene (for the rubric, which re-uses them).
+    In a run folder the samples are kept as `audit_samples.npz` so later probes never sample again."""
     import bpy
     from physcodegym.headless.errors import InputError
 
@@ -846,8 +852,22 @@ def audit_path(path: Path, program: Path | None = None) -> AuditReport:
     except RuntimeError as e:
         raise InputError(f"cannot open blend: {e}", file=str(blend)) from e
     t_open = time.perf_counter() - t
+    scene = bpy.context.scene
     frames_dir = run_dir / "frames" if run_dir is not None and (run_dir / "frames").is_dir() else None
-    rep = audit_scene(bpy.context.scene, program_text=text, frames_dir=frames_dir)
+    t = time.perf_counter()
+    cache = _cache_state(scene)
+    samples = sample_scene(scene)
+    t_sample = time.perf_counter() - t
+    rep = audit_scene(scene, program_text=text, samples=samples, frames_dir=frames_dir)
+    rep.scene["cache"] = cache
     rep.timings["open"] = round(t_open, 4)
+    rep.timings["sample"] = round(t_sample, 4)
     rep.meta["source"] = {"blend": str(blend), "program": str(program) if program else None, "frames": str(frames_dir) if frames_dir else None}
-    return rep
+    if save_samples and run_dir is not None:
+        try:
+            out = run_dir / "audit_samples.npz"
+            samples.save_npz(out)
+            rep.samples_path = str(out)
+        except OSError as e:
+            rep.meta["samples_error"] = str(e)
+    return rep, samples, scene

@@ -374,3 +374,24 @@ def static_scene(frames: int = 30) -> Any:
     box("Block", (0, 0, 0.5), (1, 1, 1))
     sphere("Ball", (2, 0, 0.5), 0.5, rb=None)
     return sc
+
+
+def exploding_cloth(defect: bool = True, frames: int = 40) -> Any:
+    """A sheet with absurd stiffness at the lowest quality step blows up (defect) vs default settings."""
+    import bpy
+
+    sc = reset(frames)
+    camera(sc)
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=10, y_subdivisions=10, size=2, location=(0, 0, 2))
+    cl = bpy.context.active_object
+    cl.name = "Sheet"
+    cm = cl.modifiers.new("Cloth", "CLOTH")
+    s = cm.settings
+    if defect:
+        s.quality = 1
+        s.mass = 0.001
+        for k in ("tension_stiffness", "compression_stiffness", "shear_stiffness", "bending_stiffness"):
+            setattr(s, k, 5e4)
+    cm.point_cache.frame_end = frames
+    bake()
+    return sc

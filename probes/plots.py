@@ -1,0 +1,54 @@
+"""PNG witnesses for audit findings: the curve each finding was decided on (depth, energy, distance...).
+
+Pure matplotlib (Agg) over the `evidence["series"]` every curve-backed finding carries, so plots can be
+redrawn later from a saved report without Blender.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from physcodegym.probes.findings import AuditReport, Finding
+
+
+def plot_finding(f: Finding, path: Path) -> Path | None:
+    """Draw one finding's series (with its threshold and witness frames); None if it has no curve."""
+    ser = f.evidence.get("series")
+    if not ser:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    x = ser["x"]
+    y = [float("nan") if v is None else v for v in ser["y"]]
+    fig, ax = plt.subplots(figsize=(6.4, 3.2), dpi=100)
+    ax.plot(x, y, lw=1.6, label=ser.get("label"))
+    if ser.get("threshold") is not None:
+        ax.axhline(ser["threshold"], color="tab:red", ls="--", lw=1, label="tolerance")
+    if len(f.frames) >= 2:
+        ax.axvspan(f.frames[0], f.frames[-1], color="tab:orange", alpha=0.15, label="witness frames")
+    ax.set_xlabel("frame")
+    ax.set_ylabel(ser.get("unit") or "")
+    ax.set_title(f"{f.kind}: {', '.join(f.objects)}"[:90], fontsize=9)
+    ax.legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.stem + ".tmp.png")
+    fig.savefig(tmp)
+    plt.close(fig)
+    tmp.replace(path)
+    return path
+
+
+def write_plots(report: AuditReport, out_dir: Path) -> list[str]:
+    """One PNG per curve-backed finding in `out_dir` (`NN_kind_objects.png`); returns the paths."""
+    out_dir = Path(out_dir)
+    paths = []
+    for i, f in enumerate(report.findings):
+        safe = "_".join(f.objects)[:60].replace("/", "-").replace(" ", "-") or "scene"
+        p = plot_finding(f, out_dir / f"{i:02d}_{f.kind}_{safe}.png")
+        if p is not None:
+            paths.append(str(p))
+    return paths
