@@ -18,6 +18,7 @@ from physcodegym.physcodegym_addon import features, jobs, preferences
 AGENT_JOB = "agent"
 SCORE_JOB = "score"
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
+PROVIDER_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
 
 def read_progress(run_dir: Path) -> dict[str, Any]:
@@ -106,13 +107,14 @@ class PCG_OT_start_agent(bpy.types.Operator):
         args = ["agent", "--task", st.task_folder, "--provider", prefs.provider, "--model", prefs.model, "--out", str(run_dir)]
         if prefs.base_url:
             args += ["--base-url", prefs.base_url]
-        scene_name = scene_ref = context.scene.name
+        scene_name = context.scene.name
 
-        def on_line(job: jobs.Job, line: str) -> None:
-            sc = bpy.data.scenes.get(scene_ref)
+        def on_tick(job: jobs.Job) -> None:
+            sc = bpy.data.scenes.get(scene_name)
             if sc is not None:
                 apply_progress(sc, run_dir)
-                sc.physcodegym.agent_status = f"running ({job.seconds:.0f} s): {line[-80:]}"
+                last = job.log[-1].strip()[-80:] if job.log else ""
+                sc.physcodegym.agent_status = f"running ({job.seconds:.0f} s) {last}"
 
         def done(job: jobs.Job) -> None:
             sc = bpy.data.scenes.get(scene_name)
@@ -122,7 +124,11 @@ class PCG_OT_start_agent(bpy.types.Operator):
             status = read_progress(run_dir)["status"]
             sc.physcodegym.agent_status = f"{job.state}: {status or job.message}"
 
-        jobs.submit(jobs.Job(AGENT_JOB, jobs.cli_argv(args), on_done=done, on_progress=on_line, cwd=str(run_dir), env=jobs.child_env(env_for_tasks(context))))
+        extra = env_for_tasks(context)
+        default_env = PROVIDER_KEY_ENV.get(prefs.provider)
+        if key_env and default_env and key_env != default_env and os.environ.get(key_env):
+            extra[default_env] = os.environ[key_env]  # the provider reads its default variable; passed, never stored
+        jobs.submit(jobs.Job(AGENT_JOB, jobs.cli_argv(args), on_done=done, on_tick=on_tick, cwd=str(run_dir), env=jobs.child_env(extra)))
         st.agent_status = "starting..."
         return {"FINISHED"}
 

@@ -84,7 +84,9 @@ class Job:
     name: str
     argv: list[str]
     on_done: Callable[[Job], None] | None = None
-    on_progress: Callable[[Job, str], None] | None = None
+    on_progress: Callable[[Job, str], None] | None = None  # per stderr line
+    on_tick: Callable[[Job], None] | None = None  # per poll while running (e.g. read a run folder)
+    tick_every: float = 1.0  # seconds between on_tick calls
     cwd: str | None = None
     env: dict[str, str] | None = None
     total: int = 0  # expected progress units (frames), 0 if unknown
@@ -101,6 +103,7 @@ class Job:
     _lines: queue.Queue = field(default_factory=queue.Queue)
     _out: list[str] = field(default_factory=list)
     _threads: list[threading.Thread] = field(default_factory=list)
+    _last_tick: float = 0.0
 
     def start(self) -> Job:
         self.started = time.time()
@@ -167,6 +170,12 @@ class Job:
                 self.on_progress(self, line)
         if not self.running:
             return True
+        if self.on_tick and time.time() - self._last_tick >= self.tick_every:
+            self._last_tick = time.time()
+            try:
+                self.on_tick(self)
+            except Exception as e:  # progress display must never kill the job
+                self.message = f"progress update failed: {type(e).__name__}: {e}"
         assert self._proc is not None
         rc = self._proc.poll()
         if rc is None:

@@ -73,3 +73,13 @@ def task_folder(tmp_path: Path) -> Path:
     (folder / "task.json").write_text(json.dumps(TASK))
     make_video(folder / "reference.mp4")
     return folder
+
+
+@pytest.fixture(scope="module")
+def task_folder_240(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same task with a full-length (240-frame) reference, as the agent and the scorer require."""
+    folder = tmp_path_factory.mktemp("t240") / "panel_drop"
+    folder.mkdir()
+    (folder / "task.json").write_text(json.dumps(TASK))
+    make_video(folder / "reference.mp4", frames=240)
+    return folder

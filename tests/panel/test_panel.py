@@ -524,3 +524,79 @@ def test_audit_findings_match_headless_audit(addon: Any, task_folder: Path, tmp_
     assert "Cube" in {o.name for o in bpy.context.selected_objects}
     if st.findings[i].first_frame >= 0:
         assert sc.frame_current == st.findings[i].first_frame
+
+
+# ------------------------------------------------------------------ agent, submission, score
+
+
+@pytest.mark.skipif(not features.available("agent"), reason=features.reason("agent"))
+def test_agent_run_is_non_blocking_shows_progress_and_stops(addon: Any, task_folder_240: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from physcodegym.agent.loopback import LoopbackLLM, Reply
+
+    sc = build_drop_scene()
+    st = sc.physcodegym
+    bpy.ops.physcodegym.load_task(task=str(task_folder_240), with_reference=False)
+    prefs = bpy.context.preferences.addons["physcodegym"].preferences
+    with LoopbackLLM(api_key="sk-panel") as llm:
+        llm.respond_with(lambda req: Reply.ok("Looking at the video first."))
+        monkeypatch.setenv("PCG_TEST_KEY", "sk-panel")  # a custom variable name: passed to the child, never stored
+        prefs.provider, prefs.model, prefs.base_url, prefs.openai_key_env = "openai", "loopback-agent", llm.openai_base_url, "PCG_TEST_KEY"
+        st.run_dir = str(tmp_path / "run")
+        try:
+            assert bpy.ops.physcodegym.start_agent() == {"FINISHED"}
+            job = jobs.get("agent")
+            assert job.running  # the operator returned while the run goes on
+            assert not bpy.ops.physcodegym.start_agent.poll()  # one run at a time
+            t_end = time.time() + 90
+            while time.time() < t_end and job.running and (st.agent_tokens == 0 or len(llm.requests) < 2):
+                jobs.tick()
+                time.sleep(0.1)
+            assert job.running, (job.message, job.log[-10:])
+            assert len(llm.requests) >= 2 and st.agent_tokens > 0 and "running" in st.agent_status
+            assert (tmp_path / "run" / "trace.jsonl").is_file()
+            assert bpy.ops.physcodegym.cancel_job(job="agent") == {"FINISHED"}
+            assert job.state == "cancelled" and job._proc.poll() is not None
+        finally:
+            prefs.base_url, prefs.openai_key_env, prefs.model = "", "OPENAI_API_KEY", "gpt-4o"
+    assert "sk-panel" not in json.dumps({k: str(getattr(st, k)) for k in st.bl_rna.properties.keys() if k != "rna_type"})
+
+
+def test_load_submission_scene_for_audit(addon: Any, task_folder: Path, tmp_path: Path) -> None:
+    sub = build_drop_scene(with_support=True)
+    (tmp_path / "run" / "submission").mkdir(parents=True)
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "run" / "submission" / "scene.blend"), copy=True)
+    (tmp_path / "run" / "previews").mkdir()
+    bpy.data.images.new("p", 8, 8).save_render(str(tmp_path / "run" / "previews" / "p1.png"))
+    assert sub is not None
+    sc = build_drop_scene()
+    st = sc.physcodegym
+    bpy.ops.physcodegym.load_task(task=str(task_folder), with_reference=False)
+    st.run_dir = str(tmp_path / "run")
+    assert bpy.ops.physcodegym.refresh_agent() == {"FINISHED"}
+    assert st.submission_blend.endswith("submission/scene.blend") and st.agent_preview.endswith("p1.png")
+    assert bpy.data.images.get("PCG Preview") is not None
+    assert bpy.ops.physcodegym.load_submission() == {"FINISHED"}
+    new = bpy.context.window.scene
+    assert new != sc and new.name == st.submission_scene and new.name.startswith("PCG Submission")
+    assert any(o.name.startswith("Support") for o in new.objects) and new.rigidbody_world is not None
+    assert new.physcodegym.task_id == "panel_drop" and len(new.physcodegym.events) == 2
+    assert "Support" not in sc.objects  # the user's scene is unchanged
+
+
+@pytest.mark.skipif(not features.available("score"), reason=features.reason("score"))
+def test_score_reference_against_itself(addon: Any, task_folder_240: Path) -> None:
+    sc = build_drop_scene()
+    st = sc.physcodegym
+    bpy.ops.physcodegym.load_task(task=str(task_folder_240), with_reference=False)
+    st.score_candidate = str(task_folder_240 / "reference.mp4")
+    assert bpy.ops.physcodegym.run_score() == {"FINISHED"}
+    job = wait_job("score", timeout=240)
+    assert job.state == "done", (job.message, job.log[-10:])
+    m = {x.name: x for x in st.scores}
+    assert list(m) == ["S_ssim", "S_lpips", "S_obj", "S_evt", "S_mot", "S_val"]
+    assert m["S_ssim"].has_value and m["S_ssim"].value > 0.99
+    assert not m["S_lpips"].has_value and m["S_lpips"].reason  # not requested / not installed: missing with a reason
+    agg = json.loads(st.aggregates_json)
+    assert set(agg) >= {"S_vis", "S_phys", "S_tot"}
+    labels_ = labels(draw_all()["PCG_PT_scores"])
+    assert "S_ssim: 1.000" in labels_ or "S_ssim: 0.99" in labels_
