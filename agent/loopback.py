@@ -374,7 +374,7 @@ def validate_anthropic(body: Any, headers: dict[str, str], api_key: str | None) 
         if role not in ("user", "assistant"):
             errs.append(f"{w}.role: must be 'user' or 'assistant' (system goes in the top-level field), got {role!r}")
             continue
-        if i == 0 and role != "user":
+        if prev_role is None and role != "user":
             errs.append(f"{w}.role: the first message must be a user message")
         if role == prev_role:
             errs.append(f"{w}.role: roles must alternate ({role!r} twice)")

@@ -230,3 +230,38 @@ def test_doctor_reports_configured_and_reachable(llm: LoopbackLLM, tmp_path: Pat
     assert main(["doctor", "--json"]) == 0
     doc = json.loads(capfd.readouterr().out)
     assert doc["providers"][0]["key_accepted"] is False and "sk-wrong-key" not in json.dumps(doc)
+
+
+def test_backoff_schedule_and_retry_after_parsing() -> None:
+    import email.utils
+    import random
+    import time
+
+    from physcodegym.agent.providers.transport import RetryPolicy, parse_retry_after
+
+    pol = RetryPolicy(base_s=0.1, max_s=0.5)
+    rng = random.Random(0)
+    for k, cap in enumerate([0.1, 0.2, 0.4, 0.5, 0.5]):
+        d = pol.delay(k, rng)
+        assert 0.5 * cap <= d <= cap  # exponential, jittered, capped
+    assert parse_retry_after("2") == 2.0 and parse_retry_after("0.25") == 0.25
+    assert 8 <= parse_retry_after(email.utils.formatdate(time.time() + 10, usegmt=True)) <= 10.5
+    assert parse_retry_after("soon") is None and parse_retry_after(None) is None
+
+
+def test_server_validates_anthropic_turns(llm: LoopbackLLM) -> None:
+    h = {"x-api-key": KEY, "anthropic-version": "2023-06-01"}
+    good = {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
+    llm.script([Reply.ok("ok")])
+    assert requests.post(llm.anthropic_base_url + "/v1/messages", json=good, headers=h).status_code == 200
+    bad = {"model": "m", "messages": [
+        {"role": "system", "content": "sys"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "f", "input": {}}]},
+        {"role": "assistant", "content": [{"type": "text", "text": ""}]}]}
+    r = requests.post(llm.anthropic_base_url + "/v1/messages", json=bad, headers={"x-api-key": KEY})
+    assert r.status_code == 400 and r.json()["type"] == "error"
+    errs = "\n".join(llm.requests[-1].errors)
+    for needle in ("anthropic-version", "max_tokens", "top-level field", "first message", "alternate",
+                   "never answered", "non-empty"):
+        assert needle in errs, needle
+    assert len(llm.validation_errors) == len(llm.requests[-1].errors)  # the good request recorded none
