@@ -234,8 +234,15 @@ def run_counterfactual(
 
 
 def _summaries(base: SceneSamples, inter: SceneSamples, mapping: dict[str, str]) -> dict[str, Any]:
+    """Per role (and per other moving object, keyed by its name): displacement and deviation from baseline."""
     out = {}
-    for role, name in mapping.items():
+    items = [(r, n) for r, n in mapping.items() if not r.startswith("__")]
+    mapped = {n for _, n in items}
+    for n in base.names:
+        tr = track(base, n)
+        if n not in mapped and tr is not None and float(np.max(np.linalg.norm(tr - tr[0], axis=1))) > 1e-3:
+            items.append((n, n))
+    for role, name in items:
         a, b = track(base, name), track(inter, name)
         if a is None:
             continue

@@ -143,10 +143,11 @@ def disable_field(scene: Any, ob: Any) -> dict[str, Any]:
         raise InterventionError(f"{ob.name!r} is not a force field")
     if ob.animation_data:
         ob.animation_data_clear()
+    kind = ob.field.type
+    # strength 0 is not enough: a zero-strength wind still acts on moving bodies; remove the effector
     ob.field.strength = 0.0
-    if hasattr(ob.field, "flow"):
-        ob.field.flow = 0.0
-    return {"changed": f"{ob.name}.field.strength=0", "verified": ob.field.strength == 0.0}
+    ob.field.type = "NONE"
+    return {"changed": f"{ob.name}: {kind} field removed", "verified": ob.field.type == "NONE"}
 
 
 def disable_actuator(scene: Any, ob: Any) -> dict[str, Any]:

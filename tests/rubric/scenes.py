@@ -85,6 +85,16 @@ def build(out: Path, variant: str = "truth") -> None:
         if variant == "nocollide_passive":
             tgt.rigid_body.type = "PASSIVE"  # nothing can move it, not even an operative collider
 
+    if variant in ("windy", "windy_far"):
+        # a wind blowing along +y that the task admits as a role; windy_far's is out of range of every body
+        bpy.ops.object.effector_add(type="WIND", location=(0, -3 if variant == "windy" else -40, 0.25), rotation=(-1.5708, 0, 0))
+        w = bpy.context.active_object
+        w.name = "Wind"
+        w.field.strength = 6.0
+        if variant == "windy_far":
+            w.field.use_max_distance = True
+            w.field.distance_max = 1.0
+
     bpy.ops.object.camera_add(location=(0, -9, 3.0), rotation=(1.28, 0, 0))
     sc.camera = bpy.context.active_object
     bpy.ops.object.light_add(type="SUN", location=(0, 0, 5))
