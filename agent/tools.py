@@ -251,7 +251,8 @@ class Toolbox:
             raise ToolInputError("path must be a non-empty relative path inside the workspace")
         p = Path(rel)
         if p.is_absolute() or rel.startswith("~"):
-            raise ToolInputError(f"{rel!r}: absolute paths are not allowed; use a path relative to your workspace")
+            # the path is not echoed: a result never carries a location outside the workspace
+            raise ToolInputError("absolute paths are not allowed; use a path relative to your workspace")
         if any(part == ".." for part in p.parts):
             raise ToolInputError(f"{rel!r}: '..' is not allowed; paths stay inside your workspace")
         root = self.workspace.resolve()
@@ -264,7 +265,7 @@ class Toolbox:
         try:
             full.resolve().relative_to(root)
         except ValueError as e:
-            raise ToolInputError(f"{rel!r}: resolves outside your workspace") from e
+            raise ToolInputError("the path resolves outside your workspace") from e
         if for_write and full.is_dir():
             raise ToolInputError(f"{rel!r} is a directory")
         return full
@@ -413,7 +414,9 @@ class Toolbox:
             "revision": self._revision_of(sha),
             "status": r.get("status"),
             "seconds": r.get("seconds"),
+            "reason": r.get("reason"),
             "missing": r.get("missing") or [],
+            "problems": r.get("problems") or [],
             "violations": r.get("violations") or [],
             "has_blend": (out_dir / "out" / "scene.blend").is_file(),
             "frames_found": n_frames,
@@ -433,13 +436,14 @@ class Toolbox:
 
     def tool_run_scene(self, args: RunSceneArgs) -> ToolOutcome:
         entry, _ = self._launch("run_scene", args.mode)
-        data = {k: entry[k] for k in ("launch", "mode", "status", "seconds", "missing", "violations", "has_blend", "frames_found", "revision", "log_tail")}
+        keys = ("launch", "mode", "status", "reason", "seconds", "missing", "problems", "violations", "has_blend", "frames_found", "revision", "log_tail")
+        data = {k: entry[k] for k in keys}
         return ToolOutcome(data, is_error=entry["status"] != "ok")
 
     def tool_render_preview(self, args: RenderPreviewArgs) -> ToolOutcome:
         entry, out = self._launch("render_preview", "preview", preview_frame=args.frame)
-        pngs = sorted(out.rglob("*.png"), key=lambda p: p.stat().st_mtime)
-        data = {k: entry[k] for k in ("launch", "status", "seconds", "violations", "revision", "log_tail")}
+        pngs = [out / "preview.png"] if (out / "preview.png").is_file() else sorted(out.rglob("*.png"), key=lambda p: p.stat().st_mtime)
+        data = {k: entry[k] for k in ("launch", "status", "reason", "seconds", "violations", "revision", "log_tail")}
         data["frame"] = args.frame
         if not pngs:
             data["error"] = "no preview image was produced"
@@ -494,6 +498,8 @@ class Toolbox:
             problems.append(f"the latest full run rendered {nf} frames; {FRAMES} are required (frames/0001.png ... frames/0240.png)")
         if last.get("missing"):
             problems.append(f"the latest full run is missing outputs: {last['missing'][:5]}")
+        if last.get("problems"):
+            problems.append(f"the latest full run's outputs are wrong: {last['problems'][:5]}")
         return problems, violations
 
     def tool_check_submission(self, args: NoArgs) -> ToolOutcome:
