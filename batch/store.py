@@ -1,0 +1,116 @@
+"""Results store of a batch: SQLite in RESULTS/results.sqlite, one row per unit (config, task, attempt).
+
+Only the batch's parent process writes, one transaction per finished unit, after the unit's files are in
+place; WAL mode so a report (or a second reader) can read while a batch runs. A batch killed at any
+moment loses at most the units that were running: they have no row and are redone on `--resume`.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+DB_NAME = "results.sqlite"
+FINAL = ("done", "failed", "error")  # a row with one of these is never redone on resume (same hashes)
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS units (
+    config TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    attempt TEXT NOT NULL,
+    status TEXT NOT NULL,            -- done (scored) | failed (no valid artifact) | error (scoring failed)
+    run_status TEXT,                 -- ok | failed | timeout | policy (run.json)
+    artifact INTEGER NOT NULL DEFAULT 0,  -- 1 if the run produced a complete rendered sequence
+    reason TEXT,
+    metrics TEXT,                    -- JSON: {"S_ssim": float|null, ...}
+    score TEXT,                      -- JSON: the score document (SPEC §7) or null
+    evidence TEXT,                   -- JSON: paths (run dir, run.json, score.json, frames, blend, log)
+    seconds_run REAL,
+    seconds_score REAL,
+    seconds_total REAL,
+    peak_memory_mb REAL,
+    program_sha256 TEXT,
+    task_sha256 TEXT,
+    started_at TEXT,
+    finished_at TEXT,
+    worker TEXT,
+    PRIMARY KEY (config, task_id, attempt)
+);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+COLUMNS = ("config", "task_id", "attempt", "status", "run_status", "artifact", "reason", "metrics", "score", "evidence",
+           "seconds_run", "seconds_score", "seconds_total", "peak_memory_mb", "program_sha256", "task_sha256",
+           "started_at", "finished_at", "worker")
+JSON_COLUMNS = ("metrics", "score", "evidence")
+
+
+class ResultsStore:
+    def __init__(self, results_dir: Path, readonly: bool = False) -> None:
+        self.dir = Path(results_dir)
+        self.path = self.dir / DB_NAME
+        if readonly:
+            if not self.path.is_file():
+                from physcodegym.headless.errors import InputError
+
+                raise InputError("no results store here (run `physcodegym batch` first)", file=str(self.path))
+            self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=30)
+        else:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(str(self.path), timeout=30)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=FULL")
+            self.db.executescript(SCHEMA)
+            self.db.commit()
+        self.db.row_factory = sqlite3.Row
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- rows ------------------------------------------------------------------------------------
+    def put(self, row: dict[str, Any]) -> None:
+        """Insert or replace one unit's row in one transaction."""
+        vals = []
+        for c in COLUMNS:
+            v = row.get(c)
+            if c in JSON_COLUMNS and v is not None:
+                v = json.dumps(v, default=str)
+            if c == "artifact":
+                v = int(bool(v))
+            vals.append(v)
+        with self.db:
+            self.db.execute(f"INSERT OR REPLACE INTO units ({','.join(COLUMNS)}) VALUES ({','.join('?' * len(COLUMNS))})", vals)
+
+    def rows(self) -> list[dict[str, Any]]:
+        out = []
+        for r in self.db.execute("SELECT * FROM units ORDER BY config, task_id, attempt"):
+            d = dict(r)
+            for c in JSON_COLUMNS:
+                if d.get(c):
+                    d[c] = json.loads(d[c])
+            d["artifact"] = bool(d["artifact"])
+            out.append(d)
+        return out
+
+    def final_keys(self) -> dict[tuple[str, str, str], tuple[str | None, str | None]]:
+        """(config, task, attempt) -> (program hash, task hash) for finished units."""
+        q = f"SELECT config, task_id, attempt, program_sha256, task_sha256 FROM units WHERE status IN ({','.join('?' * len(FINAL))})"
+        return {(r[0], r[1], r[2]): (r[3], r[4]) for r in self.db.execute(q, FINAL)}
+
+    def count(self) -> int:
+        return int(self.db.execute("SELECT COUNT(*) FROM units").fetchone()[0])
+
+    def clear_units(self) -> None:
+        with self.db:
+            self.db.execute("DELETE FROM units")
+
+    # -- meta ------------------------------------------------------------------------------------
+    def set_meta(self, key: str, value: Any) -> None:
+        with self.db:
+            self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, json.dumps(value, default=str)))
+
+    def get_meta(self, key: str, default: Any = None) -> Any:
+        r = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return json.loads(r[0]) if r else default
