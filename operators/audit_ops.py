@@ -8,7 +8,7 @@ from typing import Any
 
 import bpy
 from physcodegym.operators.common import env_for_tasks, fmt_frames, gate, save_copy, work_dir
-from physcodegym.physcodegym_addon import jobs, state
+from physcodegym.physcodegym_addon import features, jobs, state
 
 JOB = "audit"
 
@@ -67,7 +67,7 @@ class PCG_OT_run_audit(bpy.types.Operator):
         d = work_dir(context, "audit")
         blend = save_copy(context, d / "scene.blend")
         args = ["audit", str(blend), "--json"]
-        if st.audit_with_rubric and st.task_folder:
+        if st.audit_with_rubric and st.task_folder and features.available("rubric_eval"):
             args += ["--task", st.task_folder]
         scene_name = scene.name
 

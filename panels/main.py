@@ -171,9 +171,14 @@ class PCG_PT_probes(_Base, bpy.types.Panel):
         col.enabled = ok
         row = col.row(align=True)
         row.operator("physcodegym.run_audit", icon="VIEWZOOM")
-        row.prop(st, "audit_with_rubric", text="Rubric")
+        sub = row.row()
+        rok, rwhy = features.status("rubric_eval")
+        sub.enabled = rok and bool(st.task_folder)
+        sub.prop(st, "audit_with_rubric", text="Rubric")
         if not ok:
             layout.label(text=why, icon="ERROR")
+        elif not rok:
+            layout.label(text=f"S_val {rwhy}", icon="INFO")
         _job_row(layout, "audit")
         if st.audit_status:
             layout.label(text=st.audit_status)

@@ -39,6 +39,7 @@ def classes() -> list[Any]:
 
 
 def register() -> None:
+    _ensure_alias()
     import bpy
     from physcodegym.physcodegym_addon import properties
 
