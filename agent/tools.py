@@ -397,7 +397,8 @@ class Toolbox:
         text, sha = cur
         n = self.budget.use_launch(tool)
         out_dir = self._new_launch_dir(tool)
-        program = out_dir.parent / f"{out_dir.name}_scene.py"
+        program = out_dir / "out" / "scene.py"  # the runner keeps its copy of the program here too
+        program.parent.mkdir()
         program.write_text(text, encoding="utf-8")
         rec = self.runner()(
             program, out_dir / "out", timeout_s=self.run_timeout_s, memory_mb=self.memory_mb, mode=mode, preview_frame=preview_frame, expected_frames=FRAMES
