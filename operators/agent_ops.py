@@ -17,6 +17,7 @@ from physcodegym.physcodegym_addon import features, jobs, preferences
 
 AGENT_JOB = "agent"
 SCORE_JOB = "score"
+PREVIEW_JOB = "preview"
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
 PROVIDER_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
@@ -263,4 +264,48 @@ class PCG_OT_run_score(bpy.types.Operator):
         return {"FINISHED"}
 
 
-CLASSES = (PCG_OT_start_agent, PCG_OT_refresh_agent, PCG_OT_load_submission, PCG_OT_run_score)
+class PCG_OT_render_preview(bpy.types.Operator):
+    """Render the current frame at 640x360 with the preview engine of the preferences (in a background process)"""
+
+    bl_idname = "physcodegym.render_preview"
+    bl_label = "Render Preview Frame"
+
+    @classmethod
+    def poll(cls, context: Any) -> bool:
+        job = jobs.get(PREVIEW_JOB)
+        if job is not None and job.running:
+            cls.poll_message_set("a preview is rendering")
+            return False
+        if context.scene.camera is None:
+            cls.poll_message_set("the scene has no camera")
+            return False
+        return True
+
+    def execute(self, context: Any) -> set[str]:
+        from physcodegym.operators.common import save_copy
+
+        prefs = preferences.get(context)
+        d = work_dir(context, "preview")
+        blend = save_copy(context, d / "scene.blend")
+        png = d / f"frame_{context.scene.frame_current:04d}.png"
+        scene_name = context.scene.name
+
+        def done(job: jobs.Job) -> None:
+            sc = bpy.data.scenes.get(scene_name)
+            if sc is None:
+                return
+            if job.state == "done" and png.is_file():
+                im = bpy.data.images.get("PCG Frame Preview")
+                if im is not None:
+                    bpy.data.images.remove(im)
+                im = bpy.data.images.load(str(png))
+                im.name = "PCG Frame Preview"
+                sc.physcodegym.agent_preview = str(png)
+            sc.physcodegym.agent_status = f"preview ({prefs.preview_engine}): {job.message}"
+
+        args = [str(blend), str(context.scene.frame_current), prefs.preview_engine, str(png)]
+        jobs.submit(jobs.Job(PREVIEW_JOB, jobs.module_argv("physcodegym.physcodegym_addon.preview_worker", args), on_done=done, cwd=str(d)))
+        return {"FINISHED"}
+
+
+CLASSES = (PCG_OT_start_agent, PCG_OT_refresh_agent, PCG_OT_load_submission, PCG_OT_run_score, PCG_OT_render_preview)

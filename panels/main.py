@@ -145,7 +145,11 @@ class PCG_PT_agent(_Base, bpy.types.Panel):
         row = layout.row(align=True)
         row.operator("physcodegym.start_agent", icon="PLAY")
         row.operator("physcodegym.refresh_agent", text="", icon="FILE_REFRESH")
+        row = layout.row(align=True)
+        row.operator("physcodegym.render_preview", icon="RENDER_STILL")
+        row.label(text=prefs.preview_engine.replace("BLENDER_", "").title())
         _job_row(layout, "agent")
+        _job_row(layout, "preview")
         if st.agent_status:
             layout.label(text=st.agent_status)
         layout.label(text=f"launches {st.agent_launches}  tokens {st.agent_tokens}  cost ${st.agent_cost:.4f}")

@@ -61,6 +61,12 @@ class PCG_Event(bpy.types.PropertyGroup):
     key: BoolProperty()
 
 
+def _on_event_selected(self: Any, context: Any) -> None:
+    """Clicking an event in the list jumps to its first frame."""
+    if 0 <= self.events_index < len(self.events):
+        context.scene.frame_set(self.events[self.events_index].start_frame)
+
+
 def _on_finding_selected(self: Any, context: Any) -> None:
     from physcodegym.physcodegym_addon import witness
 
@@ -123,7 +129,7 @@ class PCG_SceneState(bpy.types.PropertyGroup):
     task_status: StringProperty()
     checklist: CollectionProperty(type=PCG_ChecklistItem)
     events: CollectionProperty(type=PCG_Event)
-    events_index: IntProperty()
+    events_index: IntProperty(update=_on_event_selected)
     # reference
     reference_strip: StringProperty()
     reference_clip: StringProperty()

@@ -229,6 +229,8 @@ def test_load_task_reference_and_events(addon: Any, task_folder: Path) -> None:
     assert (land.start_frame, land.end_frame, land.key) == (19, 31, True)
     assert bpy.ops.physcodegym.jump_to_event(index=1) == {"FINISHED"} and sc.frame_current == 19
     assert bpy.ops.physcodegym.jump_to_event(index=1, to_end=True) == {"FINISHED"} and sc.frame_current == 31
+    st.events_index = 0  # clicking a row of the events list
+    assert sc.frame_current == st.events[0].start_frame == 1
     # loading again replaces (never duplicates) the strip and background
     assert bpy.ops.physcodegym.load_task(task=str(task_folder)) == {"FINISHED"}
     assert len(sc.sequence_editor.strips) == 1 and len([b for b in cam.background_images if b.source == "MOVIE_CLIP"]) == 1
@@ -600,3 +602,18 @@ def test_score_reference_against_itself(addon: Any, task_folder_240: Path) -> No
     assert set(agg) >= {"S_vis", "S_phys", "S_tot"}
     labels_ = labels(draw_all()["PCG_PT_scores"])
     assert "S_ssim: 1.000" in labels_ or "S_ssim: 0.99" in labels_
+
+
+def test_render_preview_uses_preference_engine(addon: Any) -> None:
+    sc = build_drop_scene()
+    sc.frame_set(12)
+    assert bpy.context.preferences.addons["physcodegym"].preferences.preview_engine == "BLENDER_WORKBENCH"
+    assert bpy.ops.physcodegym.render_preview() == {"FINISHED"}
+    job = wait_job("preview")
+    assert job.state == "done" and job.doc["engine"] == "BLENDER_WORKBENCH" and job.doc["frame"] == 12, (job.message, job.log[-5:])
+    im = bpy.data.images["PCG Frame Preview"]
+    assert tuple(im.size) == (640, 360)
+    px = np.empty(len(im.pixels), dtype=np.float32)
+    im.pixels.foreach_get(px)
+    assert px.reshape(-1, 4)[:, :3].std() > 0.01  # an actual render (ground, cube), not a blank frame
+    assert sc.render.engine != "" and sc.render.resolution_x == 1920  # the user's own settings untouched
