@@ -21,6 +21,7 @@ CONTACT_M = 0.06  # Bullet keeps touching bodies ~margin (0.04) apart: contact i
 DEPTH_M = 0.01
 MAX_QUERY_VERTS = 1500
 SIM_MODS = {"CLOTH", "SOFT_BODY", "FLUID", "DYNAMIC_PAINT", "PARTICLE_SYSTEM"}
+GAP_SHAPES = {"CONVEX_HULL", "MESH", "CYLINDER", "CONE"}
 PATH_CONSTRAINTS = {"FOLLOW_PATH", "CHILD_OF", "COPY_LOCATION", "COPY_TRANSFORMS", "TRANSFORM", "PIVOT", "ACTION", "CLAMP_TO"}
 
 
@@ -285,7 +286,8 @@ def scan_findings(ctx: CheckContext) -> list[dict[str, Any]]:
         rb = info.get("rigid_body")
         if rb is not None and n in core:
             dims = np.asarray(info["dimensions"])
-            ext = rb["collision_margin"] if (rb["use_margin"] or rb["collision_shape"] in ("CONVEX_HULL", "MESH")) else 0.0
+            # Bullet embeds the margin inside spheres, boxes and capsules; hulls, meshes, cylinders and cones grow by it
+            ext = rb["collision_margin"] if rb["collision_shape"] in GAP_SHAPES else 0.0
             if rb["collision_shape"] == "SPHERE" and dims.min() > 0 and dims.max() / dims.min() > 1.3:
                 ext = max(ext, float(dims.max() - dims.min()) / 2)
             if ext > 0.05 and ext > 0.2 * float(dims.min()):

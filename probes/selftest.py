@@ -114,9 +114,12 @@ def inject_defect(scene: Any, kind: str, mapping: dict[str, str]) -> dict[str, A
         dims = sorted(ob.dimensions)
         m = max(0.1, 0.5 * dims[0] if dims[0] > 0 else 0.1)
         if ob.rigid_body is not None:
+            # spheres and boxes embed their margin; a hull grows by it, so the body floats on a shell
+            if ob.rigid_body.collision_shape in {"SPHERE", "BOX", "CAPSULE"}:
+                ob.rigid_body.collision_shape = "CONVEX_HULL"
             ob.rigid_body.use_margin = True
             ob.rigid_body.collision_margin = min(1.0, m)
-            return {"kind": kind, "object": ob.name, "detail": f"collision margin {m:.3f} m"}
+            return {"kind": kind, "object": ob.name, "detail": f"{ob.rigid_body.collision_shape} collision margin {m:.3f} m"}
         sups = _support_objects(scene, mapping)
         for s in sups:
             if s.collision is not None:

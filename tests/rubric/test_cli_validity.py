@@ -1,0 +1,53 @@
+"""CLI contracts of `counterfactual` and `selftest`, and S_val for a run folder from pure Python."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from physcodegym.evaluator.results import MetricState
+from physcodegym.evaluator.validity import result_from_audit, s_val_for_run
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "physcodegym", *args], capture_output=True, text=True, timeout=600)
+
+
+def test_counterfactual_cli_bad_input_exit_2(tmp_path: Path, scene_dir) -> None:
+    p = cli("counterfactual", str(tmp_path), "--intervention", "disable_contact:a,b", "--json")
+    assert p.returncode == 2 and "scene.blend" in json.loads(p.stdout)["error"]["file"]
+    p = cli("counterfactual", str(scene_dir("truth")), "--intervention", "teleport:a", "--json")
+    assert p.returncode == 2 and json.loads(p.stdout)["error"]["field"] == "--intervention.kind"
+    p = cli("selftest", "--task", "tests/rubric/data/billiard", "--defects", "melt", "--json")
+    assert p.returncode == 2 and "melt" in json.loads(p.stdout)["error"]["message"]
+
+
+def test_counterfactual_cli_with_task_roles_verdict_and_plot(tmp_path: Path, scene_dir) -> None:
+    exp = {"measure": "displacement", "role": "target_ball", "at_s": 1.5, "op": "lt", "value": 0.01, "preserved_roles": ["incoming_ball"], "preserved_until_s": 0.5}
+    png = tmp_path / "cf.png"
+    p = cli(
+        "counterfactual", str(scene_dir("truth")), "--task", "tests/rubric/data/billiard",
+        "--intervention", "disable_contact:incoming_ball,target_ball", "--expected", json.dumps(exp), "--plot", str(png), "--json",
+    )
+    assert p.returncode == 0, p.stderr[-2000:]
+    doc = json.loads(p.stdout)
+    assert doc["mapping"]["target_ball"] == "RedBall" and doc["took_effect"] is True
+    assert doc["verdict"]["passed"] is True and doc["trajectories"]["target_ball"]["intervened_displacement_m"] < 1e-3
+    assert png.is_file() and png.stat().st_size > 5000
+
+
+def test_s_val_for_run_twins(billiard_task, scene_dir, tmp_path: Path) -> None:
+    good = s_val_for_run(billiard_task, scene_dir("truth"))
+    bad = s_val_for_run(billiard_task, scene_dir("ghost"))
+    assert good.state == MetricState.ok and good.value == 1.0, good.reason
+    assert bad.state == MetricState.ok and bad.value <= 0.5 and "sim" in bad.reason and "cf_contact" in bad.reason
+    assert {c["id"] for c in bad.details["criteria"] if c["passed"] is False} >= {"sim", "cf_contact"}
+    none = s_val_for_run(billiard_task, tmp_path)
+    assert none.state == MetricState.not_applicable and none.value is None
+
+
+def test_result_from_audit_missing_when_nothing_evaluable() -> None:
+    r = result_from_audit({"criteria": [{"id": "a", "passed": None}], "S_val": None, "findings": []})
+    assert r.state == MetricState.uncomputable and r.value is None
