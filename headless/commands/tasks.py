@@ -1,4 +1,4 @@
-"""`physcodegym tasks list|validate|show`: the task library."""
+"""`physcodegym tasks list|validate|show|build|verify`: the task library (build/verify: shipped tasks from truth.py)."""
 
 from __future__ import annotations
 
@@ -29,6 +29,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     b = sub.add_parser("build", help="regenerate a shipped task's reference data from its truth.py")
     b.add_argument("id", nargs="+", help="task ids or folders ('all' for every shipped task)")
     b.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+    r = sub.add_parser("verify", help="re-run truth.py (bake only) and compare with the stored truth trajectories")
+    r.add_argument("id", nargs="+", help="task ids or folders ('all' for every shipped task)")
+    r.add_argument("--tol", type=float, default=1e-4, help="largest allowed difference in metres (default 1e-4)")
+    r.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
 
 
 def _row(lt) -> dict:
@@ -69,5 +73,22 @@ def run(args: argparse.Namespace) -> CommandResult:
     if args.tasks_cmd == "build":
         from physcodegym.tasks.build import build_tasks
 
-        return CommandResult(build_tasks(args.id))
+        doc = build_tasks(args.id)
+        human = "\n".join(
+            f"{b['id']:<16} {b['category']:<10} bake {b['bake_seconds']:>6.1f}s render {b['render_seconds']:>6.1f}s "
+            f"ssim {b['reference_ssim']['ssim_mean']} {b['total_bytes'] / 1e6:.2f} MB"
+            for b in doc["built"]
+        ) + "".join(f"\nFAILED {f['id']}: {f['error'][:300]}" for f in doc["failed"])
+        return CommandResult(doc, exit_code=0 if doc["ok"] else 1, human=human)
+    if args.tasks_cmd == "verify":
+        from physcodegym.tasks.build import shipped_ids
+        from physcodegym.tasks.verify import verify_task
+
+        ids = [x for i in args.id for x in (shipped_ids() if i == "all" else [i])]
+        rows = [verify_task(i, tol=args.tol) for i in ids]
+        ok = all(r["ok"] for r in rows)
+        human = "\n".join(f"{'ok ' if r['ok'] else 'BAD'} {r['id']:<16} matrices {r.get('max_matrix_diff', float('nan')):.2g} "
+                          f"verts {r.get('max_vertex_diff', float('nan')):.2g} particles {r.get('max_particle_diff', float('nan')):.2g} "
+                          + "; ".join(r["problems"]) for r in rows)
+        return CommandResult({"ok": ok, "tasks": rows}, exit_code=0 if ok else 1, human=human)
     raise InputError(f"unknown tasks sub-command {args.tasks_cmd!r}")
