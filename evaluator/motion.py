@@ -9,9 +9,9 @@ strictly above 10 -> morphological open then close with a 5x5 ones kernel. Masks
 S_mot = mean(spatial IoU of the any-time masks, weighted IoU of the per-pixel moving fractions); both are
 1.0 when neither video moves anywhere (0/0).
 
-Only the background recursion is sequential (one accumulateWeighted per frame, exactly as the reference does);
-colour conversion, blur, differencing, threshold, morphology and resizing run on whole frame stacks (frames as
-channels: OpenCV filters each channel independently).
+The per-frame image steps are single OpenCV calls into pre-allocated buffers (measured several times faster than
+stacking frames as channels, for which OpenCV takes generic slow paths); the background recursion is sequential
+by definition; the IoUs are vectorised over all frames and pixels.
 """
 
 from __future__ import annotations
@@ -25,19 +25,6 @@ THRESHOLD = 10
 BLUR_KSIZE = (5, 5)
 KERNEL = np.ones((5, 5), np.uint8)
 MASK_SIZE = (160, 90)  # (width, height): a quarter of 640x360
-_MAX_CH = 256  # OpenCV handles up to 512 channels; keep chunks well inside
-
-
-def _per_channel_chunks(stack: np.ndarray, fn) -> np.ndarray:
-    """Apply a 2-D OpenCV op to every (H, W) slice of (F, H, W) by treating frames as channels."""
-    out = []
-    for s in range(0, len(stack), _MAX_CH):
-        hwc = np.ascontiguousarray(stack[s : s + _MAX_CH].transpose(1, 2, 0))
-        r = fn(hwc)
-        if r.ndim == 2:
-            r = r[..., None]
-        out.append(r.transpose(2, 0, 1))
-    return np.ascontiguousarray(np.concatenate(out, axis=0))
 
 
 def motion_masks(frames: np.ndarray, threshold: int = THRESHOLD, full_res: bool = False) -> np.ndarray:
@@ -45,24 +32,29 @@ def motion_masks(frames: np.ndarray, threshold: int = THRESHOLD, full_res: bool 
     if frames.ndim != 4 or frames.shape[-1] != 3 or frames.dtype != np.uint8:
         raise ValueError(f"expected (F, H, W, 3) uint8 RGB frames, got {frames.shape} {frames.dtype}")
     f, h, w, _ = frames.shape
-    gray = cv2.cvtColor(frames.reshape(f * h, w, 3), cv2.COLOR_RGB2GRAY).reshape(f, h, w)
-    blur = _per_channel_chunks(gray, lambda a: cv2.GaussianBlur(a, BLUR_KSIZE, 0))
-    bg = np.empty_like(blur)
-    avg = blur[0].astype(np.float64)
-    bg[0] = blur[0]  # first frame: background == frame, so its mask is empty
-    for t in range(1, f):
-        cv2.accumulateWeighted(blur[t], avg, ALPHA)
-        bg[t] = cv2.convertScaleAbs(avg)
-    diff = cv2.absdiff(blur.reshape(f * h, w), bg.reshape(f * h, w)).reshape(f, h, w)
-    binary = np.where(diff > threshold, np.uint8(255), np.uint8(0))
-    binary[0] = 0
-    binary = _per_channel_chunks(
-        binary, lambda a: cv2.morphologyEx(cv2.morphologyEx(a, cv2.MORPH_OPEN, KERNEL), cv2.MORPH_CLOSE, KERNEL)
-    )
-    if full_res:
-        return binary > 0
-    small = _per_channel_chunks(binary, lambda a: cv2.resize(a, MASK_SIZE, interpolation=cv2.INTER_LINEAR))
+    gray, blur, bg, diff, binary, opened = (np.empty((h, w), np.uint8) for _ in range(6))
+    full = np.zeros((f, h, w), np.uint8) if full_res else None
+    small = np.zeros((f, MASK_SIZE[1], MASK_SIZE[0]), np.uint8)
+    avg = np.empty((h, w), np.float64)
+    for t in range(f):
+        cv2.cvtColor(frames[t], cv2.COLOR_RGB2GRAY, dst=gray)
+        cv2.GaussianBlur(gray, BLUR_KSIZE, 0, dst=blur)
+        if t == 0:  # the first frame initialises the background; its mask stays empty
+            avg[:] = blur
+            continue
+        cv2.accumulateWeighted(blur, avg, ALPHA)  # background first, then the difference
+        cv2.convertScaleAbs(avg, dst=bg)
+        cv2.absdiff(blur, bg, dst=diff)
+        cv2.threshold(diff, threshold, 255, cv2.THRESH_BINARY, dst=binary)  # strictly greater -> 255
+        cv2.morphologyEx(binary, cv2.MORPH_OPEN, KERNEL, dst=opened)
+        cv2.morphologyEx(opened, cv2.MORPH_CLOSE, KERNEL, dst=binary)
+        if full is not None:
+            full[t] = binary
+        cv2.resize(binary, MASK_SIZE, dst=small[t], interpolation=cv2.INTER_LINEAR)
+    if full is not None:
+        return full > 0
     return small > 127
+
 
 
 def spatial_iou(ref_masks: np.ndarray, cand_masks: np.ndarray) -> float:

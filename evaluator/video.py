@@ -7,8 +7,10 @@ Downscaling uses area interpolation (the right filter for shrinking; bilinear al
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import cv2
@@ -80,11 +82,17 @@ def _read_image_sequence(folder: Path, expected_frames: int | None) -> np.ndarra
         raise InputError("folder holds no numbered PNG/JPEG frames", file=str(folder))
     _check_count(len(files), expected_frames, folder)
     out = np.empty((len(files), SCORE_HEIGHT, SCORE_WIDTH, 3), np.uint8)
-    for i, f in enumerate(files):
-        bgr = cv2.imread(str(f), cv2.IMREAD_COLOR)
+
+    def read(i: int) -> None:
+        bgr = cv2.imread(str(files[i]), cv2.IMREAD_COLOR)
         if bgr is None:
-            raise InputError("frame image cannot be read", file=str(f))
+            raise InputError("frame image cannot be read", file=str(files[i]))
         out[i] = to_score_size(cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB))
+
+    # PNG decoding releases the GIL: a small thread pool roughly halves the wall time on two cores
+    with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
+        for fut in [pool.submit(read, i) for i in range(len(files))]:
+            fut.result()
     return out
 
 
