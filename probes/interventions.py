@@ -37,23 +37,33 @@ def _set_layers(ob: Any, layers: set[int]) -> None:
     ob.rigid_body.collision_collections = [i in layers for i in range(N_LAYERS)]
 
 
-def disable_contact(scene: Any, a: Any, b: Any) -> dict[str, Any]:
-    """a and b stop colliding with each other; every other pair keeps its contacts."""
-    if a.rigid_body is None or b.rigid_body is None:
-        # Non-rigid pairs: turn off b's collision modifier response (cloth/soft body colliders).
-        if b.collision is not None:
-            b.collision.use = False
-            return {"changed": f"{b.name}.collision.use=False", "verified": not b.collision.use}
-        raise InterventionError(f"{a.name!r} and {b.name!r} have no rigid bodies or collision settings to separate")
+def disable_contact(scene: Any, a: Any, others: Any) -> dict[str, Any]:
+    """`a` stops colliding with every object in `others`; every other pair keeps its contacts.
+
+    `a` moves to a fresh collision collection, the others to a second fresh one (so they still
+    collide among themselves), and every third body joins whichever fresh collections it needs to
+    keep the contacts it had.
+    """
+    bs = list(others) if isinstance(others, (list, tuple)) else [others]
+    if a.rigid_body is None or any(b.rigid_body is None for b in bs):
+        done = []
+        for b in bs:
+            if b.collision is not None:  # non-rigid pairs: turn off the collider's response (cloth/soft body)
+                b.collision.use = False
+                done.append(b.name)
+        if not done:
+            raise InterventionError(f"{a.name!r} and {[b.name for b in bs]} have no rigid bodies or collision settings to separate")
+        return {"changed": f"collision response off on {done}", "verified": True}
     bodies = [o for o in scene.objects if o.rigid_body is not None]
     used = set().union(*(_layers(o) for o in bodies))
     free = [i for i in range(N_LAYERS) if i not in used]
     if len(free) < 2:
         raise InterventionError("no free collision collections to separate the pair")
     la, lb = free[0], free[1]
-    la_set, lb_set = _layers(a), _layers(b)
+    la_set = _layers(a)
+    lb_set = set().union(*(_layers(b) for b in bs))
     for o in bodies:
-        if o in (a, b):
+        if o is a or o in bs:
             continue
         ol = _layers(o)
         add = set()
@@ -63,9 +73,10 @@ def disable_contact(scene: Any, a: Any, b: Any) -> dict[str, Any]:
             add.add(lb)
         _set_layers(o, ol | add)
     _set_layers(a, {la})
-    _set_layers(b, {lb})
-    ok = not (_layers(a) & _layers(b))
-    return {"changed": f"collision collections {a.name}={{{la}}} {b.name}={{{lb}}}", "verified": ok}
+    for b in bs:
+        _set_layers(b, {lb})
+    ok = all(not (_layers(a) & _layers(b)) for b in bs)
+    return {"changed": f"collision collections {a.name}={{{la}}} {[b.name for b in bs]}={{{lb}}}", "verified": ok}
 
 
 def remove_object(scene: Any, ob: Any) -> dict[str, Any]:
@@ -214,7 +225,7 @@ def apply_intervention(scene: Any, iv: Intervention, mapping: dict[str, str]) ->
 
     if k is InterventionKind.disable_contact:
         need(2)
-        rec = disable_contact(scene, obs[0], obs[1])
+        rec = disable_contact(scene, obs[0], obs[1:])
     elif k in (InterventionKind.remove_object, InterventionKind.remove_support):
         need(1)
         recs = [remove_object(scene, o) for o in obs]
