@@ -96,7 +96,9 @@ class Budget:
     def line(self) -> str:
         """One line appended to every tool result."""
         r = self.remaining()
-        parts = [f"launches left {r['launches_left']}/{r['max_launches']}", f"time left {r['seconds_left'] / 60:.1f} min"]
+        parts = [f"launches left {r['launches_left']}/{r['max_launches']}"]
+        if self.limits.wall_clock_s < 1e8:  # the shell tools leave the clock to Harbor
+            parts.append(f"time left {r['seconds_left'] / 60:.1f} min")
         if r["tokens_left"] is not None:
             parts.append(f"tokens left {r['tokens_left']}")
         if r["cost_left_usd"] is not None:

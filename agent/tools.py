@@ -198,9 +198,10 @@ class Toolbox:
         memory_mb: int = 8192,
         runner: Callable[..., Any] | None = None,
         policy_check: Callable[[str], Any] | None = None,
+        workspace: Path | None = None,
     ) -> None:
         self.run_dir = Path(run_dir).resolve()
-        self.workspace = self.run_dir / "workspace"
+        self.workspace = Path(workspace).resolve() if workspace else self.run_dir / "workspace"
         self.workspace.mkdir(parents=True, exist_ok=True)
         self._video_path = Path(video_path)  # private: never returned by any tool
         self._frames: np.ndarray | None = None
