@@ -16,7 +16,7 @@ REQUIREMENTS: dict[str, tuple[str, ...]] = {
     "audit": ("physcodegym.probes.audit", "physcodegym.headless.commands.audit"),
     "rubric_eval": ("physcodegym.probes.rubric_eval", "scipy"),  # role mapping solves an assignment with scipy
     "counterfactual": ("physcodegym.probes.counterfactual", "physcodegym.probes.cf_worker", "physcodegym.probes.interventions"),
-    "agent": ("physcodegym.headless.commands.agent",),
+    "agent": ("physcodegym.headless.commands.agent", "requests"),
     "score": ("physcodegym.headless.commands.score", "cv2", "skimage", "scipy"),  # video decode, SSIM
     "lpips": ("torch", "lpips"),
     "matplotlib": ("matplotlib",),

@@ -249,8 +249,32 @@ def tick() -> float | None:
         if job.running:
             job.poll()
             busy = busy or job.running
+    _cursor_progress(busy)
     _redraw()
     return TICK_SECONDS if busy else None
+
+
+_PROGRESS_ON: list[bool] = [False]
+
+
+def _cursor_progress(busy: bool) -> None:
+    """Blender's own progress indicator (window manager) follows the running jobs' mean progress."""
+    try:
+        import bpy
+    except ImportError:
+        return
+    wm = getattr(bpy.context, "window_manager", None)
+    if wm is None:
+        return
+    running = [j for j in JOBS.values() if j.running]
+    if busy and running:
+        if not _PROGRESS_ON[0]:
+            wm.progress_begin(0, 100)
+            _PROGRESS_ON[0] = True
+        wm.progress_update(int(100 * sum(j.progress for j in running) / len(running)))
+    elif _PROGRESS_ON[0]:
+        wm.progress_end()
+        _PROGRESS_ON[0] = False
 
 
 def wait(name: str, timeout: float = 120.0) -> Job:
@@ -281,6 +305,7 @@ def stop_all() -> None:
         if job.running:
             job.cancel()
     JOBS.clear()
+    _cursor_progress(False)
     try:
         import bpy
 
