@@ -141,6 +141,40 @@ def merge(folder: Path, ann: ModuleType, samples: Any, probe: dict[str, Any]) ->
     return Task.model_validate(raw)
 
 
+def reannotate_task(id_or_path: str) -> dict[str, Any]:
+    """Re-merge annotation.py without re-rendering: only when truth.py is unchanged since the last build.
+
+    truth.py is re-run bake-only and sampled afresh; the sampling must hash like the stored
+    trajectories (else the program or Blender changed and a full build is needed).
+    """
+    from physcodegym.probes.sampling import SceneSamples
+
+    folder = resolve_folder(id_or_path)
+    ann = load_annotation(folder)
+    rec_path = folder / "build.json"
+    if not rec_path.is_file() or not (folder / "reference.mp4").is_file():
+        raise InputError("no previous build to re-annotate; run a full build", file=str(rec_path))
+    record = json.loads(rec_path.read_text())
+    if record.get("program_sha256") != sha256_file(folder / TRUTH):
+        raise InputError("truth.py changed since the last build; run a full build", file=str(folder / TRUTH), field="program_sha256")
+    with tempfile.TemporaryDirectory(prefix=f"pcg_reannotate_{folder.name}_") as td:
+        scratch = Path(td)
+        run_truth(folder / TRUTH, scratch / "bake", mode="bake_only")
+        objects = sorted({r["truth_object"] for r in ann.TASK.get("roles", []) if r.get("truth_object")})
+        npz = scratch / "truth_trajectories.npz"
+        probe = sample_blend(scratch / "bake" / "scene.blend", npz, objects)
+        digest = trajectories_digest(npz)
+        if digest != record.get("trajectories_sha256"):
+            raise RuntimeError(f"{folder.name}: re-run trajectories differ from the last build ({digest[:12]} vs {str(record.get('trajectories_sha256'))[:12]})")
+        task = merge(folder, ann, SceneSamples.load_npz(npz), probe)
+    _atomic_text(folder / TASK_FILE, json.dumps(task.model_dump(mode="json"), indent=2) + "\n")
+    record["events"] = {e.id: [e.interval.start_s, e.interval.end_s] for e in task.events}
+    record["sizes_bytes"] = {p.name: p.stat().st_size for p in sorted(folder.iterdir()) if p.is_file()}
+    record["total_bytes"] = sum(record["sizes_bytes"].values())
+    _atomic_text(rec_path, json.dumps(record, indent=2) + "\n")
+    return record
+
+
 def build_task(id_or_path: str, keep_scratch: Path | None = None) -> dict[str, Any]:
     """Rebuild one shipped task: run truth.py, encode the video, sample, measure events, write task.json."""
     from physcodegym.probes.sampling import SceneSamples
@@ -193,7 +227,7 @@ def build_task(id_or_path: str, keep_scratch: Path | None = None) -> dict[str, A
             shutil.rmtree(scratch, ignore_errors=True)
 
 
-def build_tasks(ids: list[str]) -> dict[str, Any]:
+def build_tasks(ids: list[str], annotations_only: bool = False) -> dict[str, Any]:
     """Build several tasks ('all' = every shipped task); failures are recorded, not fatal."""
     from rich.progress import Progress
 
@@ -208,7 +242,7 @@ def build_tasks(ids: list[str]) -> dict[str, Any]:
         for i in todo:
             prog.update(bar, description=f"building {i}")
             try:
-                built.append(build_task(i))
+                built.append(reannotate_task(i) if annotations_only else build_task(i))
             except InputError:
                 raise
             except Exception as e:  # a failed build must not lose the others

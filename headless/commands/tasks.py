@@ -28,6 +28,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     b = sub.add_parser("build", help="regenerate a shipped task's reference data from its truth.py")
     b.add_argument("id", nargs="+", help="task ids or folders ('all' for every shipped task)")
+    b.add_argument("--annotations-only", action="store_true",
+                   help="re-merge annotation.py only (keeps the video; truth.py must be unchanged since the last build)")
     b.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     r = sub.add_parser("verify", help="re-run truth.py (bake only) and compare with the stored truth trajectories")
     r.add_argument("id", nargs="+", help="task ids or folders ('all' for every shipped task)")
@@ -73,7 +75,7 @@ def run(args: argparse.Namespace) -> CommandResult:
     if args.tasks_cmd == "build":
         from physcodegym.tasks.build import build_tasks
 
-        doc = build_tasks(args.id)
+        doc = build_tasks(args.id, annotations_only=args.annotations_only)
         human = "\n".join(
             f"{b['id']:<16} {b['category']:<10} bake {b['bake_seconds']:>6.1f}s render {b['render_seconds']:>6.1f}s "
             f"ssim {b['reference_ssim']['ssim_mean']} {b['total_bytes'] / 1e6:.2f} MB"

@@ -41,7 +41,7 @@ TASK = {
                 "weight": 2.0,
                 "roles": ["ball", "table"],
                 "check": "counterfactual",
-                "evidence": "truth.py re-simulated with the table removed: ball minimum height at 3 s is far below the tabletop (z=0)",
+                "evidence": "truth.py re-simulated with the table removed: ball minimum height by 3 s is -42.7 m (it falls past the tabletop at z=0)",
                 "counterfactual": {
                     "intervention": {"kind": "remove_support", "roles": ["table"]},
                     "expected": {"measure": "min_height", "role": "ball", "at_s": 3.0, "op": "lt", "value": -0.5, "unit": "m"},
