@@ -501,6 +501,10 @@ def test_audit_findings_match_headless_audit(addon: Any, task_folder: Path, tmp_
     st = sc.physcodegym
     bpy.ops.physcodegym.load_task(task=str(task_folder), with_reference=False)
     rbw_baked = sc.rigidbody_world.point_cache.is_baked
+    # a run can be stopped from the UI; nothing is applied from it
+    assert bpy.ops.physcodegym.run_audit() == {"FINISHED"}
+    assert bpy.ops.physcodegym.cancel_job(job="audit") == {"FINISHED"}
+    assert jobs.get("audit").state == "cancelled" and len(st.findings) == 0
     assert bpy.ops.physcodegym.run_audit() == {"FINISHED"}
     job = wait_job("audit")
     assert job.state == "done", (job.message, job.log[-10:])
@@ -617,3 +621,14 @@ def test_render_preview_uses_preference_engine(addon: Any) -> None:
     im.pixels.foreach_get(px)
     assert px.reshape(-1, 4)[:, :3].std() > 0.01  # an actual render (ground, cube), not a blank frame
     assert sc.render.engine != "" and sc.render.resolution_x == 1920  # the user's own settings untouched
+
+
+@pytest.mark.skipif(not features.available("audit"), reason=features.reason("audit"))
+def test_audit_twin_without_the_defect_has_no_scripted_motion(addon: Any) -> None:
+    sc = build_drop_scene(scripted=False)  # the same cube, now falling by simulation
+    assert bpy.ops.physcodegym.run_audit() == {"FINISHED"}
+    job = wait_job("audit")
+    assert job.state == "done", (job.message, job.log[-10:])
+    kinds = {f.kind for f in sc.physcodegym.findings}
+    assert "scripted_motion" not in kinds and "not_simulated" not in kinds
+    assert sc.physcodegym.audit_status.startswith(f"{len(sc.physcodegym.findings)} findings")
