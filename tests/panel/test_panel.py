@@ -489,7 +489,10 @@ def test_counterfactual_on_copy_leaves_user_scene_untouched(addon: Any, task_fol
     saved = load_task(task_folder).task
     cf = next(c for c in saved.rubric.criteria if c.check == "counterfactual").counterfactual
     assert cf.expected.measure == "final_height" and cf.expected.value == 0.6 and "support" in {r.name for r in saved.roles}
-    assert bpy.ops.physcodegym.clear_counterfactual() == {"FINISHED"} and st.cf_copy_scene not in bpy.data.scenes
+    cl = labels(draw_all()["PCG_PT_counterfactual"])
+    assert f"kept copy: scene '{st.cf_copy_scene}'" in cl and "plot: image" in cl and "took effect" in cl
+    kept = st.cf_copy_scene
+    assert bpy.ops.physcodegym.clear_counterfactual() == {"FINISHED"} and kept not in bpy.data.scenes and sc.name in bpy.data.scenes
 
 
 # ------------------------------------------------------------------ audit
@@ -560,6 +563,8 @@ def test_agent_run_is_non_blocking_shows_progress_and_stops(addon: Any, task_fol
             assert job.running, (job.message, job.log[-10:])
             assert len(llm.requests) >= 2 and st.agent_tokens > 0 and "running" in st.agent_status
             assert (tmp_path / "run" / "trace.jsonl").is_file()
+            al = draw_all()["PCG_PT_agent"]
+            assert any(e[0] == "progress" for e in al) and f"tokens {st.agent_tokens}" in labels(al)
             assert bpy.ops.physcodegym.cancel_job(job="agent") == {"FINISHED"}
             assert job.state == "cancelled" and job._proc.poll() is not None
         finally:
