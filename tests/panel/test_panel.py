@@ -338,6 +338,13 @@ def test_rubric_invalid_draft_is_not_saved(addon: Any, task_folder: Path) -> Non
     with pytest.raises(RuntimeError, match="not saved"):
         bpy.ops.physcodegym.save_rubric()
     assert (task_folder / "task.json").read_text() == before and not list(task_folder.glob("*.bak"))
+    # removing the offending criterion (the active one) makes the draft valid again
+    assert st.draft_criteria[st.draft_criteria_index].params_json == '{"support": "table"}'
+    assert bpy.ops.physcodegym.remove_draft_item(what="CRITERION") == {"FINISHED"}
+    assert [c.name for c in st.draft_criteria] == ["c_sim"]
+    assert bpy.ops.physcodegym.validate_rubric() == {"FINISHED"} and st.rubric_valid
+    st.draft_roles_index = 1
+    assert bpy.ops.physcodegym.remove_draft_item(what="ROLE") == {"FINISHED"} and [r.name for r in st.draft_roles] == ["cube"]
 
 
 # ------------------------------------------------------------------ panels
