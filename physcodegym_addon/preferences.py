@@ -7,11 +7,15 @@ the environment variable that holds them, so a saved file or a shared userpref c
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any
 
 import bpy
 
-ADDON_ID = __package__.rsplit(".", 1)[0]  # "physcodegym", or "bl_ext.<repo>.physcodegym" as an extension
+# The add-on's module name: "physcodegym", or "bl_ext.<repo>.physcodegym" as an extension. Modules are imported
+# as `physcodegym.*` (registration aliases the extension), so ask the root module for its real name.
+_ROOT = __package__.rsplit(".", 1)[0]
+ADDON_ID = getattr(sys.modules.get(_ROOT), "__name__", _ROOT)
 
 PROVIDERS = [
     ("openai", "OpenAI-compatible", "Any OpenAI-compatible chat-completions endpoint"),

@@ -34,6 +34,9 @@ mod = "bl_ext.user_default.physcodegym"
 out["installed"] = mod in bpy.context.preferences.addons
 out["ops"] = sorted(o for o in dir(bpy.ops.physcodegym) if not o.startswith("_"))
 out["alias"] = sys.modules["physcodegym"].__name__
+from physcodegym.physcodegym_addon import preferences
+prefs = bpy.context.preferences.addons[mod].preferences
+out["prefs"] = [type(preferences.get()).__name__, prefs.openai_key_env if prefs else None]
 from physcodegym.physcodegym_addon import features
 out["features"] = {k: features.status(k) for k in features.REQUIREMENTS}
 
@@ -74,6 +77,7 @@ def test_built_extension_installs_registers_and_degrades(tmp_path: Path, task_fo
     out = json.loads(line[7:])
     assert out["installed"] and "load_task" in out["ops"] and "run_audit" in out["ops"]
     assert out["alias"] == "bl_ext.user_default.physcodegym"  # the toolkit imported from the extension itself
+    assert out["prefs"] == ["PCG_AddonPreferences", "OPENAI_API_KEY"]  # preferences bound to the extension's module
     f = out["features"]
     assert f["lpips"] == [False, "not available: torch missing"]
     assert f["score"][0] is False and "cv2 missing" in f["score"][1]
