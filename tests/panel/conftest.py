@@ -55,13 +55,15 @@ TASK = {
 
 
 @pytest.fixture(scope="session")
-def addon() -> Any:
-    """The add-on enabled through Blender's add-on system (so its preferences exist), once per session."""
+def addon(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The add-on enabled through Blender's add-on system (so its preferences exist), once per session;
+    job folders (scene copies, worker output) go to a pytest temp folder."""
     import addon_utils
     import bpy
 
     mod = addon_utils.enable("physcodegym", default_set=True)
     assert mod is not None and "physcodegym" in bpy.context.preferences.addons
+    bpy.context.preferences.addons["physcodegym"].preferences.runs_folder = str(tmp_path_factory.mktemp("runs"))
     yield mod
     addon_utils.disable("physcodegym", default_set=True)
 

@@ -194,6 +194,7 @@ def test_register_unregister_cycle(addon: Any) -> None:
     assert n_ops >= 15
     prefs = bpy.context.preferences.addons["physcodegym"].preferences
     assert prefs.openai_key_env == "OPENAI_API_KEY" and prefs.preview_engine == "BLENDER_WORKBENCH"
+    runs = prefs.runs_folder
     registration.unregister()
     assert not hasattr(bpy.types.Scene, "physcodegym") and not hasattr(bpy.types, "PCG_PT_probes")
     assert not bpy.app.timers.is_registered(jobs.tick)
@@ -202,6 +203,7 @@ def test_register_unregister_cycle(addon: Any) -> None:
     registration.register()
     assert hasattr(bpy.types.Scene, "physcodegym") and bpy.ops.physcodegym.load_task.poll() in (True, False)
     prefs = bpy.context.preferences.addons["physcodegym"].preferences  # the old one died with its class
+    prefs.runs_folder = runs
     assert prefs.anthropic_key_env == "ANTHROPIC_API_KEY"
     # the key itself is never a property: only variable names are stored
     assert not [p for p in prefs.bl_rna.properties.keys() if p.endswith("_key") or p == "api_key"]
