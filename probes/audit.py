@@ -39,12 +39,14 @@ PEN_FRAMES = 3  # penetration must persist this many frames (impacts overlap for
 SUPPORT_MIN_RUN = 8  # frames a body must be held against gravity to count as supported
 SUPPORT_VZ = 0.05  # m/s
 SUPPORT_AZ = 0.3  # fraction of |g|
+SUPPORT_SAMPLES = 6  # frames per body where the material under it is measured
 SUPPORT_TOL = 0.01  # m, plus effective collision margins and 3 % of the body size
 PROXY_TOL_MIN, PROXY_TOL_REL = 0.01, 0.1  # collider vs mesh: max(1 cm, 10 % of the smallest dimension)
 ENERGY_GAIN_REL = 0.05  # of the scene's mechanical energy scale, over the initial energy
 ENERGY_REBOUND_REL = 0.2  # rise above the running minimum
 ENERGY_FRAMES = 5
 SELF_X_MIN_PAIRS, SELF_X_MIN_FRAMES = 2, 2
+SELF_X_MAX_FRAMES = 60  # cloth frames checked exhaustively (evenly spaced, always including the last)
 EXPLODE_SPEED = 100.0  # m/s
 EXPLODE_DIST = 1e4  # m
 EXPLODE_STRETCH = 10.0  # cloth edge length over its first-frame length
@@ -339,24 +341,10 @@ class _Audit:
             if self._related(a, b):
                 continue
             depth = np.zeros(len(self.frames))
-            last_fi, last_d = None, 0.0
-            ia, ib = self.s.index(a), self.s.index(b)
-            mats = self.s.matrices
-            for fi in np.nonzero(mask)[0]:
-                # bodies at rest: re-use the last exact answer while neither pose changed
-                if (
-                    last_fi is not None
-                    and np.max(np.abs(mats[ia, fi] - mats[ia, last_fi])) < 1e-5
-                    and np.max(np.abs(mats[ib, fi] - mats[ib, last_fi])) < 1e-5
-                ):
-                    depth[fi] = last_d
-                    continue
-                last_d = self.geom.penetration_depth(a, b, int(self.frames[fi]))
-                last_fi = fi
-                depth[fi] = last_d
-            self.pair_depth[(a, b)] = depth
             ia_, ib_ = self.info[a], self.info[b]
             tol = max(PEN_MIN, PEN_REL * min(_size(ia_) or 1.0, _size(ib_) or 1.0), _margin(ia_), _margin(ib_))
+            depth = self._pair_depth(a, b, mask, 0.2 * tol)
+            self.pair_depth[(a, b)] = depth
             over = depth > tol
             if over.sum() < PEN_FRAMES and depth.max() <= max(3 * tol, 0.05):
                 continue
@@ -393,10 +381,35 @@ class _Audit:
                 evidence=ev,
             )
 
+    def _pair_depth(self, a: str, b: str, mask: np.ndarray, slack: float) -> np.ndarray:
+        """Depth per frame where the AABBs overlap; while neither body moved more than `slack` since
+        the last exact query (bodies at rest), the last answer is re-used: depth changes by at most that."""
+        depth = np.zeros(len(self.frames))
+        ia, ib = self.s.index(a), self.s.index(b)
+        mats = self.s.matrices
+        ra = float(np.linalg.norm(self.info[a].get("dimensions", [1, 1, 1]))) / 2
+        rb = float(np.linalg.norm(self.info[b].get("dimensions", [1, 1, 1]))) / 2
+        last_fi, last_d = None, 0.0
+        bound = self.geom.depth_bound(a, b)
+        for fi in np.nonzero(mask & (bound > 2.5 * slack))[0]:  # below half the tolerance: cannot matter
+            if last_fi is not None:
+                da = np.abs(mats[ia, fi, :3, 3] - mats[ia, last_fi, :3, 3]).max() + ra * np.abs(mats[ia, fi, :3, :3] - mats[ia, last_fi, :3, :3]).max()
+                db = np.abs(mats[ib, fi, :3, 3] - mats[ib, last_fi, :3, 3]).max() + rb * np.abs(mats[ib, fi, :3, :3] - mats[ib, last_fi, :3, :3]).max()
+                if da + db < slack:
+                    depth[fi] = last_d
+                    continue
+            last_d = self.geom.penetration_depth(a, b, int(self.frames[fi]))
+            last_fi = fi
+            depth[fi] = last_d
+        return depth
+
     def _related(self, a: str, b: str) -> bool:
-        """Parent/child parts of one assembly overlap by construction."""
+        """Parts of one assembly overlap by construction: parent/child, or joined by a rigid-body
+        constraint (an axle through its bearing)."""
         pa, pb = self.info[a].get("parent"), self.info[b].get("parent")
-        return pa == b or pb == a or (pa is not None and pa == pb)
+        if pa == b or pb == a or (pa is not None and pa == pb):
+            return True
+        return any({r["object1"], r["object2"]} == {a, b} for r in self.constrained.get(a, []))
 
     # ================================================================ support
     def support(self) -> None:
@@ -421,31 +434,20 @@ class _Audit:
             if not runs:
                 continue
             sample_idx = sorted({int(x) for s0, e0 in runs for x in np.linspace(s0 + 2, e0 - 2, num=min(5, e0 - s0 - 3))})
+            if len(sample_idx) > SUPPORT_SAMPLES:
+                sample_idx = [sample_idx[int(i)] for i in np.linspace(0, len(sample_idx) - 1, SUPPORT_SAMPLES)]
             size = max(info["dimensions"]) if info.get("dimensions") else 1.0
             reach = 0.5 * size + 0.5
             verdicts = []
+            tol_body = SUPPORT_TOL + _margin_eff(info) + 0.03 * _size(info)
             for fi in sample_idx:
                 f = int(self.frames[fi])
-                best_vis, best_vis_name = float("inf"), None
-                for o in rendered:
-                    if o == body or self._related(body, o):
-                        continue
-                    d, p = self.geom.contact(body, o, f, reach)
-                    d = 0.0 if p > 0 else d
-                    if d < best_vis:
-                        best_vis, best_vis_name = d, o
-                tol_body = SUPPORT_TOL + _margin_eff(info) + 0.03 * _size(info)
+                best_vis, best_vis_name = self._nearest(body, rendered, f, reach, tol_body)
                 if best_vis_name is not None and best_vis <= tol_body + _margin_eff(self.info[best_vis_name]):
                     verdicts.append(("ok", f, best_vis, best_vis_name))
                     continue
-                best_hid, best_hid_name = float("inf"), None
-                for o in colliders:
-                    if o == body or _rendered(self.info[o]):
-                        continue
-                    d, p = self.geom.contact(body, o, f, reach)
-                    d = 0.0 if p > 0 else d
-                    if d < best_hid:
-                        best_hid, best_hid_name = d, o
+                hidden = [o for o in colliders if not _rendered(self.info[o])]
+                best_hid, best_hid_name = self._nearest(body, hidden, f, reach, tol_body)
                 if best_hid_name is not None and best_hid <= tol_body + _margin_eff(self.info[best_hid_name]):
                     verdicts.append(("hidden", f, best_vis, best_hid_name))
                 elif best_vis_name is not None and _collision_owner(self.info[best_vis_name]):
@@ -501,6 +503,27 @@ class _Audit:
                     + (f" (nearest rendered material {gap:.3f} m away)" if gap is not None else ""),
                     evidence=ev,
                 )
+
+    def _nearest(self, body: str, others: list[str], f: int, reach: float, tol: float) -> tuple[float, str | None]:
+        """Nearest material among `others` (AABB broad phase, nearest boxes first, early exit on contact)."""
+        cands = []
+        for o in others:
+            if o == body or self._related(body, o):
+                continue
+            gap = self.geom.aabb_gap(body, o, f)
+            if gap <= reach:
+                cands.append((gap, o))
+        best, name = float("inf"), None
+        for gap, o in sorted(cands):
+            if gap > best:
+                break
+            d, p = self.geom.contact(body, o, f, reach)
+            d = 0.0 if p > 0 else d
+            if d < best:
+                best, name = d, o
+            if best <= tol:
+                break
+        return best, name
 
     def proxies(self) -> None:
         """Static check: primitive collision shapes (centred on the origin, sized from the dimensions)
@@ -628,7 +651,9 @@ class _Audit:
             counts = np.zeros(len(self.frames), dtype=np.int64)
             witness = None
             v = self.s.verts[n]
-            for fi, f in enumerate(self.frames):
+            check = np.unique(np.linspace(0, len(self.frames) - 1, num=min(SELF_X_MAX_FRAMES, len(self.frames))).astype(int))
+            for fi in check:
+                f = self.frames[fi]
                 if not np.all(np.isfinite(v[fi])):
                     continue
                 pairs = self.geom.self_intersections(n, int(f))
@@ -646,7 +671,12 @@ class _Audit:
                 unit="triangle pairs",
                 message=f"{n} crosses itself: up to {int(counts.max())} nonadjacent triangle pairs intersect (on {int(bad.sum())} frames, "
                 f"pairs within 2 edge rings excluded)",
-                evidence={"max_frame": int(self.frames[int(np.argmax(counts))]), "witness": witness, "series": _series(self.frames, counts, f"{n} crossing pairs", "pairs")},
+                evidence={
+                    "max_frame": int(self.frames[int(np.argmax(counts))]),
+                    "witness": witness,
+                    "frames_checked": len(check),
+                    "series": _series(self.frames[check], counts[check], f"{n} crossing pairs", "pairs"),
+                },
             )
 
     # ================================================================ numerical

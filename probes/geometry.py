@@ -99,13 +99,22 @@ class SceneGeometry:
     # ------------------------------------------------------------------ frames and vertices
     def fi(self, frame: int) -> int:
         """Index of a scene frame number in the samples."""
-        idx = np.nonzero(self.samples.frames == frame)[0]
-        if len(idx) == 0:
-            raise KeyError(f"frame {frame} was not sampled")
-        return int(idx[0])
+        lut = self.__dict__.get("_lut")
+        if lut is None:
+            lut = self.__dict__["_lut"] = {int(f): i for i, f in enumerate(self.samples.frames)}
+        try:
+            return lut[int(frame)]
+        except KeyError:
+            raise KeyError(f"frame {frame} was not sampled") from None
+
+    def _index(self, name: str) -> int:
+        idx = self.__dict__.get("_idx")
+        if idx is None:
+            idx = self.__dict__["_idx"] = {n: i for i, n in enumerate(self.samples.names)}
+        return idx[name]
 
     def _rot_trans(self, name: str, fi: int) -> tuple[np.ndarray, np.ndarray]:
-        m = self.samples.matrices[self.samples.index(name), fi]
+        m = self.samples.matrices[self._index(name), fi]
         mg = self.meshes[name]
         r = m[:3, :3] / mg.scale
         return r, m[:3, 3]
@@ -152,6 +161,41 @@ class SceneGeometry:
             box = np.stack([w.min(axis=1), w.max(axis=1)], axis=1)
         self._aabb[name] = box
         return box
+
+    def bounding_spheres(self, name: str) -> tuple[np.ndarray, float]:
+        """((F, 3) world centre, radius) of a sphere around a rigid mesh at every frame. Depth between
+        two bodies never exceeds ra + rb - |ca - cb| (a point inside both spheres is that close to the
+        boundary of either), which prunes resting contacts before any exact query."""
+        mg = self.meshes[name]
+        cache = self.__dict__.setdefault("_bs", {})
+        if name in cache:
+            return cache[name]
+        if mg.deforming:
+            v = self.samples.verts[name].astype(np.float64)
+            c = 0.5 * (np.nanmin(v, axis=1) + np.nanmax(v, axis=1))
+            r = float(np.nanmax(np.linalg.norm(v - c[:, None], axis=2)))
+        else:
+            cl = 0.5 * (mg.local.min(axis=0) + mg.local.max(axis=0))
+            r = float(np.linalg.norm(mg.local - cl, axis=1).max())
+            m = self.samples.matrices[self._index(name)]
+            rot = m[:, :3, :3] / mg.scale
+            c = np.einsum("fij,j->fi", rot, cl) + m[:, :3, 3]
+        cache[name] = (c, r)
+        return c, r
+
+    def depth_bound(self, a: str, b: str) -> np.ndarray:
+        """(F,) upper bound on the penetration depth of a and b from their bounding spheres."""
+        ca, ra = self.bounding_spheres(a)
+        cb, rb = self.bounding_spheres(b)
+        return np.maximum(0.0, ra + rb - np.linalg.norm(ca - cb, axis=1))
+
+    def aabb_gap(self, a: str, b: str, frame: int) -> float:
+        """Separation of the two world AABBs at a frame (0 when they overlap): a cheap lower bound
+        on the material distance."""
+        fi = self.fi(frame)
+        ba, bb = self.aabbs(a)[fi], self.aabbs(b)[fi]
+        d = np.maximum(0.0, np.maximum(ba[0] - bb[1], bb[0] - ba[1]))
+        return float(np.sqrt((d * d).sum()))
 
     def aabb_overlap_frames(self, a: str, b: str, pad: float = 0.0) -> np.ndarray:
         """(F,) bool: frames where the AABBs of a and b, each padded by `pad`, overlap."""
@@ -230,7 +274,7 @@ class SceneGeometry:
 
     def min_distance(self, a: str, b: str, frame: int, max_dist: float = 1.0) -> float:
         """Sampled minimum distance between the material surfaces of a and b (inf beyond `max_dist`)."""
-        if not self.aabb_overlap_frames(a, b, max_dist / 2)[self.fi(frame)]:
+        if self.aabb_gap(a, b, frame) > max_dist:
             return float("inf")
         return min(self._query(a, b, frame, max_dist)[0], self._query(b, a, frame, max_dist)[0])
 
@@ -238,7 +282,7 @@ class SceneGeometry:
         """Largest depth of a's sample points inside b's material or b's inside a's (0 if apart).
         Depth is searched up to `max_depth` (default: the larger object's AABB diagonal)."""
         fi = self.fi(frame)
-        if not self.aabb_overlap_frames(a, b)[fi]:
+        if self.aabb_gap(a, b, frame) > 0:
             return 0.0
         if max_depth is None:
             max_depth = max(float(np.linalg.norm(np.ptp(self.aabbs(n)[fi], axis=0))) for n in (a, b))
@@ -246,7 +290,7 @@ class SceneGeometry:
 
     def contact(self, a: str, b: str, frame: int, max_dist: float = 1.0) -> tuple[float, float]:
         """(min distance, penetration depth) in one pass over both directions."""
-        if not self.aabb_overlap_frames(a, b, max_dist / 2)[self.fi(frame)]:
+        if self.aabb_gap(a, b, frame) > max_dist:
             return float("inf"), 0.0
         d1, p1 = self._query(a, b, frame, max(max_dist, 10.0))
         d2, p2 = self._query(b, a, frame, max(max_dist, 10.0))
