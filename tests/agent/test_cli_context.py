@@ -1,4 +1,4 @@
-"""The `physcodegym agent` command end to end over the Anthropic wire (with the final score), and the
+"""The `physcodegym agent` command over the Anthropic wire (no artifact: scored 0), and the
 context management of long runs (old images dropped first, oldest turns folded into a running summary)."""
 
 from __future__ import annotations
@@ -17,28 +17,26 @@ from .scenes import FIXED
 pytestmark = pytest.mark.timeout(600)
 
 
-def test_agent_command_anthropic_wire_scores_submission(tmp_path, loopback, synth_task):
+def test_agent_command_over_anthropic_wire(tmp_path, loopback, synth_task):
     loopback.script([
         Reply.tool("video_info", {}),
         Reply.tool("get_frames", {"times": [0.5, 2.0]}),
         Reply.tool("write_file", {"path": "scene.py", "text": FIXED}),
-        Reply.tool("run_scene", {"mode": "full"}),
-        Reply.tool("finalize", {}),
-    ])
+        Reply.tool("finalize", {}),  # refused: never run
+    ] + [Reply.ok("I am done.")] * 4)
     run = tmp_path / "run"
     cmd = [sys.executable, "-m", "physcodegym", "agent", "--task", str(synth_task.folder), "--provider", "anthropic",
            "--model", "loopback-agent", "--base-url", loopback.anthropic_base_url, "--out", str(run),
-           "--max-launches", "3", "--metrics", "ssim,motion", "--json"]
-    cp = subprocess.run(cmd, capture_output=True, text=True, timeout=500)
+           "--max-launches", "3", "--json"]
+    cp = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert cp.returncode == 0, cp.stderr[-3000:]
     doc = json.loads(cp.stdout)
-    assert doc["status"] == "finalized" and doc["budget"]["launches_used"] == 1 and doc["budget"]["launches_left"] == 2
+    assert doc["status"] == "stopped" and doc["finalized"] is None and doc["budget"]["launches_left"] == 3
+    assert doc["score"]["state"] == "no_submission" and doc["score"]["S_tot"] == 0.0  # no artifact scores 0
     assert all(r.endpoint == "anthropic" for r in loopback.chat_requests) and loopback.validation_errors == []
     assert loopback.chat_requests[2].images == 2
-    score = doc["score"]
-    assert 0.0 <= score["metrics"]["S_ssim"] <= 1.0 and 0.0 <= score["metrics"]["S_mot"] <= 1.0
-    assert json.loads((run / "run.json").read_text())["score"]["metrics"]["S_ssim"] == score["metrics"]["S_ssim"]
-    assert "step" in cp.stderr and "launches" in cp.stderr  # the live progress line went to stderr
+    assert json.loads((run / "run.json").read_text())["score"]["state"] == "no_submission"
+    assert "step" in cp.stderr and "launches 0/3" in cp.stderr  # the live progress line went to stderr
 
     bad = subprocess.run([*cmd[:-1], "--max-launches", "-1", "--json"], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and json.loads(bad.stdout)["error"]["field"] == "--max-launches"

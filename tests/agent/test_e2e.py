@@ -9,24 +9,19 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 
 import cv2
 import pytest
 from physcodegym.agent import prompts
 from physcodegym.agent.budget import BudgetLimits
-from physcodegym.agent.loop import AgentRun, LoopConfig
 from physcodegym.agent.loopback import Reply
-from physcodegym.agent.providers.factory import make_provider
 from physcodegym.agent.trace import read_trace
 
 from .scenes import CRASHING, FIXED
 
 pytestmark = pytest.mark.timeout(600)
-
-
-def _provider(llm, wire: str = "openai"):
-    url = llm.openai_base_url if wire == "openai" else llm.anthropic_base_url
-    return make_provider(wire, "loopback-agent", base_url=url, api_key="sk-test", max_retries=1, backoff_base_s=0.01)
 
 
 SCRIPT = [
@@ -52,17 +47,18 @@ SCRIPT = [
 ]
 
 
-@pytest.mark.parametrize("wire", ["openai"])
-def test_scripted_run_end_to_end(tmp_path, loopback, agent_task, wire):
+def test_scripted_run_end_to_end(tmp_path, loopback, agent_task):
     lt = agent_task
     truth_text = lt.truth_program.read_text()
     script = [(n, {"path": str(lt.truth_program)} if a == {"path": "TRUTH"} else a) for n, a in SCRIPT]
     loopback.script([Reply.tool(n, a, text=f"step {i + 1}") for i, (n, a) in enumerate(script)])
     run_dir = tmp_path / "run"
-    progress: list[dict] = []
-    ar = AgentRun(lt, _provider(loopback, wire), run_dir, limits=BudgetLimits(max_launches=6), cfg=LoopConfig(keep_images=4),
-                  progress=progress.append)
-    doc = ar.run()
+    cmd = [sys.executable, "-m", "physcodegym", "agent", "--task", str(lt.folder), "--provider", "openai",
+           "--model", "loopback-agent", "--base-url", loopback.openai_base_url, "--out", str(run_dir),
+           "--max-launches", "6", "--keep-images", "4", "--metrics", "ssim,motion", "--json"]
+    cp = subprocess.run(cmd, capture_output=True, text=True, timeout=580)
+    assert cp.returncode == 0, cp.stderr[-3000:]
+    doc = json.loads(cp.stdout)
 
     # -- outcome ---------------------------------------------------------------------------
     assert doc["status"] == "finalized", doc
@@ -78,9 +74,14 @@ def test_scripted_run_end_to_end(tmp_path, loopback, agent_task, wire):
     on_disk = json.loads((run_dir / "run.json").read_text())
     assert on_disk["status"] == "finalized" and on_disk["finalized"]["launch"] == 5
 
+    # -- the submission was scored like `physcodegym score` ---------------------------------
+    score = doc["score"]
+    assert 0.0 <= score["metrics"]["S_ssim"] <= 1.0 and 0.0 <= score["metrics"]["S_mot"] <= 1.0
+    assert on_disk["score"]["metrics"] == score["metrics"]
+
     # -- budget accounting -----------------------------------------------------------------
     assert doc["budget"]["launches_used"] == 5 and doc["budget"]["launches_left"] == 1
-    assert ar.budget.launches_by_tool == {"run_scene": 3, "render_preview": 1, "inspect_scene": 1}
+    assert doc["budget"]["launches_by_tool"] == {"run_scene": 3, "render_preview": 1, "inspect_scene": 1}
     recs = read_trace(run_dir / "trace.jsonl")
     tools = [r for r in recs if r["type"] == "tool"]
     assert [t["name"] for t in tools] == [n for n, _ in script]
@@ -93,7 +94,7 @@ def test_scripted_run_end_to_end(tmp_path, loopback, agent_task, wire):
     assert left == expect  # every result states the remaining budget, and only launches spend it
     assert [t["launch"] for t in tools] == [n in ("run_scene", "render_preview", "inspect_scene") for n, _ in script]
     assert "LAST launch" in tools[13]["result_text"]  # after launch 5 of 6
-    assert progress[-1]["launches_used"] == 5 and progress[-1]["status"] == "finalized"
+    assert "launches 5/6" in cp.stderr  # the live progress display (stderr)
 
     # -- tool results ----------------------------------------------------------------------
     by = {i: t for i, t in enumerate(tools)}
@@ -141,7 +142,7 @@ def test_scripted_run_end_to_end(tmp_path, loopback, agent_task, wire):
     seen = "\n".join(r.text() for r in loopback.chat_requests)
     assert str(lt.video_path) not in seen and lt.video_path.name not in seen
     assert str(lt.folder) not in seen
-    prompt_text = prompts.SYSTEM_PROMPT + prompts.task_prompt(lt.task, ar.budget.limits)
+    prompt_text = prompts.SYSTEM_PROMPT + prompts.task_prompt(lt.task, BudgetLimits(max_launches=6))
     secret_lines = [ln for ln in truth_text.splitlines() if len(ln.strip()) > 12 and ln.strip() not in prompt_text]
     assert secret_lines
     assert not any(ln in seen for ln in secret_lines)
