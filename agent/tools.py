@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -401,8 +402,10 @@ class Toolbox:
         program = out_dir / "out" / "scene.py"  # the runner keeps its copy of the program here too
         program.parent.mkdir()
         program.write_text(text, encoding="utf-8")
+        # a launch never outlives the run's wall clock (at least a minute, so a last launch can still finish)
+        timeout = min(self.run_timeout_s, max(60.0, self.budget.limits.wall_clock_s - self.budget.elapsed_s))
         rec = self.runner()(
-            program, out_dir / "out", timeout_s=self.run_timeout_s, memory_mb=self.memory_mb, mode=mode, preview_frame=preview_frame, expected_frames=FRAMES
+            program, out_dir / "out", timeout_s=timeout, memory_mb=self.memory_mb, mode=mode, preview_frame=preview_frame, expected_frames=FRAMES
         )
         r = _as_dict(rec)
         frames_dir = out_dir / "out" / "frames"
@@ -540,7 +543,32 @@ def _as_dict(rec: Any) -> dict:
     return dict(vars(rec))
 
 
+_PROGRESS = re.compile(r"^(bake: frame \d+ :: \d+|.*\| Saved: 'frames/\d+\.png'|.*Fra:\d+ .*)$")
+
+
+def _squash_progress(text: str) -> str:
+    """Collapse runs of bake/render progress lines to their last one: the model needs errors, not 240 'Saved:' lines."""
+    out: list[str] = []
+    run = 0
+    for line in text.splitlines():
+        if _PROGRESS.match(line):
+            if run and out:
+                out[-1] = line
+            else:
+                out.append(line)
+            run += 1
+            continue
+        if run > 1:
+            out[-1] += f"   [{run} progress lines collapsed]"
+        run = 0
+        out.append(line)
+    if run > 1:
+        out[-1] += f"   [{run} progress lines collapsed]"
+    return "\n".join(out)
+
+
 def _tail(text: str, n: int) -> str:
+    text = _squash_progress(text)
     return text if len(text) <= n else "..." + text[-n:]
 
 

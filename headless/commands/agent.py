@@ -35,6 +35,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--keep-images", type=int, default=8, help="most recent images kept in the model's context")
     p.add_argument("--no-score", action="store_true", help="do not score the submission at the end")
     p.add_argument("--metrics", default=None, help="metrics for the final score (as `physcodegym score --metrics`)")
+    p.add_argument("--judge-provider", default=None, help="provider of the S_obj/S_evt judge (default: none, reported missing)")
+    p.add_argument("--judge-model", default=None)
+    p.add_argument("--judge-base-url", default=None)
 
 
 def _limits(args: argparse.Namespace):
@@ -97,6 +100,11 @@ def run(args: argparse.Namespace) -> CommandResult:
         raise InputError("--out must be a folder", file=str(out), field="--out")
     if args.resume and not (out / "trace.jsonl").is_file():
         raise InputError("nothing to resume: no trace.jsonl", file=str(out / "trace.jsonl"), field="--resume")
+    judge = None
+    if args.judge_provider:  # checked before the run, not after hours of it
+        if not args.judge_model:
+            raise InputError("--judge-model is required with --judge-provider", field="--judge-model")
+        judge = {"provider": args.judge_provider, "model": args.judge_model, "base_url": args.judge_base_url}
     provider = make_provider(args.provider, args.model, base_url=args.base_url)
     cfg = LoopConfig(max_tokens_per_call=args.max_tokens, temperature=args.temperature, run_timeout_s=args.run_timeout, keep_images=args.keep_images)
     with _Progress(lt.id) as prog:
@@ -106,7 +114,7 @@ def run(args: argparse.Namespace) -> CommandResult:
         metrics = [m.strip() for m in args.metrics.split(",") if m.strip()] if args.metrics else None
         if doc.get("finalized"):
             try:
-                doc["score"] = score_submission(lt, out, metrics=metrics)
+                doc["score"] = score_submission(lt, out, metrics=metrics, judge=judge)
             except InputError:
                 raise
             except Exception as e:  # scoring failure is recorded, never mistaken for a score
