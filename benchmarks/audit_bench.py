@@ -1,0 +1,123 @@
+"""Audit cost vs the scene's own bake (+ render): a 10-body 240-frame rigid scene and a cloth flag.
+
+Prints one JSON line: per scene bake_s, sample_s, audit_s (audit after sampling), ratio_to_bake,
+render_s (measured on --render-frames frames with Workbench at 640x360, scaled to the frame range)
+and ratio_to_bake_render (target <= 0.15).
+
+    .venv/bin/python benchmarks/audit_bench.py [--render-frames 24] [--frames 240]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def rigid_scene(frames: int):
+    from physcodegym.probes import demo_scenes as D
+
+    sc = D.reset(frames)
+    D.rigid_world(sc, frames)
+    D.camera(sc, (0, -10, 4), (0, 0, 1))
+    D.ground(friction=0.6)
+    for i in range(10):
+        x, y = (i % 5 - 2) * 0.7, (i // 5) * 0.7 - 0.35
+        if i % 2:
+            D.sphere(f"Ball{i}", (x + 0.1, y, 1.0 + 0.6 * i), 0.25, mass=1.0, restitution=0.5)
+        else:
+            D.box(f"Box{i}", (x, y, 1.0 + 0.6 * i), (0.4, 0.4, 0.4), rb="ACTIVE", mass=1.0)
+    return sc
+
+
+def cloth_scene(frames: int):
+    import bpy
+    from physcodegym.probes import demo_scenes as D
+
+    sc = D.reset(frames)
+    D.camera(sc)
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=30, y_subdivisions=30, size=2, location=(0, 0, 2), rotation=(math.pi / 2, 0, 0))
+    fl = bpy.context.active_object
+    fl.name = "Flag"
+    xs = [v.co.x for v in fl.data.vertices]
+    vg = fl.vertex_groups.new(name="pin")
+    vg.add([v.index for v in fl.data.vertices if abs(v.co.x - min(xs)) < 1e-6], 1.0, "REPLACE")
+    cm = fl.modifiers.new("Cloth", "CLOTH")
+    cm.settings.vertex_group_mass = "pin"
+    cm.settings.quality = 5
+    cm.point_cache.frame_end = frames
+    bpy.ops.object.effector_add(type="WIND", location=(0, -3, 2), rotation=(-math.pi / 2, 0, 0))
+    bpy.context.active_object.field.strength = 800.0
+    return sc
+
+
+def measure(name: str, build, frames: int, render_frames: int) -> dict:
+    import bpy
+    from physcodegym.probes.audit import audit_scene
+    from physcodegym.probes.sampling import sample_scene
+
+    sc = build(frames)
+    t = time.perf_counter()
+    bpy.ops.ptcache.bake_all(bake=True)
+    bake = time.perf_counter() - t
+    t = time.perf_counter()
+    samples = sample_scene(sc)
+    sample = time.perf_counter() - t
+    t = time.perf_counter()
+    rep = audit_scene(sc, samples=samples)
+    audit = time.perf_counter() - t
+    render = None
+    if render_frames > 0:
+        with tempfile.TemporaryDirectory() as td:
+            sc.render.engine = "BLENDER_WORKBENCH"
+            sc.render.image_settings.file_format = "PNG"
+            sc.frame_end = sc.frame_start + render_frames - 1
+            sc.render.filepath = str(Path(td) / "####")
+            t = time.perf_counter()
+            bpy.ops.render.render(animation=True)
+            render = (time.perf_counter() - t) / render_frames * frames
+            sc.frame_end = sc.frame_start + frames - 1
+    total = sample + audit
+    return {
+        "scene": name,
+        "frames": frames,
+        "bake_s": round(bake, 3),
+        "sample_s": round(sample, 3),
+        "audit_s": round(audit, 3),
+        "audit_total_s": round(total, 3),
+        "ratio_to_bake": round(total / bake, 3) if bake > 0 else None,
+        "render_s_est": round(render, 2) if render is not None else None,
+        "ratio_to_bake_render": round(total / (bake + render), 3) if render else None,
+        "findings": [f.kind for f in rep.findings],
+        "stages": rep.timings,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--frames", type=int, default=240)
+    ap.add_argument("--render-frames", type=int, default=24, help="frames actually rendered to estimate render time (0: skip)")
+    a = ap.parse_args()
+    import contextlib
+    import os
+
+    saved = os.dup(1)
+    os.dup2(2, 1)  # Blender prints bake progress on fd 1: keep stdout for the JSON line
+    try:
+        res = [measure("rigid_10_bodies", rigid_scene, a.frames, a.render_frames), measure("cloth_flag_30x30", cloth_scene, a.frames, a.render_frames)]
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        with contextlib.suppress(OSError):
+            os.close(saved)
+    target = 0.15
+    ok = all(r["ratio_to_bake_render"] is None or r["ratio_to_bake_render"] <= target for r in res)
+    print(json.dumps({"benchmark": "audit", "target_ratio": target, "within_target": ok, "scenes": res}))
+
+
+if __name__ == "__main__":
+    main()
