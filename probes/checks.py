@@ -323,7 +323,9 @@ def scan_findings(ctx: CheckContext) -> list[dict[str, Any]]:
             idx = np.nonzero(gap == 0)[0]
             for fi in idx[:: max(1, len(idx) // 6)][:6]:
                 pd = ctx.pair_distance(n, c, int(fi))
-                if pd is not None and pd[1] > 0.02:
+                # material intrusion relative to the thinner body (a bead through a 1 cm tray floor counts)
+                thin = min(min(s.info[n]["dimensions"]), min(s.info[c]["dimensions"]))
+                if pd is not None and pd[1] > max(0.002, min(0.02, 0.3 * thin)):
                     add("no_contact_response", [n, c], pd[1], "m", f"{c} passes {pd[1]:.3f} m into {n!r}, which has no collider", [int(s.frames[fi])])
                     break
     _ = last

@@ -62,20 +62,44 @@ def make_context(loaded_task: Any, scene: Any, samples: Any, report: Any, run_di
     return ctx
 
 
-def evaluate_rubric(loaded_task: Any, scene: Any, samples: Any, report: Any, run_dir: Path | None = None, roles_file: Path | None = None) -> dict[str, Any]:
-    """{"criteria": [...], "S_val": float|None, "aggregation": {...}, "mapping": {...}, "counterfactuals": [...]}."""
+CF_CHECKS = ("counterfactual", "responds_to")
+
+
+def evaluate_rubric(
+    loaded_task: Any,
+    scene: Any,
+    samples: Any,
+    report: Any,
+    run_dir: Path | None = None,
+    roles_file: Path | None = None,
+    lazy_counterfactuals: bool = False,
+) -> dict[str, Any]:
+    """{"criteria": [...], "S_val": float|None, "aggregation": {...}, "mapping": {...}, "counterfactuals": [...]}.
+
+    Counterfactual criteria (the costly ones: a re-bake each) run last; with `lazy_counterfactuals`
+    they are skipped (verdict None, reason given) once another criterion has already failed, which
+    is what the self-test needs to know and nothing more.
+    """
     task = loaded_task.task
     rd = Path(run_dir) if run_dir is not None else None
     mapping_doc = map_scene_roles(task, scene, rd if rd is not None and rd.is_dir() else None, roles_file)
     mapping = {k: v for k, v in simple_mapping(mapping_doc).items() if v in samples.names}
     ctx = make_context(loaded_task, scene, samples, report, rd, mapping)
     unmapped_required = {r.name for r in task.roles if r.required and r.name not in mapping}
-    out = []
-    for crit in task.rubric.criteria:
+    results: dict[str, dict[str, Any]] = {}
+    order = [c for c in task.rubric.criteria if c.check not in CF_CHECKS] + [c for c in task.rubric.criteria if c.check in CF_CHECKS]
+    for crit in order:
+        if lazy_counterfactuals and crit.check in CF_CHECKS and any(r["passed"] is False for r in results.values()):
+            results[crit.id] = {"passed": None, "score": 0.0, "evidence": {}, "reason": "skipped: another criterion already failed (lazy self-test mode)"}
+            continue
         res = run_check(ctx, crit)
         miss = sorted(set(crit.roles) & unmapped_required)
         if miss and res.get("passed") is not False:
             res = {"passed": False, "score": 0.0, "evidence": {"unmapped_roles": miss}, "reason": f"required role(s) {miss} not mapped"}
+        results[crit.id] = res
+    out = []
+    for crit in task.rubric.criteria:
+        res = results[crit.id]
         out.append(
             {
                 "id": crit.id,

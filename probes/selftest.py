@@ -33,20 +33,31 @@ def _core_objects(scene: Any, mapping: dict[str, str]) -> list[Any]:
 
 def _support_objects(scene: Any, mapping: dict[str, str]) -> list[Any]:
     core = {o.name for o in _core_objects(scene, mapping)}
+    preferred = [scene.objects.get(n) for n in json.loads(mapping.get("__supports__", "[]"))]
     roles = [scene.objects.get(v) for k, v in mapping.items() if not k.startswith("__")]
-    cands = [o for o in roles if o is not None and o.name not in core]
+    cands = [o for o in preferred if o is not None and o.name not in core]
+    cands += [o for o in roles if o is not None and o.name not in core and o not in cands]
     cands += [o for o in scene.objects if o.name not in core and o not in cands]
     return [o for o in cands if (o.rigid_body is not None and o.rigid_body.type == "PASSIVE") or any(m.type == "COLLISION" for m in o.modifiers)]
 
 
 def _moving_core(scene: Any, mapping: dict[str, str]) -> Any:
+    """The simulated core object that moves most in the baked truth (a resting block hides a keyframed copy)."""
     obs = _core_objects(scene, mapping)
-    for o in obs:
-        if (o.rigid_body is not None and o.rigid_body.type == "ACTIVE") or any(m.type in {"CLOTH", "SOFT_BODY"} for m in o.modifiers):
-            return o
     if not obs:
         raise ValueError("no core object mapped")
-    return obs[0]
+    sim = [o for o in obs if (o.rigid_body is not None and o.rigid_body.type == "ACTIVE") or any(m.type in {"CLOTH", "SOFT_BODY"} for m in o.modifiers)]
+    cands = sim or obs
+    if len(cands) == 1:
+        return cands[0]
+    start = {o.name: o.matrix_world.translation.copy() for o in cands}
+    moved = dict.fromkeys(start, 0.0)
+    for f in range(scene.frame_start, scene.frame_end + 1, 5):
+        scene.frame_set(f)
+        for o in cands:
+            moved[o.name] = max(moved[o.name], (o.matrix_world.translation - start[o.name]).length)
+    scene.frame_set(scene.frame_start)
+    return max(cands, key=lambda o: moved[o.name])
 
 
 def inject_defect(scene: Any, kind: str, mapping: dict[str, str]) -> dict[str, Any]:
@@ -165,7 +176,7 @@ def truth_mapping(loaded_task: Any) -> dict[str, str]:
     return {r.name: r.truth_object for r in loaded_task.task.roles if r.truth_object}
 
 
-def evaluate_blend(loaded_task: Any, blend: Path) -> dict[str, Any]:
+def evaluate_blend(loaded_task: Any, blend: Path, lazy: bool = False) -> dict[str, Any]:
     """Audit (when the audit module exists) and rubric-evaluate one saved scene in this process."""
     import bpy
     from physcodegym.probes.rubric_eval import evaluate_rubric
@@ -176,19 +187,24 @@ def evaluate_blend(loaded_task: Any, blend: Path) -> dict[str, Any]:
     samples = sample_scene(scene)
     report = None
     audit_kinds: list[str] = []
+    audit_error = None
     try:
         from physcodegym.probes.audit import audit_scene
 
-        core = [loaded_task.task.role(r).truth_object for r in (x.name for x in loaded_task.task.roles if x.core)]
-        report = audit_scene(scene=scene, samples=samples, core_objects=[c for c in core if c])
+        core = [r.truth_object for r in loaded_task.task.roles if r.core and r.truth_object in samples.names]
+        report = audit_scene(scene=scene, samples=samples, core_objects=core)
         audit_kinds = sorted({f.kind for f in report.findings})
     except ImportError:
         report = None
+    except Exception as ex:  # noqa: BLE001 - an audit crash is reported, the rubric still runs
+        report = None
+        audit_error = f"{type(ex).__name__}: {ex}"
     roles_file = blend.parent / "roles.json"
     if not roles_file.is_file():
         roles_file.write_text(json.dumps(truth_mapping(loaded_task)))
-    doc = evaluate_rubric(loaded_task, bpy.context.scene, samples, report, blend.parent, roles_file=roles_file)
+    doc = evaluate_rubric(loaded_task, bpy.context.scene, samples, report, blend.parent, roles_file=roles_file, lazy_counterfactuals=lazy)
     doc["audit_kinds"] = audit_kinds
+    doc["audit_error"] = audit_error
     return doc
 
 
@@ -205,9 +221,13 @@ def run_selftest(loaded_task: Any, defects: list[str] | None = None, work_dir: P
         base_failed = {c["id"] for c in base["criteria"] if c["passed"] is False}
         mapping = truth_mapping(loaded_task)
         mapping["__core__"] = json.dumps([r.name for r in loaded_task.task.roles if r.core])
+        # the colliders the rubric says the core rests on or touches are the ones whose removal matters
+        sup = [c.params["support"] for c in loaded_task.task.rubric.criteria if c.check == "supported_by"]
+        sup += [c.params["other"] for c in loaded_task.task.rubric.criteria if c.check == "contacts"]
+        mapping["__supports__"] = json.dumps([mapping[r] for r in dict.fromkeys(sup) if r in mapping])
         out: dict[str, Any] = {
             "task": loaded_task.id,
-            "baseline": {"S_val": base["S_val"], "failed": sorted(base_failed)},
+            "baseline": {"S_val": base["S_val"], "failed": sorted(base_failed), **({"audit_error": base["audit_error"]} if base.get("audit_error") else {})},
             "defects": {},
         }
         for kind in defects or list(DEFECTS):
@@ -221,7 +241,7 @@ def run_selftest(loaded_task: Any, defects: list[str] | None = None, work_dir: P
                 if progress:
                     progress(kind, row)
                 continue
-            doc = evaluate_blend(loaded_task, d / "scene.blend")
+            doc = evaluate_blend(loaded_task, d / "scene.blend", lazy=True)
             failed = sorted(c["id"] for c in doc["criteria"] if c["passed"] is False and c["id"] not in base_failed)
             scan = sorted({f["kind"] for f in doc.get("scan_findings", [])})
             by_audit = sorted(set(doc["audit_kinds"]) & set(DEFECTS[kind]))
@@ -231,6 +251,7 @@ def run_selftest(loaded_task: Any, defects: list[str] | None = None, work_dir: P
                 by_rubric=failed,
                 scan_kinds=scan,
                 S_val=doc["S_val"],
+                audit_error=doc.get("audit_error"),
                 reasons={c["id"]: c["reason"] for c in doc["criteria"] if c["id"] in failed},
             )
             out["defects"][kind] = row

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from physcodegym.probes.selftest import DEFECTS, run_selftest
-from physcodegym.tasks.loader import list_tasks
+from physcodegym.tasks.loader import load_task
+
+from tests.rubric.conftest import shipped_task_ids
 
 
 def test_selftest_catches_every_defect_on_test_task(billiard_task, tmp_path: Path) -> None:
     doc = run_selftest(billiard_task, work_dir=tmp_path)
-    assert doc["baseline"] == {"S_val": 1.0, "failed": []}
+    assert doc["baseline"]["S_val"] == 1.0 and doc["baseline"]["failed"] == []
     assert set(doc["defects"]) == set(DEFECTS)
     missed = {k: v for k, v in doc["defects"].items() if not v.get("caught")}
     assert not missed, missed
@@ -24,12 +27,10 @@ def test_selftest_catches_every_defect_on_test_task(billiard_task, tmp_path: Pat
         assert v["S_val"] < 1.0 and v["reasons"]
 
 
-def test_shipped_tasks_selftest(tmp_path: Path) -> None:
-    """Every shipped task with a truth program: truth S_val = 1 and every defect kind is caught."""
-    shipped = [t for t in list_tasks() if t.truth_program and t.truth_program.is_file()]
-    report = {}
-    for lt in shipped:
-        doc = run_selftest(lt, work_dir=tmp_path / lt.id)
-        report[lt.id] = doc
-        assert doc["baseline"]["S_val"] == 1.0, (lt.id, doc["baseline"])
-        assert doc["all_caught"], (lt.id, {k: v for k, v in doc["defects"].items() if not v.get("caught")})
+@pytest.mark.parametrize("task_id", shipped_task_ids())
+def test_shipped_task_selftest(task_id: str, truth_work: Path) -> None:
+    """Every shipped task: truth S_val = 1 and every injected defect kind is caught."""
+    lt = load_task(task_id)
+    doc = run_selftest(lt, work_dir=truth_work / task_id)
+    assert doc["baseline"]["S_val"] == 1.0, (task_id, doc["baseline"])
+    assert doc["all_caught"], (task_id, {k: v for k, v in doc["defects"].items() if not v.get("caught")})
