@@ -32,8 +32,9 @@ from physcodegym.probes.sampling import SceneSamples, sample_scene
 
 MOVE_TRANSLATION = 0.01  # m: an object "moves" beyond this displacement from its first-frame pose
 MOVE_ROTATION = 0.05  # rad
+MOVE_SCALE = 0.01  # relative change of any axis scale
 HANDOFF_FRAMES = 15  # a kinematic prefix this short is an initial-condition hand-off, not scripting
-PEN_MIN = 0.005  # m: penetration below max(PEN_MIN, PEN_REL * size) is contact noise
+PEN_MIN = 0.015  # m: penetration below max(PEN_MIN, PEN_REL * size, margins) is contact noise / modelling slop
 PEN_REL = 0.08
 PEN_FRAMES = 3  # penetration must persist this many frames (impacts overlap for one)
 SUPPORT_MIN_RUN = 8  # frames a body must be held against gravity to count as supported
@@ -143,28 +144,59 @@ class _Audit:
         for n in s.names:
             m = s.matrices[s.index(n)]
             if not np.all(np.isfinite(m)):
-                self.moving[n] = {"translation": float("nan"), "rotation": float("nan"), "deform": 0.0}
+                self.moving[n] = {"translation": float("nan"), "rotation": float("nan"), "scale": 0.0, "deform": 0.0}
                 self.step_moving[n] = np.ones(len(self.frames), bool)
                 continue
             x = m[:, :3, 3]
             tr = float(np.max(np.linalg.norm(x - x[0], axis=1))) if len(x) else 0.0
             r = kin.rotations(s, n)
+            sc = np.linalg.norm(m[:, :3, :3], axis=1)  # (F, 3) column norms = axis scales
+            degenerate = sc.min(axis=1) < 1e-6  # zero scale: no rotation can be read
+            if degenerate.any():
+                r = r.copy()
+                r[degenerate] = r[~degenerate][0] if (~degenerate).any() else np.eye(3)
             cos = np.clip((np.einsum("fij,ij->f", r, r[0]) - 1) / 2, -1, 1)
             rot = float(np.max(np.arccos(cos))) if len(r) else 0.0
+            scl = float(np.max(np.abs(sc / np.where(sc[:1] == 0, 1, sc[:1]) - 1))) if len(sc) else 0.0
             dfm = 0.0
             step = np.zeros(len(self.frames), bool)
             if len(x) > 1:
                 step[1:] = np.linalg.norm(np.diff(x, axis=0), axis=1) > 1e-4
-                step[1:] |= np.abs(np.diff(cos)) > 1e-6
+                c2 = np.clip((np.einsum("fij,fij->f", r[1:], r[:-1]) - 1) / 2, -1, 1)
+                step[1:] |= np.arccos(c2) > 1e-4
+                step[1:] |= np.abs(np.diff(sc, axis=0)).max(axis=1) > 1e-4
             if n in s.verts:
                 v = s.verts[n]
                 dv = np.linalg.norm(v - v[:1], axis=2)
                 dfm = float(np.nanmax(dv)) if dv.size else 0.0
                 if len(v) > 1:
                     step[1:] |= np.nanmax(np.linalg.norm(np.diff(v, axis=0), axis=2), axis=1) > 1e-4
-            if tr > MOVE_TRANSLATION or rot > MOVE_ROTATION or dfm > MOVE_TRANSLATION:
-                self.moving[n] = {"translation": tr, "rotation": rot, "deform": dfm}
+            if tr > MOVE_TRANSLATION or rot > MOVE_ROTATION or dfm > MOVE_TRANSLATION or scl > MOVE_SCALE:
+                self.moving[n] = {"translation": tr, "rotation": rot, "scale": scl, "deform": dfm}
                 self.step_moving[n] = step
+
+    def _motion_value(self, n: str) -> tuple[float, str]:
+        st = self.moving[n]
+        if st["translation"] > MOVE_TRANSLATION:
+            return float(st["translation"]), "m"
+        if st["rotation"] > MOVE_ROTATION:
+            return float(st["rotation"]), "rad"
+        if st.get("scale", 0) > MOVE_SCALE:
+            return float(st["scale"]), "relative scale"
+        return float(st["deform"]), "m"
+
+    def _motion_text(self, n: str) -> str:
+        st = self.moving[n]
+        parts = []
+        if st["translation"] > MOVE_TRANSLATION:
+            parts.append(f"moves {st['translation']:.3f} m")
+        if st["rotation"] > MOVE_ROTATION:
+            parts.append(f"turns {np.degrees(st['rotation']):.0f} deg")
+        if st.get("scale", 0) > MOVE_SCALE:
+            parts.append(f"scales by {st['scale']:.0%}")
+        if st["deform"] > MOVE_TRANSLATION:
+            parts.append(f"deforms {st['deform']:.3f} m")
+        return " and ".join(parts) or "moves"
 
     def add(self, **kw: Any) -> None:
         self.findings.append(Finding(**kw))
@@ -217,13 +249,14 @@ class _Audit:
             if reasons:
                 scripted[n] = reasons
                 mask = self.step_moving[n]
+                value, unit = self._motion_value(n)
                 self.add(
                     kind="scripted_motion",
                     objects=[n],
                     frames=_frange(self.frames, mask),
-                    value=float(self.moving[n]["translation"]),
-                    unit="m",
-                    message=f"{n} moves {self.moving[n]['translation']:.3f} m by prescribed motion: " + "; ".join(reasons),
+                    value=value,
+                    unit=unit,
+                    message=f"{n} {self._motion_text(n)} by prescribed motion: " + "; ".join(reasons),
                     evidence={
                         "sources": sv,
                         "reasons": reasons,
@@ -431,29 +464,39 @@ class _Audit:
             held = (np.abs(v) < SUPPORT_VZ) & (np.abs(a) < SUPPORT_AZ * gn)
             held &= np.array([int(f) not in kf for f in self.frames])
             runs = kin.runs(held, SUPPORT_MIN_RUN)
-            if not runs:
+            # bounces: falling, then rising one or two frames later (the contact force reversed it)
+            notk = np.array([int(f) not in kf for f in self.frames])
+            bounce = [i for i in range(1, len(v) - 1) if notk[i] and v[i - 1] > 0.3 and min(v[i], v[i + 1]) < -0.3]
+            if not runs and not bounce:
                 continue
             sample_idx = sorted({int(x) for s0, e0 in runs for x in np.linspace(s0 + 2, e0 - 2, num=min(5, e0 - s0 - 3))})
             if len(sample_idx) > SUPPORT_SAMPLES:
                 sample_idx = [sample_idx[int(i)] for i in np.linspace(0, len(sample_idx) - 1, SUPPORT_SAMPLES)]
+            slack = {i: 0.0 for i in sample_idx}
+            for i in bounce[:SUPPORT_SAMPLES]:
+                slack[i] = float(np.abs(v[i - 1 : i + 2]).max()) / self.s.fps  # contact happened within a frame of here
             size = max(info["dimensions"]) if info.get("dimensions") else 1.0
             reach = 0.5 * size + 0.5
             verdicts = []
             tol_body = SUPPORT_TOL + _margin_eff(info) + 0.03 * _size(info)
-            for fi in sample_idx:
+            rendered_owners = [o for o in rendered if _collision_owner(self.info[o])]
+            hidden = [o for o in colliders if not _rendered(self.info[o])]
+            for fi in sorted(slack):
                 f = int(self.frames[fi])
-                best_vis, best_vis_name = self._nearest(body, rendered, f, reach, tol_body)
-                if best_vis_name is not None and best_vis <= tol_body + _margin_eff(self.info[best_vis_name]):
+                tol_f = tol_body + slack[fi]
+                best_vis, best_vis_name = self._nearest(body, rendered_owners, f, reach, tol_f)
+                if best_vis_name is not None and best_vis <= tol_f + _margin_eff(self.info[best_vis_name]):
                     verdicts.append(("ok", f, best_vis, best_vis_name))
                     continue
-                hidden = [o for o in colliders if not _rendered(self.info[o])]
-                best_hid, best_hid_name = self._nearest(body, hidden, f, reach, tol_body)
-                if best_hid_name is not None and best_hid <= tol_body + _margin_eff(self.info[best_hid_name]):
-                    verdicts.append(("hidden", f, best_vis, best_hid_name))
-                elif best_vis_name is not None and _collision_owner(self.info[best_vis_name]):
+                best_hid, best_hid_name = self._nearest(body, hidden, f, reach, tol_f)
+                if best_hid_name is not None and best_hid <= tol_f + _margin_eff(self.info[best_hid_name]):
+                    near_vis, near_name = self._nearest(body, rendered, f, reach, tol_f)
+                    verdicts.append(("hidden", f, near_vis, best_hid_name))
+                elif best_vis_name is not None:
                     verdicts.append(("mismatch", f, best_vis, best_vis_name))
                 else:
-                    verdicts.append(("nothing", f, best_vis, best_vis_name))
+                    near_vis, near_name = self._nearest(body, rendered, f, reach, tol_f)
+                    verdicts.append(("nothing", f, near_vis, near_name))
             bad = [v_ for v_ in verdicts if v_[0] != "ok"]
             if len(bad) * 2 <= len(verdicts):
                 continue
@@ -463,9 +506,10 @@ class _Audit:
             gaps = [v_[2] for v_ in sel if np.isfinite(v_[2])]
             gap = float(np.median(gaps)) if gaps else None
             fr = [sel[0][1], sel[-1][1]]
-            held_range = [int(self.frames[runs[0][0]]), int(self.frames[runs[-1][1]])]
+            held_range = [int(self.frames[runs[0][0]]), int(self.frames[runs[-1][1]])] if runs else []
             ev = {
                 "held_frames": held_range,
+                "bounce_frames": [int(self.frames[i]) for i in bounce],
                 "sampled": [{"frame": f, "verdict": k, "material_gap_m": (None if not np.isfinite(g_) else g_), "nearest": o} for k, f, g_, o in verdicts],
                 "body_collision": info.get("rigid_body"),
             }

@@ -49,6 +49,8 @@ def box(name: str, loc: tuple, dims: tuple, rb: str | None = None, shape: str = 
     """An origin-centred box mesh built from data (no operator state involved)."""
     import bpy
 
+    if rb is None:
+        rbkw = {}
     hx, hy, hz = (d / 2 for d in dims)
     verts = [(x, y, z) for x in (-hx, hx) for y in (-hy, hy) for z in (-hz, hz)]
     faces = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
@@ -393,5 +395,20 @@ def exploding_cloth(defect: bool = True, frames: int = 40) -> Any:
         for k in ("tension_stiffness", "compression_stiffness", "shear_stiffness", "bending_stiffness"):
             setattr(s, k, 5e4)
     cm.point_cache.frame_end = frames
+    bake()
+    return sc
+
+
+def hidden_floor(defect: bool = True, frames: int = 60) -> Any:
+    """A ball bouncing on a table; the table renders but has no collider and an invisible plane at its
+    top does the work (defect), vs a table that is its own passive collider."""
+    sc = reset(frames)
+    rigid_world(sc, frames)
+    camera(sc)
+    box("Table", (0, 0, 0.4), (2.0, 1.2, 0.1), rb=None if defect else "PASSIVE", restitution=0.7)
+    if defect:
+        inv = box("Catcher", (0, 0, 0.4), (2.0, 1.2, 0.1), rb="PASSIVE", restitution=0.7)
+        inv.hide_render = True
+    sphere("Ball", (0, 0, 1.6), 0.15, restitution=0.7)
     bake()
     return sc

@@ -31,6 +31,7 @@ for _name in (
     "attractor",
     "crumpling_cloth",
     "exploding_cloth",
+    "hidden_floor",
 ):
     BUILDERS[f"{_name}:defect"] = (lambda fn: (lambda: fn(True)))(getattr(D, _name))
     BUILDERS[f"{_name}:twin"] = (lambda fn: (lambda: fn(False)))(getattr(D, _name))

@@ -13,6 +13,7 @@ DEFECTS = [
     ("wrong_shape", "collider_mismatch", {"Crate"}),
     ("pass_through", "no_contact_response", {"Wall", "Ball"}),
     ("invisible_shelf", "hidden_support", {"Parcel", "Shelf"}),
+    ("hidden_floor", "hidden_support", {"Ball", "Catcher"}),
     ("keyframed_ball", "scripted_motion", {"Ball"}),
     ("keyframed_ball", "not_simulated", {"Ball"}),
     ("handler_ball", "scripted_motion", {"Ball"}),

@@ -1,0 +1,55 @@
+"""Shipped ground truths audit clean and the bundled shortcut submissions are caught (real bake_only runs).
+
+The fast rigid truths and the small submissions always run; the slow ones (cloth, liquids, the
+90-bead pile: 15-90 s of baking each) run with PHYSCODEGYM_AUDIT_ALL=1.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKS = ROOT / "tasks" / "packs"
+SUBS = ROOT / "submissions"
+FAST_TRUTHS = {"ball_bounce", "ball_dominoes", "pendulum", "block_stack", "marble_ramp", "turntable"}
+SLOW_SUBMISSIONS = {("faithful-agent", "flag_wind"), ("faithful-agent", "milk_pour")}
+ALL = os.environ.get("PHYSCODEGYM_AUDIT_ALL") == "1"
+
+truths = sorted(p.parent.name for p in PACKS.glob("*/truth.py"))
+shortcuts = sorted(p.parent.name for p in (SUBS / "shortcut-agent").glob("*/scene.py"))
+faithful = sorted(p.parent.name for p in (SUBS / "faithful-agent").glob("*/scene.py"))
+
+
+def _audit_program(program: Path, out: Path):
+    from physcodegym.probes.audit import audit_path
+    from physcodegym.sandbox.runner import run_program
+
+    rec = run_program(program, out, mode="bake_only")
+    assert (out / "scene.blend").is_file(), f"{program}: no scene.blend ({getattr(rec, 'status', rec)})"
+    return audit_path(out)
+
+
+@pytest.mark.parametrize("task", truths)
+def test_truth_audits_clean(task, tmp_path):
+    if task not in FAST_TRUTHS and not ALL:
+        pytest.skip("slow truth (set PHYSCODEGYM_AUDIT_ALL=1)")
+    rep = _audit_program(PACKS / task / "truth.py", tmp_path / task)
+    assert rep.findings == [], [(f.kind, f.objects, f.message) for f in rep.findings]
+
+
+@pytest.mark.parametrize("task", shortcuts)
+def test_shortcut_submission_caught(task, tmp_path):
+    rep = _audit_program(SUBS / "shortcut-agent" / task / "scene.py", tmp_path / task)
+    kinds = rep.kinds()
+    assert kinds & {"scripted_motion", "hidden_support", "not_simulated", "no_contact_response"}, kinds
+
+
+@pytest.mark.parametrize("task", faithful)
+def test_faithful_submission_clean(task, tmp_path):
+    if ("faithful-agent", task) in SLOW_SUBMISSIONS and not ALL:
+        pytest.skip("slow submission (set PHYSCODEGYM_AUDIT_ALL=1)")
+    rep = _audit_program(SUBS / "faithful-agent" / task / "scene.py", tmp_path / task)
+    assert rep.findings == [], [(f.kind, f.objects, f.message) for f in rep.findings]
