@@ -22,7 +22,7 @@ def test_reference_scores_one_against_itself(task_id):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("task_id", ["ball_bounce"])
+@pytest.mark.parametrize("task_id", ["flag_wind"])
 def test_shortcut_submission_scores_below_faithful(bundled_run, task_id):
     lt = load_task(task_id)
     faithful = score_run(lt, bundled_run("faithful-agent", task_id), metrics=["ssim", "motion"])
