@@ -35,6 +35,9 @@ def test_agent_command_over_anthropic_wire(tmp_path, loopback, synth_task):
     assert doc["score"]["state"] == "no_submission" and doc["score"]["S_tot"] == 0.0  # no artifact scores 0
     assert all(r.endpoint == "anthropic" for r in loopback.chat_requests) and loopback.validation_errors == []
     assert loopback.chat_requests[2].images == 2
+    first = loopback.chat_requests[0].text()
+    assert first.index("Keep the LAST launch") < first.index("Rebuild the scene")  # the reminder leads the task prompt
+    assert "at most 3 Blender launches" in first
     assert json.loads((run / "run.json").read_text())["score"]["state"] == "no_submission"
     assert "step" in cp.stderr and "launches 0/3" in cp.stderr  # the live progress line went to stderr
 

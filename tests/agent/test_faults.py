@@ -57,6 +57,8 @@ def test_fatal_provider_error_ends_cleanly_and_resumes(tmp_path, loopback, synth
     loopback.script([Reply.tool("frame_grid", {"count": 4}), Reply.ok("thinking"), Reply.ok("still thinking")])
     doc2 = AgentRun(synth_task, _provider(loopback), run, cfg=_cfg(), resume=True, **NO_SLEEP).run()
     assert doc2["status"] == "stopped" and doc2["steps"] == 4  # 1 step before + 3 after resuming
+    assert doc2["budget"]["elapsed_s"] >= doc["budget"]["elapsed_s"]  # the wall clock carries over
+    assert doc2["budget"]["input_tokens"] > doc["budget"]["input_tokens"]
     first_after = loopback.chat_requests[n_before]
     assert '"fps": 30' in first_after.text()  # the resumed conversation carries the earlier tool result
     recs = read_trace(run / "trace.jsonl")
