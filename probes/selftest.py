@@ -2,8 +2,9 @@
 
 The automatic form of the paper's manual perturbation checks. Each defect is injected in a fresh
 worker process on a copy of the truth `.blend` (baked once per task), re-baked, saved, then audited
-and rubric-evaluated here. A defect is caught when the audit reports one of the expected finding
-kinds on it, or the rubric fails a criterion that the unchanged truth scene passes.
+and rubric-evaluated here. A defect is caught when the audit (or the rubric module's own
+task-independent scan) reports one of the expected finding kinds, or the rubric fails a criterion
+that the unchanged truth scene passes; `penalised` says whether S_val dropped.
 """
 
 from __future__ import annotations
@@ -245,9 +246,12 @@ def run_selftest(loaded_task: Any, defects: list[str] | None = None, work_dir: P
             failed = sorted(c["id"] for c in doc["criteria"] if c["passed"] is False and c["id"] not in base_failed)
             scan = sorted({f["kind"] for f in doc.get("scan_findings", [])})
             by_audit = sorted(set(doc["audit_kinds"]) & set(DEFECTS[kind]))
+            by_scan = sorted(set(scan) & set(DEFECTS[kind]))
             row.update(
-                caught=bool(by_audit or failed),
+                caught=bool(by_audit or by_scan or failed),
+                penalised=bool(doc["S_val"] is not None and base["S_val"] is not None and doc["S_val"] < base["S_val"]),
                 by_audit=by_audit,
+                by_scan=by_scan,
                 by_rubric=failed,
                 scan_kinds=scan,
                 S_val=doc["S_val"],

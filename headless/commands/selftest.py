@@ -36,7 +36,8 @@ def run(args: argparse.Namespace) -> Any:
             wd = Path(args.work_dir) / lt.id if args.work_dir else None
             results.append(run_selftest(lt, defects, wd, progress=lambda k, r, lt=lt: prog.update(bar, advance=1, description=f"{lt.id}: {k}")))
     matrix = {r["task"]: {k: v.get("caught") for k, v in r["defects"].items()} for r in results}
-    doc = {"tasks": results, "matrix": matrix, "all_caught": all(r["all_caught"] for r in results)}
+    penalised = {r["task"]: {k: v.get("penalised") for k, v in r["defects"].items()} for r in results}
+    doc = {"tasks": results, "matrix": matrix, "penalised": penalised, "all_caught": all(r["all_caught"] for r in results)}
     lines = [f"{'task':<28}" + "".join(f"{d[:14]:>16}" for d in defects)]
     for t, row in matrix.items():
         lines.append(f"{t:<28}" + "".join(f"{('caught' if row.get(d) else 'MISSED' if row.get(d) is False else 'n/a'):>16}" for d in defects))
