@@ -412,3 +412,39 @@ def hidden_floor(defect: bool = True, frames: int = 60) -> Any:
     sphere("Ball", (0, 0, 1.6), 0.15, restitution=0.7)
     bake()
     return sc
+
+
+def driven_ball(how: str = "driver", frames: int = 45) -> Any:
+    """A ball moved by a driver (`how="driver"`), a Follow Path constraint (`"path"`), or by the solver
+    (`"solver"`, the valid twin)."""
+    import bpy
+
+    sc = reset(frames)
+    rigid_world(sc, frames)
+    camera(sc)
+    ground()
+    if how == "solver":
+        sphere("Ball", (0, 0, 1.5), 0.25)
+    elif how == "driver":
+        b = sphere("Ball", (0, 0, 1.5), 0.25, rb=None)
+        d = b.driver_add("location", 2).driver
+        d.type = "SCRIPTED"
+        d.expression = "1.5 - 0.03 * frame"
+    elif how == "path":
+        b = sphere("Ball", (0, 0, 0.25), 0.25, rb=None)
+        bpy.ops.curve.primitive_bezier_curve_add(location=(0, 0, 0.25))
+        path = bpy.context.active_object
+        path.name = "Track"
+        path.data.path_duration = frames
+        c = b.constraints.new("FOLLOW_PATH")
+        c.target = path
+        c.use_fixed_location = False
+        path.data.use_path = True
+        path.data.eval_time = 0
+        path.data.keyframe_insert("eval_time", frame=1)
+        path.data.eval_time = frames
+        path.data.keyframe_insert("eval_time", frame=frames)
+    else:
+        raise ValueError(how)
+    bake()
+    return sc

@@ -94,3 +94,31 @@ def test_finding_kinds_are_the_spec_vocabulary():
     assert len(FINDING_KINDS) == 10 and "self_intersection" in FINDING_KINDS
     with pytest.raises(ValueError):
         Finding(kind="made_up", message="x")
+
+
+@pytest.mark.parametrize("how,reason", [("driver", "drivers"), ("path", "FOLLOW_PATH")])
+def test_driver_and_path_constraint_are_scripted(how, reason):
+    from physcodegym.probes.audit import audit_scene
+
+    rep = audit_scene(D.driven_ball(how))
+    hits = [f for f in rep.by_kind("scripted_motion") if "Ball" in f.objects]
+    assert hits and reason in hits[0].message, [f.message for f in rep.findings]
+    ok = audit_scene(D.driven_ball("solver"))
+    assert not ok.by_kind("scripted_motion") and not ok.by_kind("not_simulated")
+
+
+def test_live_handler_registered_by_a_program():
+    """The program runs in this process (as in the Blender panel): its handler shows up live."""
+    from physcodegym.probes.audit import audit_scene
+
+    sc = D.reset(30)
+    D.rigid_world(sc, 30)
+    D.ground()
+    D.sphere("Ball", (-2.0, 0, 0.25), 0.25, rb=None)
+    try:
+        exec(compile(D.HANDLER_PROGRAM, "scene.py", "exec"), {"__name__": "__main__"})
+        rep = audit_scene(sc)
+    finally:
+        D.clear_user_handlers()
+    live = [f for f in rep.by_kind("scripted_motion") if f.evidence.get("handler", {}).get("origin") == "live"]
+    assert live and live[0].objects == ["Ball"] and live[0].evidence["handler"]["event"] == "frame_change_pre"
