@@ -95,3 +95,18 @@ def test_screen_motion_of_handler_moved_object(tmp_path):
     assert hits and hits[0].unit == "fraction of footprint", [f.message for f in rb.findings]
     rg = audit_path(good)
     assert rg.meta["screen_motion"]["state"] == "ok" and not rg.by_kind("scripted_motion")
+
+
+def test_cli_with_task_scores_truth_above_shortcut(tmp_path):
+    """--task adds the rubric: the shipped truth scores S_val above the hidden-support shortcut."""
+    from physcodegym.sandbox.runner import run_program
+
+    root = Path(__file__).resolve().parents[2]
+    truth, short = tmp_path / "truth", tmp_path / "short"
+    run_program(root / "tasks" / "packs" / "ball_bounce" / "truth.py", truth, mode="bake_only")
+    run_program(root / "submissions" / "shortcut-agent" / "ball_bounce" / "scene.py", short, mode="bake_only")
+    dt = json.loads(_cli(str(truth), "--task", "ball_bounce", "--json", "--no-evidence").stdout)
+    ds = json.loads(_cli(str(short), "--task", "ball_bounce", "--json", "--no-evidence").stdout)
+    assert dt["task"] == "ball_bounce" and dt["criteria"] and isinstance(dt["S_val"], float)
+    assert dt["findings"] == [] and "hidden_support" in [f["kind"] for f in ds["findings"]]
+    assert ds["S_val"] < dt["S_val"]
