@@ -257,14 +257,21 @@ def scan_program_handlers(text: str) -> list[dict[str, Any]]:
     except SyntaxError as e:
         return [{"event": None, "function": None, "line": e.lineno, "error": f"syntax error: {e.msg}", "moves": False}]
     funcs: dict[str, ast.AST] = {}
+    aliases: dict[str, str] = {}  # h = bpy.app.handlers.frame_change_pre
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             funcs[node.name] = node
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            ch = _attr_chain(node.value)
+            if ch and ch[-1] in HANDLER_EVENTS:
+                aliases[node.targets[0].id] = ch[-1]
     out = []
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "insert")):
             continue
         chain = _attr_chain(node.func.value)
+        if len(chain) == 1 and chain[0] in aliases:
+            chain = [aliases[chain[0]]]
         if not chain or chain[-1] not in HANDLER_EVENTS:
             continue
         arg = node.args[-1] if node.args else None

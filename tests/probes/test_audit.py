@@ -78,6 +78,11 @@ def test_handler_in_program_text_is_reported():
     assert recs and recs[0]["event"] == "frame_change_pre" and recs[0]["moves"]
     assert "Ball" in recs[0]["names"] and "location" in recs[0]["writes"]
     assert scan_program_handlers("import bpy\nprint('x')\n") == []
+    alias = "import bpy\nh = bpy.app.handlers.depsgraph_update_post\ndef f(s, d):\n    s.objects['Cube'].rotation_euler.z += 0.1\nh.append(f)\n"
+    rec = scan_program_handlers(alias)
+    assert rec and rec[0]["event"] == "depsgraph_update_post" and rec[0]["writes"] == ["rotation_euler"]
+    harmless = "import bpy\ndef f(s, d=None):\n    print(s.frame_current)\nbpy.app.handlers.frame_change_post.append(f)\n"
+    assert scan_program_handlers(harmless)[0]["moves"] is False
     assert scan_program_handlers("def (:")[0]["error"]
 
 
