@@ -1,0 +1,80 @@
+"""liquid_duck: hand-written part of the task; intervals are measured from the truth trajectories."""
+
+import numpy as np
+from physcodegym.tasks import detect as d
+
+TASK = {
+    "id": "liquid_duck",
+    "title": "Water poured onto a rubber duck runs off it",
+    "category": "liquid",
+    "subcategory": "liquid-object",
+    "summary": "A stream of water from a blue jug lands on the back of a yellow rubber duck, is deflected and runs off its sides onto the table.",
+    "roles": [
+        {"name": "water", "description": "the water stream (liquid particles) from the jug", "truth_object": "JugSpout", "name_hints": ["water", "liquid", "fluid", "stream", "spout", "emitter"]},
+        {"name": "duck", "description": "yellow rubber duck", "core": False, "truth_object": "Duck", "name_hints": ["duck", "toy", "body"]},
+        {"name": "jug", "description": "blue jug held tilted above the duck", "core": False, "required": False, "truth_object": "Jug", "name_hints": ["jug", "pitcher", "cup", "bottle"]},
+        {"name": "table", "description": "wooden tabletop", "core": False, "truth_object": "Table", "name_hints": ["table", "ground", "floor"]},
+    ],
+    "checklist": [
+        {"id": "duck", "category": "rubber duck", "count": 1, "attributes": ["yellow", "orange beak", "round body, round head"], "layout": "centre of the table, facing right", "roles": ["duck"]},
+        {"id": "jug", "category": "jug", "count": 1, "attributes": ["blue", "cylindrical", "tilted"], "layout": "above the duck, slightly left", "roles": ["jug"]},
+        {"id": "water", "category": "liquid", "count": 1, "attributes": ["light blue", "droplets"], "layout": "a stream from the jug onto the duck's back", "roles": ["water"]},
+    ],
+    "events": [
+        {"id": "stream", "kind": "action", "description": "water starts pouring from the jug", "roles": ["water", "jug"], "weight": 1.0},
+        {"id": "hits_duck", "kind": "action", "description": "the stream lands on the duck's back and is deflected", "roles": ["water", "duck"], "weight": 2.0, "key": True, "after": ["stream"]},
+        {"id": "runs_off", "kind": "action", "description": "water runs off the duck and spreads on the table around it", "roles": ["water", "duck", "table"], "weight": 2.0, "after": ["hits_duck"]},
+        {"id": "stops", "kind": "final_state", "description": "the stream stops; puddles stay on the table", "roles": ["water"], "weight": 1.0, "after": ["runs_off"]},
+    ],
+    "rubric": {
+        "initial_conditions": ["liquid emitted from the jug's lip with a small downward speed"],
+        "actuation": ["a liquid emitter at the jug lip"],
+        "equivalent_representations": ["SPH particle fluid with a COLLISION modifier on the duck", "Mantaflow liquid with an obstacle (when available)"],
+        "criteria": [
+            {"id": "sim_water", "description": "the water moves by a fluid simulation", "weight": 2.0, "roles": ["water"], "check": "moves_by_simulation", "structural": True},
+            {"id": "no_scripted", "description": "no keyframed or handler-driven liquid", "weight": 1.0, "roles": ["water"], "check": "no_scripted_motion", "structural": True},
+            {"id": "touches_duck", "description": "the water touches the duck", "weight": 1.0, "roles": ["water"], "check": "contacts", "params": {"other": "duck", "before_s": 2.0}},
+            {"id": "stable", "description": "no exploding particles", "weight": 0.5, "roles": ["water"], "check": "numerically_stable"},
+            {
+                "id": "cf_duck_no_collision",
+                "description": "if the water does not collide with the duck it falls through it and pools under it",
+                "weight": 2.0,
+                "roles": ["water", "duck"],
+                "check": "counterfactual",
+                "evidence": "truth.py re-simulated with the duck's collision disabled: far more particles end inside the duck's bounds than in the baseline",
+                "counterfactual": {
+                    "intervention": {"kind": "disable_contact", "roles": ["water", "duck"]},
+                    "expected": {"measure": "particles_inside", "role": "duck", "at_s": 6.0, "op": "gt", "value": 1.5, "unit": "ratio", "relative_to_baseline": True},
+                },
+            },
+        ],
+    },
+}
+
+
+def liquid_key(s, emitter):
+    return next(k for k in s.particles if k.startswith(emitter + "/"))
+
+
+def measure_events(s):
+    key = liquid_key(s, "JugSpout")
+    P, A = np.nan_to_num(s.particles[key], nan=1e9), s.particles_alive[key]
+    alive = A.sum(axis=1)
+    start = d.first_true(alive > 0) or 0
+    # duck body: ellipsoid 0.1 x 0.08 x 0.06 half-axes centred at (0, 0, 0.06), head above-right
+    on_duck = ((np.abs(P[:, :, 0]) < 0.13) & (np.abs(P[:, :, 1]) < 0.09) & (P[:, :, 2] > 0.06) & (P[:, :, 2] < 0.16) & A).sum(axis=1)
+    hit = d.first_true(on_duck > 0)
+    hit = hit if hit is not None else start
+    table = ((P[:, :, 2] < 0.03) & (np.hypot(P[:, :, 0], P[:, :, 1]) > 0.1) & A).sum(axis=1)
+    off = d.first_true(table > 10)
+    off = off if off is not None else hit
+    falling = ((P[:, :, 2] > 0.2) & A).sum(axis=1)
+    stop = d.last_true(falling > 10)  # a stream, not a stray droplet
+    stop = stop if stop is not None else len(alive) - 1
+    F = d.frame_of
+    return {
+        "stream": d.interval(F(s, start), F(s, hit), f"first particle born at frame {F(s, start)}"),
+        "hits_duck": d.interval(F(s, hit), F(s, min(hit + 6, len(alive) - 1)), f"first particle on the duck's back (inside its top bounds) at frame {F(s, hit)}"),
+        "runs_off": d.interval(F(s, off), F(s, stop), f"more than 10 particles on the table outside the duck footprint from frame {F(s, off)}"),
+        "stops": {**d.interval(F(s, stop), F(s, len(alive) - 1), f"last frame with more than 10 particles above 0.2 m: {F(s, stop)}; {int(table[-1])} of {int(alive[-1])} particles on the table at the end"), "persists_until_s": 8.0},
+    }
