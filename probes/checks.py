@@ -559,8 +559,10 @@ def check_stays_within(ctx: CheckContext, crit: Any) -> dict[str, Any]:
         keys = [k for k in s.particles if k.startswith(n + "/")]
         if keys:
             tot = ins = 0
+            from physcodegym.probes.counterfactual import alive_particles
+
             for k in keys:
-                p = s.particles[k][fi][s.particles_alive[k][fi]]
+                p = alive_particles(s, k, fi)
                 tot += len(p)
                 ins += int(np.all((p >= lo) & (p <= hi), axis=1).sum())
             frac = ins / tot if tot else 0.0

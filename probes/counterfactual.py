@@ -67,6 +67,19 @@ def track(samples: SceneSamples, name: str) -> np.ndarray | None:
     return None
 
 
+def alive_particles(samples: SceneSamples, key: str, fi: int) -> np.ndarray:
+    """(N, 3) positions of live particles at sample index fi.
+
+    The sampler's alive mask compares `alive_state` with 0, but `foreach_get` reports ALIVE as 3 in
+    bpy 5.0 (measured), so an all-False mask is not trusted: finite positions are used instead.
+    """
+    P = samples.particles[key][fi]
+    al = samples.particles_alive[key][fi]
+    if not al.any():
+        al = np.all(np.isfinite(P), axis=1)
+    return P[al]
+
+
 def frame_index(samples: SceneSamples, at_s: float | None) -> int:
     if at_s is None:
         return len(samples.frames) - 1
@@ -96,9 +109,8 @@ def measure(samples: SceneSamples, exp: ExpectedResponse, mapping: dict[str, str
             return {"value": None, "reason": f"container {name!r} absent"}
         lo, hi = box
         tot = ins = 0
-        for key, P in samples.particles.items():
-            al = samples.particles_alive[key][fi]
-            p = P[fi][al]
+        for key in samples.particles:
+            p = alive_particles(samples, key, fi)
             tot += len(p)
             ins += int(np.all((p >= lo) & (p <= hi), axis=1).sum())
         return {"value": ins / tot if tot else None, "unit": "fraction", "frame": int(samples.frames[fi]), "particles": tot}
