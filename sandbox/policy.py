@@ -346,8 +346,10 @@ class _Checker(ast.NodeVisitor):
                 self._check_blend_call(node, name)
             else:
                 self.add(r, node, f"call to {name!r} loads a media file")
+                self._literal_paths_outside(node, name)
         elif last in MEDIA_METHODS:
             self.add("media-decode", node, f"call to {name!r} decodes media")
+            self._literal_paths_outside(node, name)
         elif last in ("open_mainfile", "append", "link") and ".ops.wm." in "." + name:
             self._check_blend_call(node, name)
         elif last == "as_module":
@@ -428,6 +430,13 @@ class _Checker(ast.NodeVisitor):
             if isinstance(sub, ast.Call) and (self.dotted(sub.func) or "").endswith("expanduser"):
                 return True
         return False
+
+    def _literal_paths_outside(self, node: ast.Call, name: str) -> None:
+        for a in [*node.args, *(k.value for k in node.keywords)]:
+            s = _const_str(a)
+            if s is not None and ("/" in s or s.startswith("~")) and path_outside(s):
+                self.add("file-outside-workdir", node, f"{name} reads {s!r}, outside the working folder")
+                return
 
     def _check_kw_paths(self, node: ast.Call, name: str, rule: str) -> None:
         for k in node.keywords:
