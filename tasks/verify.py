@@ -16,7 +16,40 @@ from typing import Any
 import numpy as np
 from physcodegym.probes.sampling import SceneSamples
 
-TOL_M = 1e-4  # metres; bakes are deterministic, this only absorbs float32 storage
+TOL_M = 1e-4  # metres; rigid/cloth bakes are deterministic, this only absorbs float32 storage
+# SPH particle liquids are bit-identical only until the first splashes: the solver runs multi-threaded and the
+# flow is chaotic, so single particles diverge (measured: identical to frame ~30, then per-particle medians of
+# 0.1-0.3 m while the bulk agrees: centroids within 0.07 m, in-table fractions within 0.03 on liquid_duck). Particles are therefore compared as a flow, per frame, on particles inside
+# the scene (|x|,|y| < 1 m, z > -0.05 m: on or above the table; the rest fell off it): alive masks equal, in-scene fraction
+# and centroid close.
+SCENE_HALF_XY, SCENE_MIN_Z = 1.0, -0.05
+PARTICLE_FRACTION_TOL = 0.08
+PARTICLE_CENTROID_TOL_M = 0.15
+
+
+def _in_scene(P: np.ndarray, A: np.ndarray) -> np.ndarray:
+    Q = np.nan_to_num(P.astype(np.float64), nan=1e9)
+    return A & (np.abs(Q[..., 0]) < SCENE_HALF_XY) & (np.abs(Q[..., 1]) < SCENE_HALF_XY) & (Q[..., 2] > SCENE_MIN_Z)
+
+
+def compare_particles(Pa: np.ndarray, Aa: np.ndarray, Pb: np.ndarray, Ab: np.ndarray) -> dict[str, Any]:
+    """Flow-level comparison of two particle tracks (F, P, 3) + alive (F, P)."""
+    both = Aa & Ab
+    d = np.where(both, np.linalg.norm(np.nan_to_num(Pa.astype(np.float64)) - np.nan_to_num(Pb.astype(np.float64)), axis=2), 0.0)
+    diverged = np.nonzero(d.max(axis=1) > TOL_M)[0]
+    ia, ib = _in_scene(Pa, Aa), _in_scene(Pb, Ab)
+    na, nb = Aa.sum(axis=1), Ab.sum(axis=1)
+    frac = np.abs(ia.sum(axis=1) - ib.sum(axis=1)) / np.maximum(np.maximum(na, nb), 1)
+    cen = 0.0
+    for f in range(Pa.shape[0]):
+        if ia[f].any() and ib[f].any():
+            cen = max(cen, float(np.linalg.norm(Pa[f][ia[f]].astype(np.float64).mean(0) - Pb[f][ib[f]].astype(np.float64).mean(0))))
+    return {
+        "alive_equal": bool(np.array_equal(Aa, Ab)),
+        "identical_frames": int(diverged[0]) if diverged.size else int(Pa.shape[0]),
+        "max_in_scene_fraction_diff": round(float(frac.max()) if frac.size else 0.0, 4),
+        "max_centroid_diff_m": round(cen, 4),
+    }
 
 
 def compare_samples(a: SceneSamples, b: SceneSamples, tol: float = TOL_M) -> dict[str, Any]:
@@ -42,18 +75,20 @@ def compare_samples(a: SceneSamples, b: SceneSamples, tol: float = TOL_M) -> dic
             continue
         dv = max(dv, float(np.nanmax(np.abs(a.verts[k].astype(np.float64) - b.verts[k]))))
     out["max_vertex_diff"] = dv
-    dp = 0.0
+    out["particles"] = {}
     for k in sorted(set(a.particles) | set(b.particles)):
         if k not in a.particles or k not in b.particles or a.particles[k].shape != b.particles[k].shape:
             out["problems"].append(f"particle system {k!r} missing or a different count")
             continue
-        al = a.particles_alive[k] & b.particles_alive[k]
-        if not np.array_equal(a.particles_alive[k], b.particles_alive[k]):
-            out["problems"].append(f"particle system {k!r}: alive masks differ")
-        if al.any():
-            dp = max(dp, float(np.abs(a.particles[k][al].astype(np.float64) - b.particles[k][al]).max()))
-    out["max_particle_diff"] = dp
-    for key in ("max_matrix_diff", "max_vertex_diff", "max_particle_diff"):
+        pc = compare_particles(a.particles[k], a.particles_alive[k], b.particles[k], b.particles_alive[k])
+        out["particles"][k] = pc
+        if not pc["alive_equal"]:
+            out["problems"].append(f"particle system {k!r}: alive masks differ (emission is not deterministic)")
+        if pc["max_in_scene_fraction_diff"] > PARTICLE_FRACTION_TOL:
+            out["problems"].append(f"particle system {k!r}: in-scene fraction differs by {pc['max_in_scene_fraction_diff']}")
+        if pc["max_centroid_diff_m"] > PARTICLE_CENTROID_TOL_M:
+            out["problems"].append(f"particle system {k!r}: flow centroid differs by {pc['max_centroid_diff_m']} m")
+    for key in ("max_matrix_diff", "max_vertex_diff"):
         if out[key] > tol:
             out["problems"].append(f"{key} {out[key]:.3g} > {tol:g}")
     out["ok"] = not out["problems"]

@@ -90,7 +90,9 @@ def run(args: argparse.Namespace) -> CommandResult:
         rows = [verify_task(i, tol=args.tol) for i in ids]
         ok = all(r["ok"] for r in rows)
         human = "\n".join(f"{'ok ' if r['ok'] else 'BAD'} {r['id']:<16} matrices {r.get('max_matrix_diff', float('nan')):.2g} "
-                          f"verts {r.get('max_vertex_diff', float('nan')):.2g} particles {r.get('max_particle_diff', float('nan')):.2g} "
+                          f"verts {r.get('max_vertex_diff', float('nan')):.2g} "
+                          + "".join(f"particles {k}: identical {p['identical_frames']} frames, centroid {p['max_centroid_diff_m']} m "
+                                    for k, p in r.get("particles", {}).items())
                           + "; ".join(r["problems"]) for r in rows)
         return CommandResult({"ok": ok, "tasks": rows}, exit_code=0 if ok else 1, human=human)
     raise InputError(f"unknown tasks sub-command {args.tasks_cmd!r}")

@@ -70,7 +70,9 @@ def test_events_rederive_from_truth_trajectories(task_id):
 def test_truth_trajectories_match_a_rerun(task_id, verified):
     doc = verified(task_id)
     assert doc["ok"], doc["problems"]
-    assert doc["max_matrix_diff"] <= 1e-4
+    assert doc["max_matrix_diff"] <= 1e-4 and doc["max_vertex_diff"] <= 1e-4
+    for key, p in doc.get("particles", {}).items():
+        assert p["alive_equal"] and p["identical_frames"] >= 10, (key, p)
     # determinism: the rounded trajectories hash the same for the stored and the re-run sampling
     assert doc["rerun_digest"] == doc["stored_digest"]
     build = json.loads((PACKS_DIR / task_id / "build.json").read_text())
@@ -101,3 +103,20 @@ def test_digest_detects_a_changed_trajectory(tmp_path):
     s.save_npz(b)
     assert trajectories_digest(a) == trajectories_digest(lt.truth_trajectories)
     assert trajectories_digest(a) != trajectories_digest(b)
+
+
+def test_particle_flow_comparison_tells_a_shifted_flow_from_the_same_flow():
+    """verify.compare_samples accepts the stored liquid against itself and refuses a twin shifted by 0.3 m."""
+    from physcodegym.tasks.verify import compare_samples
+
+    liquid = [t for t in BUILT if load_task(t).task.category.value == "liquid"][0]
+    s = SceneSamples.load_npz(load_task(liquid).truth_trajectories)
+    same = compare_samples(s, SceneSamples.load_npz(load_task(liquid).truth_trajectories))
+    assert same["ok"], same["problems"]
+    key = next(iter(s.particles))
+    assert same["particles"][key]["identical_frames"] == FRAMES
+    shifted = SceneSamples.load_npz(load_task(liquid).truth_trajectories)
+    shifted.particles[key][120:, :, 0] += 0.3
+    bad = compare_samples(s, shifted)
+    assert not bad["ok"] and any("centroid" in p for p in bad["problems"])
+    assert bad["particles"][key]["identical_frames"] == 120

@@ -41,10 +41,10 @@ TASK = {
                 "weight": 2.0,
                 "roles": ["water", "duck"],
                 "check": "counterfactual",
-                "evidence": "truth.py re-simulated with the duck's collision disabled: far more particles end inside the duck's bounds than in the baseline",
+                "evidence": "truth.py re-simulated with the duck collision disabled: fraction of particles inside the duck bounds at 6 s is 0.069 (water pools inside it) vs 0.0007 in the baseline",
                 "counterfactual": {
                     "intervention": {"kind": "disable_contact", "roles": ["water", "duck"]},
-                    "expected": {"measure": "particles_inside", "role": "duck", "at_s": 6.0, "op": "gt", "value": 1.5, "unit": "ratio", "relative_to_baseline": True},
+                    "expected": {"measure": "particles_inside", "role": "duck", "at_s": 6.0, "op": "gt", "value": 0.03, "unit": "fraction"},
                 },
             },
         ],
