@@ -19,12 +19,13 @@ from physcodegym.probes.sampling import SceneSamples
 TOL_M = 1e-4  # metres; rigid/cloth bakes are deterministic, this only absorbs float32 storage
 # SPH particle liquids are bit-identical only until the first splashes: the solver runs multi-threaded and the
 # flow is chaotic, so single particles diverge (measured: identical to frame ~30, then per-particle medians of
-# 0.1-0.3 m while the bulk agrees: centroids within 0.07 m, in-table fractions within 0.03 on liquid_duck). Particles are therefore compared as a flow, per frame, on particles inside
+# 0.1-0.3 m while the bulk agrees: over repeated re-runs of hose_jet/liquid_duck the flow centroids stayed
+# within 0.13 m and the in-table fractions within 0.07; milk_pour re-runs were bit-identical). Particles are therefore compared as a flow, per frame, on particles inside
 # the scene (|x|,|y| < 1 m, z > -0.05 m: on or above the table; the rest fell off it): alive masks equal, in-scene fraction
 # and centroid close.
 SCENE_HALF_XY, SCENE_MIN_Z = 1.0, -0.05
 PARTICLE_FRACTION_TOL = 0.08
-PARTICLE_CENTROID_TOL_M = 0.15
+PARTICLE_CENTROID_TOL_M = 0.2
 
 
 def _in_scene(P: np.ndarray, A: np.ndarray) -> np.ndarray:

@@ -106,7 +106,7 @@ def test_digest_detects_a_changed_trajectory(tmp_path):
 
 
 def test_particle_flow_comparison_tells_a_shifted_flow_from_the_same_flow():
-    """verify.compare_samples accepts the stored liquid against itself and refuses a twin shifted by 0.3 m."""
+    """verify.compare_samples accepts the stored liquid against itself and refuses a twin shifted by 0.5 m."""
     from physcodegym.tasks.verify import compare_samples
 
     liquid = [t for t in BUILT if load_task(t).task.category.value == "liquid"][0]
@@ -116,7 +116,7 @@ def test_particle_flow_comparison_tells_a_shifted_flow_from_the_same_flow():
     key = next(iter(s.particles))
     assert same["particles"][key]["identical_frames"] == FRAMES
     shifted = SceneSamples.load_npz(load_task(liquid).truth_trajectories)
-    shifted.particles[key][120:, :, 0] += 0.3
+    shifted.particles[key][120:, :, 0] += 0.5
     bad = compare_samples(s, shifted)
     assert not bad["ok"] and any("centroid" in p for p in bad["problems"])
     assert bad["particles"][key]["identical_frames"] == 120

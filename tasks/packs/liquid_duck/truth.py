@@ -236,6 +236,15 @@ def build():
     collider(table, thickness=0.02, damping=0.5)
     d, b = duck(material("YellowRubberDuck", (0.95, 0.8, 0.05), 0.4), material("OrangeBeak", (0.95, 0.35, 0.02), 0.4))
     collider(d, thickness=0.012, damping=0.2)
+    # the duck sits in a shallow white basin that keeps the run-off water together
+    bm = bmesh.new()
+    bmesh.ops.create_cube(bm, size=1.0)
+    top = [f for f in bm.faces if f.calc_center_median().z > 0.49]
+    bmesh.ops.delete(bm, geom=top, context="FACES_ONLY")
+    for v in bm.verts:
+        v.co = Vector((v.co.x * 0.56, v.co.y * 0.42, (v.co.z + 0.5) * 0.06))
+    basin = mesh_object("Basin", bm, (0.0, 0.0, 0.002), mat=material("WhiteBasin", (0.9, 0.92, 0.95), 0.3))
+    collider(basin, thickness=0.012, damping=0.5)
     # a blue jug above the duck; the stream leaves through a disc under its lip
     jug = cylinder("Jug", 0.045, 0.12, (-0.06, 0.0, 0.45), material("BlueJug", (0.1, 0.2, 0.7), 0.4), rot=(0, math.radians(-30), 0))
     bm = bmesh.new()
