@@ -7,8 +7,9 @@ setup:
 demo: setup
 	bash scripts/demo.sh
 
-test: setup
-	.venv/bin/python -m pytest -q
+test:
+	bash scripts/setup.sh test
+	PHYSCODEGYM_HARBOR_PYTHON=$(CURDIR)/.venv-harbor/bin/python .venv/bin/python -m pytest -q
 
 lint: setup
 	.venv/bin/ruff check .

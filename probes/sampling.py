@@ -204,7 +204,8 @@ def sample_scene(
                 ps.particles.foreach_get("location", loc)
                 ps.particles.foreach_get("alive_state", st)
             parts[key].append(loc.reshape(n, 3))
-            alive[key].append(st == 0 if n else np.zeros(0, bool))  # alive_state: 0 = ALIVE
+            # alive_state values (measured, bpy 5.0): DEAD=1, UNBORN=2, ALIVE=3, DYING=4
+            alive[key].append(st == 3 if n else np.zeros(0, bool))
 
     info = {o.name: object_info(o) for o in obs}
     rbw = scene.rigidbody_world

@@ -1,17 +1,45 @@
 #!/usr/bin/env bash
 # Idempotent set-up: creates .venv/ at the repository root with the `physcodegym` command in .venv/bin/.
-# Re-installs only when pyproject.toml changed. Needs Python 3.11 and the PyPI registry.
+#   scripts/setup.sh            core + dev tools (enough for the demo and every metric but LPIPS)
+#   scripts/setup.sh test       also the LPIPS extra (torch 2.14.1 + torchvision 0.29.1, ~5.5 GB, so its
+#                               plumbing tests run) and .venv-harbor/ (Python 3.12: the `harbor` package
+#                               needs >= 3.12) for the Harbor-export validation test
+# Re-installs only when pyproject.toml or the requested extras changed. Needs Python 3.11 and PyPI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+profile=${1:-core}
+case "$profile" in
+  core) extras="dev" ;;
+  test) extras="dev,lpips" ;;
+  *) echo "usage: scripts/setup.sh [core|test]" >&2; exit 2 ;;
+esac
 PY=${PYTHON:-python3.11}
 command -v "$PY" >/dev/null 2>&1 || PY=python3
 stamp=.venv/.physcodegym-installed
-want=$(sha256sum pyproject.toml | cut -d' ' -f1)
-if [ -x .venv/bin/python ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
-  exit 0
+want="$(sha256sum pyproject.toml | cut -d' ' -f1) $extras"
+have=$(cat "$stamp" 2>/dev/null || true)
+# A test install (dev,lpips) also satisfies the core profile.
+if [ -x .venv/bin/python ] && { [ "$have" = "$want" ] || { [ "$profile" = core ] && [ "${have%% *}" = "${want%% *}" ] && [ "${have#* }" = "dev,lpips" ]; }; }; then
+  :
+else
+  [ -x .venv/bin/python ] || "$PY" -m venv .venv
+  .venv/bin/python -m pip install --quiet --upgrade pip
+  .venv/bin/python -m pip install --quiet -e ".[$extras]"
+  echo "$want" > "$stamp"
+  echo "set-up: .venv ready with extras [$extras]"
 fi
-[ -x .venv/bin/python ] || "$PY" -m venv .venv
-.venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e '.[dev]'
-echo "$want" > "$stamp"
-echo "set-up done: $(.venv/bin/physcodegym --help >/dev/null && echo '.venv/bin/physcodegym ready')"
+if [ "$profile" = test ]; then
+  HPY=${HARBOR_PYTHON:-python3.12}
+  hstamp=.venv-harbor/.installed
+  if [ ! -f "$hstamp" ]; then
+    if command -v "$HPY" >/dev/null 2>&1; then
+      "$HPY" -m venv .venv-harbor
+      .venv-harbor/bin/python -m pip install --quiet --upgrade pip
+      .venv-harbor/bin/python -m pip install --quiet "harbor==0.25.0"
+      echo ok > "$hstamp"
+      echo "set-up: .venv-harbor ready (harbor 0.25.0)"
+    else
+      echo "set-up: no $HPY on this machine: the Harbor-export validation test will be skipped with that reason" >&2
+    fi
+  fi
+fi
