@@ -385,6 +385,32 @@ def _min_distance_track(ctx: CheckContext, a: str, b: str, upto: int, thr: float
     return float(best), first
 
 
+def _particle_min_distance(ctx: CheckContext, emitter: str, other: str, upto: int) -> tuple[float, int | None]:
+    """Closest approach of an emitter's particles to `other`'s surface (particle roles touch through their particles)."""
+    from mathutils.bvhtree import BVHTree
+    from physcodegym.probes.counterfactual import alive_particles
+
+    keys = [k for k in ctx.samples.particles if k.startswith(emitter + "/")]
+    lm = ctx.local_mesh(other)
+    if not keys or lm is None:
+        return np.inf, None
+    best = np.inf
+    for fi in range(0, upto + 1, 3):
+        vt = ctx.world_verts(other, fi)
+        p = np.concatenate([alive_particles(ctx.samples, k, fi) for k in keys])
+        if not len(p):
+            continue
+        p = p[np.linspace(0, len(p) - 1, min(len(p), 300)).astype(int)]
+        tree = BVHTree.FromPolygons(vt.tolist(), lm[1].tolist())
+        for q in p.astype(np.float64):
+            r = tree.find_nearest(q)
+            if r[0] is not None and r[3] < best:
+                best = r[3]
+        if best <= CONTACT_M:
+            return float(best), fi
+    return float(best), None
+
+
 def check_contacts(ctx: CheckContext, crit: Any) -> dict[str, Any]:
     other = crit.params["other"]
     names, missing = _obj_names(ctx, [*crit.roles, other])
@@ -400,7 +426,10 @@ def check_contacts(ctx: CheckContext, crit: Any) -> dict[str, Any]:
     b = names[-1]
     ev, bad = {}, []
     for a in names[:-1]:
-        d, first = _min_distance_track(ctx, a, b, upto, thr)
+        if any(k.startswith(a + "/") for k in ctx.samples.particles):
+            d, first = _particle_min_distance(ctx, a, b, upto)
+        else:
+            d, first = _min_distance_track(ctx, a, b, upto, thr)
         ev[f"{a}|{b}"] = {"min_distance_m": round(d, 5) if np.isfinite(d) else None, "first_contact_frame": int(ctx.samples.frames[first]) if first is not None else None}
         if first is None:
             bad.append(f"{a} never comes within {thr} m of {b}" + (f" before {before} s" if before is not None else ""))
