@@ -158,8 +158,8 @@ def sample_scene(
             for i, ps in enumerate(o.particle_systems):
                 psys_keys.append((o, i, f"{o.name}/{ps.name}"))
 
-    F, O = len(frames), len(obs)
-    mats = np.zeros((O, F, 4, 4), dtype=np.float64)
+    F, n_obj = len(frames), len(obs)
+    mats = np.zeros((n_obj, F, 4, 4), dtype=np.float64)
     verts: dict[str, np.ndarray] = {}
     parts: dict[str, list[np.ndarray]] = {k: [] for _, _, k in psys_keys}
     alive: dict[str, list[np.ndarray]] = {k: [] for _, _, k in psys_keys}

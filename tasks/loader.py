@@ -11,10 +11,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from physcodegym.headless.errors import InputError
 from physcodegym.tasks.schema import FPS, FRAMES, Task
+from pydantic import ValidationError
 
 PACKS_DIR = Path(__file__).resolve().parent / "packs"
 TASK_FILE = "task.json"
