@@ -19,6 +19,7 @@ from physcodegym.probes.sampling import SceneSamples
 G = 9.81
 CONTACT_M = 0.06  # Bullet keeps touching bodies ~margin (0.04) apart: contact is within margin + 2 cm
 DEPTH_M = 0.01
+INSIDE_COS = 0.7  # cos of the largest angle between (point - nearest) and the inward face normal
 MAX_QUERY_VERTS = 1500
 SIM_MODS = {"CLOTH", "SOFT_BODY", "FLUID", "DYNAMIC_PAINT", "PARTICLE_SYSTEM"}
 GAP_SHAPES = {"CONVEX_HULL", "MESH", "CYLINDER", "CONE"}
@@ -84,22 +85,47 @@ class CheckContext:
         if va is None or vb is None or la is None or lb is None:
             return None
         best, depth = np.inf, 0.0
-        for (vq, _), (vt, tt) in (((va, la[1]), (vb, lb[1])), ((vb, lb[1]), (va, la[1]))):
+        for (vq, _), (vt, tt), target in (((va, la[1]), (vb, lb[1]), b), ((vb, lb[1]), (va, la[1]), a)):
             if len(tt) == 0:
                 continue
             tree = BVHTree.FromPolygons(vt.tolist(), tt.tolist())
             q = vq if len(vq) <= MAX_QUERY_VERTS else vq[np.linspace(0, len(vq) - 1, MAX_QUERY_VERTS).astype(int)]
+            sheet = self.is_sheet(target)  # a two-sided sheet has no inside: a point behind it is not in it
             for p in q:
                 loc, nrm, _, dist = tree.find_nearest(p)
                 if loc is None:
                     continue
-                inside = (p - np.asarray(loc)).dot(np.asarray(nrm)) < 0
+                # inside only (nearly) straight behind the nearest face: beside an edge or a cap rim the
+                # nearest face's normal says nothing about the side (same rule as probes.geometry)
+                inside = not sheet and (p - np.asarray(loc)).dot(np.asarray(nrm)) < -INSIDE_COS * dist
                 if inside:
                     depth = max(depth, dist)
                     best = 0.0
                 else:
                     best = min(best, dist)
         return float(best), float(depth)
+
+    def is_sheet(self, name: str) -> bool:
+        """A cloth (or any open deforming surface): two-sided, so "inside" it means nothing."""
+        info = self.samples.info.get(name, {})
+        if any(m.get("type") == "CLOTH" for m in info.get("modifiers", [])):
+            return True
+        lm = self.local_mesh(name)
+        return name in self.samples.verts and lm is not None and not _is_closed(lm[1])
+
+    def contact_distance(self, a: str, b: str) -> float:
+        """How far apart cloth collision keeps a cloth and a collider: the cloth's `distance_min` plus
+        the collider's `thickness_outer` (0 when neither is a cloth). Depth within it is contact slop."""
+        if self.scene is None:
+            return 0.0
+        d = 0.0
+        for n, other in ((a, b), (b, a)):
+            ob = self.scene.objects.get(n)
+            cm = next((m for m in ob.modifiers if m.type == "CLOTH"), None) if ob is not None else None
+            if cm is None:
+                continue
+            d = max(d, float(cm.collision_settings.distance_min) + float(self.samples.info.get(other, {}).get("collision", {}).get("thickness_outer", 0.0)))
+        return d
 
     def aabb_gap(self, a: str, b: str) -> np.ndarray | None:
         """Per-frame AABB separation (F,) as a broad phase (0 where boxes overlap)."""
@@ -133,6 +159,15 @@ class CheckContext:
         if self._scan is None:
             self._scan = scan_findings(self)
         return out + self._scan
+
+
+def _is_closed(tris: np.ndarray) -> bool:
+    """Every undirected edge shared by exactly two triangles (a closed shell with an inside)."""
+    if len(tris) == 0:
+        return False
+    e = np.sort(np.concatenate([tris[:, [0, 1]], tris[:, [1, 2]], tris[:, [2, 0]]]), axis=1)
+    _, counts = np.unique(e, axis=0, return_counts=True)
+    return bool(np.all(counts == 2))
 
 
 def _obj_names(ctx: CheckContext, roles: list[str]) -> tuple[list[str], list[str]]:
@@ -490,8 +525,9 @@ def check_no_interpenetration(ctx: CheckContext, crit: Any) -> dict[str, Any]:
             pd = ctx.pair_distance(a, b, int(fi))
             if pd and pd[1] > worst:
                 worst, wf = pd[1], int(ctx.samples.frames[fi])
-        ev[f"{a}|{b}"] = {"max_depth_m": round(worst, 5), "frame": wf, "frames_tested": len(idx)}
-        if worst > thr:
+        slack = ctx.contact_distance(a, b)
+        ev[f"{a}|{b}"] = {"max_depth_m": round(worst, 5), "frame": wf, "frames_tested": len(idx), "threshold_m": round(thr + slack, 5)}
+        if worst > thr + slack:
             bad.append(f"{a} and {b} overlap by {worst:.3f} m at frame {wf}")
     return _ok(not bad, ev, "; ".join(bad))
 

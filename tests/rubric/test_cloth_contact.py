@@ -1,0 +1,54 @@
+"""no_interpenetration on cloth: a cloth resting on a collider is contact, a cloth falling through a
+non-colliding ball is overlap. A sheet has no inside, so the ball's points behind it must not count."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from physcodegym.probes.checks import CheckContext, check_no_interpenetration
+from physcodegym.probes.sampling import sample_scene
+from physcodegym.tasks.schema import Criterion
+
+FRAMES = 40
+
+
+def _drape(collides: bool) -> Any:
+    import bpy
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    sc = bpy.context.scene
+    sc.frame_start, sc.frame_end = 1, FRAMES
+    bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=3, radius=0.5, location=(0, 0, 1.0))
+    ball = bpy.context.active_object
+    ball.name = "Ball"
+    if collides:
+        ball.modifiers.new("Collision", "COLLISION")
+        ball.collision.thickness_outer = 0.01
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=16, y_subdivisions=16, size=1.6, location=(0, 0, 1.7))
+    cl = bpy.context.active_object
+    cl.name = "Sheet"
+    cm = cl.modifiers.new("Cloth", "CLOTH")
+    cm.settings.quality = 4
+    cm.collision_settings.distance_min = 0.01
+    cm.point_cache.frame_end = FRAMES
+    sc.frame_set(1)
+    bpy.ops.ptcache.bake_all(bake=True)
+    return sc
+
+
+@pytest.mark.parametrize("collides", [True, False])
+def test_cloth_on_ball_is_contact_cloth_through_ball_is_overlap(collides: bool) -> None:
+    sc = _drape(collides)
+    samples = sample_scene(sc)
+    ctx = CheckContext(scene=sc, samples=samples, mapping={"cloth": "Sheet", "ball": "Ball"})
+    crit = Criterion(id="solid", description="cloth stays outside the ball", weight=1.0, roles=["cloth", "ball"], check="no_interpenetration")
+    out = check_no_interpenetration(ctx, crit)
+    ev = out["evidence"]["Sheet|Ball"]
+    assert ctx.is_sheet("Sheet") and not ctx.is_sheet("Ball")
+    if collides:
+        assert out["passed"] is True, out
+        assert ev["threshold_m"] > 0.01  # cloth distance_min + collider thickness are contact, not overlap
+    else:
+        assert out["passed"] is False, out
+        assert ev["max_depth_m"] > 0.1
