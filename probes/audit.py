@@ -175,8 +175,12 @@ class _Audit:
                 self.moving[n] = {"translation": tr, "rotation": rot, "scale": scl, "deform": dfm}
                 self.step_moving[n] = step
 
+    def _steps(self, n: str) -> np.ndarray:
+        """Frames on which `n` moved; a core object given by the task that never moved has none."""
+        return self.step_moving.get(n, np.zeros(len(self.frames), bool))
+
     def _motion_value(self, n: str) -> tuple[float, str]:
-        st = self.moving[n]
+        st = self.moving.get(n, {"translation": 0.0, "rotation": 0.0, "scale": 0.0, "deform": 0.0})
         if st["translation"] > MOVE_TRANSLATION:
             return float(st["translation"]), "m"
         if st["rotation"] > MOVE_ROTATION:
@@ -186,7 +190,7 @@ class _Audit:
         return float(st["deform"]), "m"
 
     def _motion_text(self, n: str) -> str:
-        st = self.moving[n]
+        st = self.moving.get(n, {"translation": 0.0, "rotation": 0.0, "scale": 0.0, "deform": 0.0})
         parts = []
         if st["translation"] > MOVE_TRANSLATION:
             parts.append(f"moves {st['translation']:.3f} m")
@@ -220,7 +224,7 @@ class _Audit:
             kin_moving: list[int] = []
             if dyn and sv["kinematic_frames"]:
                 kf = set(sv["kinematic_frames"])
-                kin_moving = [int(f) for f, st in zip(self.frames, self.step_moving[n], strict=True) if st and int(f) in kf]
+                kin_moving = [int(f) for f, st in zip(self.frames, self._steps(n), strict=True) if st and int(f) in kf]
                 if len(kin_moving) > HANDOFF_FRAMES:
                     reasons.append(f"animated kinematic rigid body moves on {len(kin_moving)} frames")
             if sv["animated_transforms"] and (not dyn or len(sv["kinematic_frames"]) > HANDOFF_FRAMES):
@@ -236,7 +240,8 @@ class _Audit:
             if simulated:
                 self.sim_moved.add(n)
             no_source = (
-                not dyn
+                n in self.moving
+                and not dyn
                 and not sv["animated_transforms"]
                 and not sv["drivers"]
                 and not sv["constraints"]
@@ -248,7 +253,7 @@ class _Audit:
                 reasons.append("moves with no native motion source (a handler or script moved it)")
             if reasons:
                 scripted[n] = reasons
-                mask = self.step_moving[n]
+                mask = self._steps(n)
                 value, unit = self._motion_value(n)
                 self.add(
                     kind="scripted_motion",
