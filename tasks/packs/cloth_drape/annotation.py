@@ -40,7 +40,7 @@ TASK = {
                 "weight": 2.0,
                 "roles": ["cloth", "teapot"],
                 "check": "counterfactual",
-                "evidence": "truth.py re-simulated with the teapot removed: mean cloth vertex displacement at 6 s 0.412 m vs 0.348 m draped (ratio 1.18)",
+                "evidence": "truth.py re-simulated with the teapot removed: mean cloth vertex displacement at 6 s 0.412 m vs 0.318 m draped with self-collision (ratio 1.30)",
                 "counterfactual": {
                     "intervention": {"kind": "remove_object", "roles": ["teapot"]},
                     "expected": {"measure": "vertex_displacement", "role": "cloth", "at_s": 6.0, "op": "gt", "value": 1.1, "unit": "ratio", "relative_to_baseline": True},

@@ -255,7 +255,10 @@ def build():
     s.tension_stiffness = s.compression_stiffness = 15.0
     s.bending_stiffness = 0.05
     cm.collision_settings.distance_min = 0.004
-    cm.collision_settings.use_self_collision = False
+    cm.collision_settings.use_self_collision = True
+    cm.collision_settings.self_distance_min = 0.006
+    cm.collision_settings.self_friction = 5.0
+    cm.collision_settings.collision_quality = 3
     cm.point_cache.frame_start, cm.point_cache.frame_end = 1, FRAMES
     cloth.modifiers.new("Smooth", "SUBSURF").levels = 1
     camera((0.0, -1.3, 0.7), (0.0, 0.0, 0.17), lens=38)
