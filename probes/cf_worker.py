@@ -1,9 +1,10 @@
 """Child process for one counterfactual branch: open a copy of the native scene, intervene, re-bake, sample.
 
 Run as `python -m physcodegym.probes.cf_worker --blend B --out OUT.npz [--interventions JSON]
-[--mapping JSON] [--frames S:E] [--defect KIND] [--save-blend PATH]`. A fresh process per branch means
-persistent handlers or edits from another branch can never leak into this one, and the original file
-is only read. Writes OUT.npz (SceneSamples) and OUT.json (what was changed, verification, timings).
+[--mapping JSON] [--frames S:E] [--defect KIND] [--save-blend PATH]`, or with `--jobs JOBS.json` for
+several branches in one process (one bpy start-up instead of one per branch). Every job re-opens the
+original file (`open_mainfile`) and drops handlers registered since start-up, so edits from another
+branch never leak into this one, and the original file is only read. Writes OUT.npz (SceneSamples) and OUT.json (what was changed, verification, timings).
 """
 
 from __future__ import annotations
@@ -48,19 +49,16 @@ def rebake(scene: Any, end: int) -> float:
     return time.perf_counter() - t
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="cf_worker")
-    ap.add_argument("--blend", required=True)
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--interventions", default="[]", help="JSON list of Intervention objects")
-    ap.add_argument("--mapping", default="{}", help="JSON {role: object}")
-    ap.add_argument("--frames", default=None, help="S:E inclusive")
-    ap.add_argument("--defect", default=None, help="selftest defect kind to inject")
-    ap.add_argument("--force-rebake", action="store_true")
-    ap.add_argument("--save-blend", default=None)
-    a = ap.parse_args(argv)
-    out = Path(a.out)
-    rec: dict[str, Any] = {"ok": False, "blend": a.blend, "interventions": [], "errors": []}
+def _write_rec(out: Path, rec: dict[str, Any]) -> None:
+    tmp = out.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(rec, default=str))
+    os.replace(tmp, out.with_suffix(".json"))
+
+
+def run_job(blend: str, job: dict[str, Any], mapping: dict[str, str], handlers0: dict[str, list[Any]] | None = None) -> dict[str, Any]:
+    """One branch on a fresh load of `blend`: inject/intervene, re-bake, sample, optionally save; returns its record."""
+    out = Path(job["out"])
+    rec: dict[str, Any] = {"ok": False, "blend": blend, "interventions": [], "errors": []}
     t0 = time.perf_counter()
     try:
         import bpy
@@ -68,20 +66,24 @@ def main(argv: list[str] | None = None) -> int:
         from physcodegym.probes.sampling import sample_scene
         from physcodegym.tasks.schema import Intervention
 
-        bpy.ops.wm.open_mainfile(filepath=str(a.blend))
+        bpy.ops.wm.open_mainfile(filepath=str(blend))
+        if handlers0 is not None:  # a previous job's handlers (persistent or not) never reach this one
+            for name, keep in handlers0.items():
+                lst = getattr(bpy.app.handlers, name)
+                for h in [h for h in lst if h not in keep]:
+                    lst.remove(h)
         scene = bpy.context.scene
         rec["load_s"] = time.perf_counter() - t0
-        mapping = json.loads(a.mapping)
-        ivs = [Intervention.model_validate(x) for x in json.loads(a.interventions)]
+        ivs = [Intervention.model_validate(x) for x in job.get("interventions", [])]
         s, e = scene.frame_start, scene.frame_end
-        if a.frames:
-            fs, fe = a.frames.split(":")
+        if job.get("frames"):
+            fs, fe = job["frames"]
             s, e = max(s, int(fs)), min(e, int(fe))
         changed = False
-        if a.defect:
+        if job.get("defect"):
             from physcodegym.probes.selftest import inject_defect
 
-            rec["defect"] = inject_defect(scene, a.defect, mapping)
+            rec["defect"] = inject_defect(scene, job["defect"], mapping)
             changed = True
         for iv in ivs:
             try:
@@ -91,24 +93,58 @@ def main(argv: list[str] | None = None) -> int:
                 rec["interventions"].append({"kind": iv.kind.value, "roles": iv.roles, "verified": False, "error": str(ex)})
                 rec["errors"].append(str(ex))
         rec["baked"] = False
-        if changed or a.force_rebake:
+        if changed or job.get("force_rebake"):
             rec["bake_s"] = rebake(scene, e)
             rec["baked"] = True
         t1 = time.perf_counter()
         samples = sample_scene(scene, frames=range(s, e + 1))
         rec["sample_s"] = time.perf_counter() - t1
         samples.save_npz(out)
-        if a.save_blend:
-            bpy.ops.wm.save_as_mainfile(filepath=str(a.save_blend), copy=True)
+        if job.get("save_blend"):
+            bpy.ops.wm.save_as_mainfile(filepath=str(job["save_blend"]), copy=True)
         rec["ok"] = not rec["errors"]
     except Exception as ex:  # noqa: BLE001 - the parent gets the failure as data, never a lost branch
         rec["errors"].append(f"{type(ex).__name__}: {ex}")
         rec["traceback"] = traceback.format_exc()[-2000:]
     rec["seconds"] = time.perf_counter() - t0
-    tmp = out.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(rec, default=str))
-    os.replace(tmp, out.with_suffix(".json"))
-    return 0 if rec["ok"] else 1
+    _write_rec(out, rec)
+    return rec
+
+
+HANDLER_LISTS = ("frame_change_pre", "frame_change_post", "load_post", "depsgraph_update_pre", "depsgraph_update_post")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="cf_worker")
+    ap.add_argument("--blend", required=True)
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--interventions", default="[]", help="JSON list of Intervention objects")
+    ap.add_argument("--mapping", default="{}", help="JSON {role: object}")
+    ap.add_argument("--frames", default=None, help="S:E inclusive")
+    ap.add_argument("--defect", default=None, help="selftest defect kind to inject")
+    ap.add_argument("--force-rebake", action="store_true")
+    ap.add_argument("--save-blend", default=None)
+    ap.add_argument("--jobs", default=None, help="JSON file: list of {out, interventions, frames, defect, save_blend}; each job re-opens the blend")
+    a = ap.parse_args(argv)
+    mapping = json.loads(a.mapping)
+    if a.jobs:
+        jobs = json.loads(Path(a.jobs).read_text())
+    else:
+        if not a.out:
+            ap.error("--out or --jobs is required")
+        frames = [int(x) for x in a.frames.split(":")] if a.frames else None
+        jobs = [{"out": a.out, "interventions": json.loads(a.interventions), "frames": frames, "defect": a.defect, "save_blend": a.save_blend, "force_rebake": a.force_rebake}]
+    handlers0 = None
+    try:
+        import bpy
+
+        handlers0 = {n: list(getattr(bpy.app.handlers, n)) for n in HANDLER_LISTS}
+    except ImportError:  # pragma: no cover - reported per job below
+        pass
+    ok = True
+    for job in jobs:
+        ok = run_job(a.blend, job, mapping, handlers0)["ok"] and ok
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

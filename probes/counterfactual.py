@@ -1,7 +1,7 @@
-"""Counterfactual branches: baseline vs intervened vs control, one fresh bpy process per branch.
+"""Counterfactual branches: baseline vs intervened vs control, in a fresh bpy worker process.
 
-The parent never imports bpy: each branch is `python -m physcodegym.probes.cf_worker` on the saved
-`.blend`, which leaves the original untouched. The baseline is taken from samples the audit already
+The parent never imports bpy: the branches run in `python -m physcodegym.probes.cf_worker` (one
+process for intervened + control, each re-opening the saved `.blend`, which stays untouched). The baseline is taken from samples the audit already
 has when given (never baked twice). Before a response is read, the intervention must have taken
 effect: its property was read back in the child, and where the change is measurable on the
 trajectories (a shifted release, a set velocity, a removed object) it is measured here.
@@ -24,6 +24,46 @@ from physcodegym.tasks.schema import ExpectedResponse, Intervention, Interventio
 WORKER_TIMEOUT_S = 600.0
 
 
+def run_branches(blend: Path, jobs: list[dict[str, Any]], mapping: dict[str, str] | None = None, timeout_s: float = WORKER_TIMEOUT_S) -> list[tuple[SceneSamples | None, dict[str, Any]]]:
+    """Run several branches in ONE worker process (each re-opens `blend`); returns (samples or None, record) per job.
+
+    A job is {"out": Path, "interventions": [Intervention], "frames": (s, e), "defect": kind, "save_blend": Path}.
+    """
+    if not jobs:
+        return []
+    spec = []
+    for j in jobs:
+        spec.append(
+            {
+                "out": str(j["out"]),
+                "interventions": [iv.model_dump(mode="json") for iv in j.get("interventions") or []],
+                "frames": list(j["frames"]) if j.get("frames") else None,
+                "defect": j.get("defect"),
+                "save_blend": str(j["save_blend"]) if j.get("save_blend") else None,
+            }
+        )
+    first = Path(jobs[0]["out"])
+    first.parent.mkdir(parents=True, exist_ok=True)
+    jobs_file = first.with_name(first.stem + "_jobs.json")
+    jobs_file.write_text(json.dumps(spec))
+    cmd = [sys.executable, "-m", "physcodegym.probes.cf_worker", "--blend", str(blend), "--jobs", str(jobs_file), "--mapping", json.dumps(mapping or {})]
+    err = None
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s * len(jobs), env=dict(os.environ))
+        if p.returncode not in (0, 1):
+            err = f"worker exited {p.returncode}: {p.stderr[-800:]}"
+    except subprocess.TimeoutExpired:
+        err = f"worker timed out after {timeout_s * len(jobs):.0f} s"
+    res = []
+    for j in jobs:
+        out = Path(j["out"])
+        rec_path = out.with_suffix(".json")
+        rec = json.loads(rec_path.read_text()) if rec_path.is_file() else {"ok": False, "errors": [err or "worker wrote no record"]}
+        samples = SceneSamples.load_npz(out) if out.is_file() and rec.get("ok") else None
+        res.append((samples, rec))
+    return res
+
+
 def run_branch(
     blend: Path,
     out: Path,
@@ -35,24 +75,8 @@ def run_branch(
     timeout_s: float = WORKER_TIMEOUT_S,
 ) -> tuple[SceneSamples | None, dict[str, Any]]:
     """Run one worker; returns (samples or None, record)."""
-    cmd = [sys.executable, "-m", "physcodegym.probes.cf_worker", "--blend", str(blend), "--out", str(out)]
-    cmd += ["--interventions", json.dumps([iv.model_dump(mode="json") for iv in interventions or []])]
-    cmd += ["--mapping", json.dumps(mapping or {})]
-    if frames:
-        cmd += ["--frames", f"{frames[0]}:{frames[1]}"]
-    if defect:
-        cmd += ["--defect", defect]
-    if save_blend:
-        cmd += ["--save-blend", str(save_blend)]
-    env = dict(os.environ)
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env=env)
-    except subprocess.TimeoutExpired:
-        return None, {"ok": False, "errors": [f"worker timed out after {timeout_s:.0f} s"]}
-    rec_path = out.with_suffix(".json")
-    rec = json.loads(rec_path.read_text()) if rec_path.is_file() else {"ok": False, "errors": [f"worker exited {p.returncode}: {p.stderr[-800:]}"]}
-    samples = SceneSamples.load_npz(out) if out.is_file() and rec.get("ok") else None
-    return samples, rec
+    job = {"out": out, "interventions": interventions, "frames": frames, "defect": defect, "save_blend": save_blend}
+    return run_branches(blend, [job], mapping, timeout_s)[0]
 
 
 # ---------------------------------------------------------------- measurements (pure numpy)
@@ -220,7 +244,11 @@ def run_counterfactual(
             doc["baseline_source"] = "reused"
         if frames is None:
             frames = (int(baseline.frames[0]), int(baseline.frames[-1]))
-        inter, irec = run_branch(blend, wd / "intervened.npz", [intervention], mapping, frames)
+        jobs = [{"out": wd / "intervened.npz", "interventions": [intervention], "frames": frames}]
+        if control is not None:  # both branches in one worker: one bpy start-up, each re-opens the file
+            jobs.append({"out": wd / "control.npz", "interventions": [intervention, control], "frames": frames})
+        branches = run_branches(blend, jobs, mapping)
+        inter, irec = branches[0]
         doc["intervened_run"] = {k: v for k, v in irec.items() if k != "traceback"}
         if inter is None:
             doc.update(ok=False, took_effect=False, reason="intervened branch failed: " + "; ".join(irec.get("errors", [])))
@@ -233,7 +261,7 @@ def run_counterfactual(
         doc["trajectories"] = _summaries(baseline, inter, mapping)
         doc["_samples"] = {"baseline": baseline, "intervened": inter}
         if control is not None:
-            ctrl, crec = run_branch(blend, wd / "control.npz", [intervention, control], mapping, frames)
+            ctrl, crec = branches[1]
             doc["control_run"] = {k: v for k, v in crec.items() if k != "traceback"}
             doc["_samples"]["control"] = ctrl
         if expected is not None:
