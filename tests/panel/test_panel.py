@@ -556,7 +556,9 @@ def test_agent_run_is_non_blocking_shows_progress_and_stops(addon: Any, task_fol
     bpy.ops.physcodegym.load_task(task=str(task_folder_240), with_reference=False)
     prefs = bpy.context.preferences.addons["physcodegym"].preferences
     with LoopbackLLM(api_key="sk-panel") as llm:
-        llm.respond_with(lambda req: Reply.ok("Looking at the video first."))
+        # Keep the agent busy with cheap observation calls, so the run is still going when the UI stops it
+        # (a text-only reply ends the run within a second, which made this test racy).
+        llm.respond_with(lambda req: Reply.tool("video_info", {}, text="Looking at the video first."))
         monkeypatch.setenv("PCG_TEST_KEY", "sk-panel")  # a custom variable name: passed to the child, never stored
         prefs.provider, prefs.model, prefs.base_url, prefs.openai_key_env = "openai", "loopback-agent", llm.openai_base_url, "PCG_TEST_KEY"
         st.run_dir = str(tmp_path / "run")
