@@ -37,7 +37,13 @@ def test_truth_gives_expected_response(task_id: str, criterion: str, truth_work:
     if stored and stored.is_file():  # the shipped ground-truth response matches what the truth does now
         rec = json.loads(stored.read_text())["criteria"].get(criterion)
         assert rec is not None and rec["passed"] is True
-        assert abs(rec["measured"] - v["intervened"]["value"]) <= 1e-3 + 1e-3 * abs(rec["measured"])
+        # Rigid and cloth solvers are deterministic: the re-bake must reproduce the stored response. Blender's
+        # SPH particle solver is multi-threaded and diverges per particle after the first splashes (measured:
+        # repeated truth re-runs drift, see tasks/verify.py), so a particle measure only has to land within
+        # 0.05 of the stored fraction - the verdict itself is asserted exactly above.
+        particle_measure = lt.task.category.value == "liquid"
+        tol = 0.05 if particle_measure else 1e-3 + 1e-3 * abs(rec["measured"])
+        assert abs(rec["measured"] - v["intervened"]["value"]) <= tol, (rec["measured"], v["intervened"]["value"])
 
 
 def row_intervention(lt, criterion: str) -> dict:
