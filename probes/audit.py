@@ -37,6 +37,8 @@ HANDOFF_FRAMES = 15  # a kinematic prefix this short is an initial-condition han
 PEN_MIN = 0.015  # m: penetration below max(PEN_MIN, PEN_REL * size, margins) is contact noise / modelling slop
 PEN_REL = 0.08
 PEN_FRAMES = 3  # penetration must persist this many frames (impacts overlap for one)
+PARTICLE_CROSS_MIN = 50  # particle steps through a collider-less solid before it counts (a few tunnel anyway)
+PARTICLE_CROSS_FRAC = 0.02  # ... and this fraction of the particle steps that came near it
 SUPPORT_MIN_RUN = 8  # frames a body must be held against gravity to count as supported
 SUPPORT_VZ = 0.05  # m/s
 SUPPORT_AZ = 0.3  # fraction of |g|
@@ -417,6 +419,83 @@ class _Audit:
                 unit="m",
                 message=f"{a} and {b} overlap by up to {depth.max():.3f} m on {int(over.sum())} frames",
                 evidence=ev,
+            )
+
+    def particles_through(self) -> None:
+        """Liquid particles crossing a rendered solid that has no collision owner (`no_contact_response`).
+
+        Per frame step, each alive particle's segment p(f) -> p(f+1) is ray-cast against the solid's world
+        triangles; an AABB test on the segments comes first so only nearby particles reach the BVH. A solid that
+        owns a collider deflects the flow, so crossings there are rare tunnelling events and are not reported.
+        """
+        if not self.s.particles:
+            return
+        from mathutils import Vector
+        from mathutils.bvhtree import BVHTree
+
+        emitters = {k.split("/", 1)[0] for k in self.s.particles}
+        instanced = set()
+        for ob in self.scene.objects:
+            for ps in ob.particle_systems:
+                io = getattr(ps.settings, "instance_object", None)
+                if io is not None:
+                    instanced.add(io.name)
+        targets = [n for n in self.solids() if n not in emitters and n not in instanced and not _collision_owner(self.info[n])]
+        for n in targets:
+            crossings = np.zeros(len(self.frames), dtype=np.int64)
+            nearby_total = 0
+            tree, tree_key = None, None
+            for key, P in self.s.particles.items():
+                alive = self.s.particles_alive.get(key)
+                for fi in range(len(self.frames) - 1):
+                    a, b = P[fi], P[fi + 1]
+                    ok = np.isfinite(a).all(axis=1) & np.isfinite(b).all(axis=1)
+                    if alive is not None and alive.shape == P.shape[:2] and alive[fi].any():
+                        ok &= alive[fi] & alive[fi + 1]
+                    if not ok.any():
+                        continue
+                    tris = None
+                    lo, hi = self.geom.aabbs(n)[fi]
+                    smin, smax = np.minimum(a, b), np.maximum(a, b)
+                    near = ok & (smax >= lo - 1e-3).all(axis=1) & (smin <= hi + 1e-3).all(axis=1)
+                    idx = np.nonzero(near)[0]
+                    if not len(idx):
+                        continue
+                    nearby_total += len(idx)
+                    moving = n in self.moving
+                    k = (n, fi if moving else 0)
+                    if tree is None or (moving and tree_key != k):
+                        if tris is None:
+                            tris = self.geom.world_triangles(n, int(self.frames[fi]))
+                        verts = tris.reshape(-1, 3)
+                        polys = [(3 * i, 3 * i + 1, 3 * i + 2) for i in range(len(tris))]
+                        tree, tree_key = BVHTree.FromPolygons([Vector(v) for v in verts], polys), k
+                    for i in idx:
+                        d = b[i] - a[i]
+                        ln = float(np.linalg.norm(d))
+                        if ln < 1e-9:
+                            continue
+                        hit = tree.ray_cast(Vector(a[i]), Vector(d / ln), ln)
+                        if hit[0] is not None:
+                            crossings[fi] += 1
+            total = int(crossings.sum())
+            if total < PARTICLE_CROSS_MIN or total < PARTICLE_CROSS_FRAC * max(nearby_total, 1):
+                continue
+            over = crossings > 0
+            self.add(
+                kind="no_contact_response",
+                objects=[n, *sorted(emitters)],
+                frames=_frange(self.frames, over),
+                value=float(total),
+                unit="particle crossings",
+                message=f"{total} liquid particle steps pass through rendered solid {n}, which has no collision owner ({int(over.sum())} frames)",
+                evidence={
+                    "no_collision_owner": n,
+                    "crossings": total,
+                    "nearby_particle_steps": nearby_total,
+                    "thresholds": {"min_crossings": PARTICLE_CROSS_MIN, "min_fraction_of_nearby": PARTICLE_CROSS_FRAC},
+                    "series": _series(self.frames, crossings.astype(float), f"particles crossing {n}", "count"),
+                },
             )
 
     def _pair_depth(self, a: str, b: str, mask: np.ndarray, slack: float) -> np.ndarray:
@@ -850,7 +929,7 @@ def audit_scene(
         timings["sample"] = time.perf_counter() - t0
     a = _Audit(scene, samples, program_text, core_objects)
     timings.update(a.timings)
-    for name in ("scripted", "not_simulated", "force_fields", "pairs", "support", "proxies", "energy", "self_intersection", "numerical"):
+    for name in ("scripted", "not_simulated", "force_fields", "pairs", "particles_through", "support", "proxies", "energy", "self_intersection", "numerical"):
         t = time.perf_counter()
         getattr(a, name)()
         timings[name] = time.perf_counter() - t
