@@ -9,7 +9,7 @@ demo: setup
 
 test:
 	bash scripts/setup.sh test
-	PHYSCODEGYM_HARBOR_PYTHON=$(CURDIR)/.venv-harbor/bin/python .venv/bin/python -m pytest -q --durations=30
+	PHYSCODEGYM_AUDIT_ALL=1 PHYSCODEGYM_HARBOR_PYTHON=$(CURDIR)/.venv-harbor/bin/python .venv/bin/python -m pytest -q --durations=30
 
 lint: setup
 	.venv/bin/ruff check .

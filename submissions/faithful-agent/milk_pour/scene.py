@@ -131,9 +131,11 @@ def room(table_size=(1.6, 1.0), table_mat_rgb=(0.45, 0.28, 0.14), wall=True):
     top = box("Table", (table_size[0], table_size[1], 0.05), (0, 0, -0.025), wood)
     if wall:
         wm = material("Wall", (0.78, 0.76, 0.72), 0.9)
-        box("Wall", (6.0, 0.05, 3.0), (0, table_size[1] / 2 + 0.6, 0.8), wm)
+        wall_ob = box("Wall", (6.0, 0.05, 3.0), (0, table_size[1] / 2 + 0.6, 0.8), wm)
+        wall_ob.modifiers.new("Collision", "COLLISION")  # splashes stop at the wall
         fm = material("Floor", (0.32, 0.33, 0.36), 0.9)
-        box("Floor", (6.0, 4.0, 0.05), (0, 0, -0.78), fm)
+        floor = box("Floor", (6.0, 4.0, 0.05), (0, 0, -0.78), fm)
+        floor.modifiers.new("Collision", "COLLISION")  # liquid that runs off the table lands on the floor
     return top
 
 

@@ -42,10 +42,10 @@ TASK = {
                 "weight": 2.0,
                 "roles": ["water", "duck"],
                 "check": "counterfactual",
-                "evidence": "truth.py re-simulated with the duck collision disabled: fraction of particles inside the duck bounds at 6 s is 0.095 (water pools inside it) vs 0.004 in the baseline",
+                "evidence": "truth.py re-simulated with the duck collision disabled: fraction of particles inside the duck bounds at 6 s is 0.025-0.095 over re-runs (threaded SPH varies; water pools inside it) vs 0.004 in the baseline, so the threshold sits at 3x the baseline",
                 "counterfactual": {
                     "intervention": {"kind": "disable_contact", "roles": ["water", "duck"]},
-                    "expected": {"measure": "particles_inside", "role": "duck", "at_s": 6.0, "op": "gt", "value": 0.03, "unit": "fraction"},
+                    "expected": {"measure": "particles_inside", "role": "duck", "at_s": 6.0, "op": "gt", "value": 0.012, "unit": "fraction"},
                 },
             },
         ],
