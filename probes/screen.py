@@ -21,8 +21,8 @@ MAX_FRAMES = 48  # frames decoded (evenly spaced)
 UNEXPLAINED_MIN = 0.25  # fraction of a static object's footprint that changes with no native mover there
 
 
-def _project(scene: Any, samples: Any, pts: np.ndarray) -> np.ndarray | None:
-    """(F, N, 3) world points -> (F, N, 2) pixel coordinates at SCREEN_W x SCREEN_H (camera per frame)."""
+def _project(scene: Any, samples: Any, pts: np.ndarray, fidx: np.ndarray) -> np.ndarray | None:
+    """(K, N, 3) world points at sample indices `fidx` -> (K, N, 2) pixels at SCREEN_W x SCREEN_H (camera per frame)."""
     import bpy
 
     cam = scene.camera
@@ -32,7 +32,7 @@ def _project(scene: Any, samples: Any, pts: np.ndarray) -> np.ndarray | None:
     rx, ry = scene.render.resolution_x, scene.render.resolution_y
     proj = np.array(cam.calc_matrix_camera(dg, x=rx, y=ry, scale_x=scene.render.pixel_aspect_x, scale_y=scene.render.pixel_aspect_y))
     if cam.name in samples.names:
-        cw = samples.matrices[samples.index(cam.name)]  # (F, 4, 4)
+        cw = samples.matrices[samples.index(cam.name)][np.asarray(fidx)]  # (K, 4, 4): the camera at those frames
     else:
         cw = np.repeat(np.array(cam.matrix_world)[None], pts.shape[0], axis=0)
     view = np.linalg.inv(cw)
@@ -83,7 +83,7 @@ def screen_motion_check(scene: Any, samples: Any, frames_dir: Path, audit: Any) 
     yy, xx = np.mgrid[0:SCREEN_H, 0:SCREEN_W]
     boxes = _boxes(geom, movers + statics, fidx)
     for n in movers:
-        pr = _project(scene, samples, boxes[n])
+        pr = _project(scene, samples, boxes[n], fidx)
         if pr is None:
             return {"state": "skipped", "reason": "scene has no camera"}
         for k in range(len(fidx)):
@@ -96,7 +96,7 @@ def screen_motion_check(scene: Any, samples: Any, frames_dir: Path, audit: Any) 
     unexplained = changed & ~explained
     suspects = []
     for n in statics:
-        pr = _project(scene, samples, boxes[n][:1])
+        pr = _project(scene, samples, boxes[n][:1], fidx[:1])
         if pr is None or np.isnan(pr).all():
             continue
         x0, y0 = np.nanmin(pr[0], axis=0)
