@@ -7,12 +7,12 @@ without Blender).
 
 
 def register() -> None:
-    from .physcodegym_addon import registration
+    from .panels import registration
 
     registration.register()
 
 
 def unregister() -> None:
-    from .physcodegym_addon import registration
+    from .panels import registration
 
     registration.unregister()

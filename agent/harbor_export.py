@@ -22,7 +22,7 @@ from typing import Any
 import tomli_w
 from physcodegym.agent import prompts
 from physcodegym.agent.budget import BudgetLimits
-from physcodegym.headless.errors import InputError
+from physcodegym.core.errors import InputError
 from physcodegym.tasks.loader import LoadedTask, load_task
 
 REPO_ROOT = Path(__file__).resolve().parent.parent

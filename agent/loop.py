@@ -19,10 +19,10 @@ from typing import Any
 
 from physcodegym.agent import prompts
 from physcodegym.agent.budget import Budget, BudgetLimits
-from physcodegym.agent.providers.base import ChatResponse, ImagePart, Message, Provider, TextPart, ToolCall, ToolResult
-from physcodegym.agent.providers.errors import ProviderError
 from physcodegym.agent.tools import LAUNCH_TOOLS, Toolbox, ToolOutcome, outcome_parts, tool_specs
 from physcodegym.agent.trace import Trace, read_trace, write_json_atomic
+from physcodegym.llm.base import ChatResponse, ImagePart, Message, Provider, TextPart, ToolCall, ToolResult
+from physcodegym.llm.errors import ProviderError
 from physcodegym.tasks.loader import LoadedTask
 
 IMAGE_CHARS = 1500  # rough context cost of one image, in characters of text, for the budget of the view
@@ -157,11 +157,11 @@ class AgentRun:
         self.started = _now()
         records = read_trace(self.trace.path) if resume else []
         if not resume and self.trace.path.exists() and self.trace.path.stat().st_size:
-            from physcodegym.headless.errors import InputError
+            from physcodegym.core.errors import InputError
 
             raise InputError("run folder already holds a trace; pass --resume to continue it or choose a new --out", file=str(self.trace.path))
         if resume and not records:
-            from physcodegym.headless.errors import InputError
+            from physcodegym.core.errors import InputError
 
             raise InputError("nothing to resume: no trace records", file=str(self.trace.path))
         snap = next((r["budget"] for r in reversed(records) if "budget" in r), None)

@@ -23,8 +23,8 @@ from typing import Any, Literal
 
 import numpy as np
 from physcodegym.agent.budget import Budget
-from physcodegym.agent.providers.base import ImagePart, TextPart, ToolSpec
 from physcodegym.agent.trace import write_json_atomic
+from physcodegym.llm.base import ImagePart, TextPart, ToolSpec
 from physcodegym.tasks.schema import FPS, FRAMES, SCORE_HEIGHT, SCORE_WIDTH
 from pydantic import BaseModel, Field, ValidationError
 
@@ -157,7 +157,7 @@ def _sha(text: str | bytes) -> str:
 
 
 def _png(frame: np.ndarray) -> bytes:
-    from physcodegym.evaluator.video import encode_png
+    from physcodegym.metrics.video import encode_png
 
     return encode_png(frame)
 
@@ -226,7 +226,7 @@ class Toolbox:
 
     def frames(self) -> np.ndarray:
         if self._frames is None:
-            from physcodegym.evaluator.video import load_video
+            from physcodegym.metrics.video import load_video
 
             self._frames = load_video(self._video_path)  # decoded once per process
         return self._frames
@@ -318,7 +318,7 @@ class Toolbox:
         )
 
     def tool_get_frames(self, args: GetFramesArgs) -> ToolOutcome:
-        from physcodegym.evaluator.video import frame_index
+        from physcodegym.metrics.video import frame_index
 
         fr = self.frames()
         idx = [frame_index(t, len(fr)) for t in args.times]

@@ -12,6 +12,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from physcodegym.core import atomic
+
 
 class Trace:
     def __init__(self, path: Path) -> None:
@@ -48,9 +50,7 @@ def read_trace(path: Path) -> list[dict[str, Any]]:
 
 
 def write_json_atomic(path: Path, doc: Any) -> None:
-    """Write JSON via a temporary file and os.replace so readers never see half a file."""
+    """Write JSON so readers never see half a file (creates the parent folder)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(doc, indent=2, default=str), encoding="utf-8")
-    os.replace(tmp, path)
+    atomic.write_json(path, doc)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from physcodegym.evaluator.results import METRIC_NAMES, PHYSICAL, VISUAL
+from physcodegym.metrics.results import METRIC_NAMES, PHYSICAL, VISUAL
 
 SETS: dict[str, str] = {
     "all_tasks": "all tasks of the batch; a task without a valid artifact scores 0 on every metric (Tab. 2)",

@@ -19,7 +19,7 @@ from typing import Any
 
 from physcodegym.batch.store import ResultsStore
 from physcodegym.batch.units import UnitSpec, discover, execute_unit
-from physcodegym.headless.errors import InputError
+from physcodegym.core.errors import InputError
 
 
 def default_workers() -> int:

@@ -53,7 +53,7 @@ class ResultsStore:
         self.path = self.dir / DB_NAME
         if readonly:
             if not self.path.is_file():
-                from physcodegym.headless.errors import InputError
+                from physcodegym.core.errors import InputError
 
                 raise InputError("no results store here (run `physcodegym batch` first)", file=str(self.path))
             self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=30)

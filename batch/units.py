@@ -20,7 +20,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from physcodegym.headless.errors import InputError
+from physcodegym.core import atomic
+from physcodegym.core.errors import InputError
 
 CONFIG_KEYS = {"model", "harness", "label", "cost_usd_per_task", "tokens_per_task", "timeout_s", "memory_mb", "notes",
                "effort", "provider"}
@@ -141,12 +142,6 @@ def discover(tasks_dir: Path, submissions_dir: Path, results_dir: Path, *, timeo
     return units, tasks, cfg_meta
 
 
-def _atomic_json(path: Path, doc: Any) -> None:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(json.dumps(doc, indent=2, default=str), encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def _score(task_folder: str, run_dir: Path, metrics: list[str] | None, judge: dict | None) -> dict:
     from physcodegym.tasks.loader import load_task
 
@@ -187,7 +182,7 @@ def execute_unit(spec_d: dict) -> dict:
             try:
                 doc = _score(spec.task_folder, run_dir, spec.metrics, spec.judge)
                 row["seconds_score"] = round(time.monotonic() - t1, 3)
-                _atomic_json(unit_dir / "score.json", doc)
+                atomic.write_json(unit_dir / "score.json", doc)
                 evidence["score_json"] = str(unit_dir / "score.json")
                 row.update(status="done", metrics=doc.get("metrics"), score=doc,
                            reason=None if rec.status == "ok" else f"scored, but run {rec.status}: {rec.reason}")
@@ -203,7 +198,7 @@ def execute_unit(spec_d: dict) -> dict:
     row["seconds_total"] = round(time.monotonic() - t0, 3)
     row["finished_at"] = datetime.now(UTC).isoformat(timespec="seconds")
     try:
-        _atomic_json(unit_dir / "unit.json", {k: v for k, v in row.items() if k != "score"})
+        atomic.write_json(unit_dir / "unit.json", {k: v for k, v in row.items() if k != "score"})
     except OSError:
         pass
     return row

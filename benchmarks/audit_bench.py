@@ -19,7 +19,7 @@ from pathlib import Path
 
 
 def rigid_scene(frames: int):
-    from physcodegym.probes import demo_scenes as D
+    from physcodegym.testing import demo_scenes as D
 
     sc = D.reset(frames)
     D.rigid_world(sc, frames)
@@ -36,7 +36,7 @@ def rigid_scene(frames: int):
 
 def cloth_scene(frames: int):
     import bpy
-    from physcodegym.probes import demo_scenes as D
+    from physcodegym.testing import demo_scenes as D
 
     sc = D.reset(frames)
     D.camera(sc)

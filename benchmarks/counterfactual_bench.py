@@ -34,8 +34,8 @@ def main() -> None:
     ap.add_argument("--task", default="ball_dominoes")
     ap.add_argument("--repeat", type=int, default=3)
     a = ap.parse_args()
-    from physcodegym.probes.selftest import truth_blend, truth_mapping
     from physcodegym.tasks.loader import load_task
+    from physcodegym.verifier.selftest import truth_blend, truth_mapping
 
     lt = load_task(a.task)
     cfs = [c for c in lt.task.rubric.criteria if c.counterfactual is not None]

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import cv2
 import numpy as np
-from physcodegym.agent.loopback import LoopbackLLM, judge_responder
-from physcodegym.agent.providers.openai_compat import OpenAIChat
-from physcodegym.evaluator.event_judge import judge_events
-from physcodegym.evaluator.object_judge import judge_objects
+from physcodegym.judges.event_judge import judge_events
+from physcodegym.judges.object_judge import judge_objects
+from physcodegym.llm.openai_compat import OpenAIChat
 from physcodegym.tasks.loader import load_task
+from physcodegym.testing.loopback import LoopbackLLM, judge_responder
 
 TASK = {
     "id": "bench_judge", "title": "ball hits block", "category": "rigid", "subcategory": "collision-chain",

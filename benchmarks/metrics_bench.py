@@ -41,9 +41,9 @@ def main() -> None:
     ap.add_argument("--no-lpips", action="store_true")
     args = ap.parse_args()
 
-    from physcodegym.evaluator.motion import motion_masks, motion_score
-    from physcodegym.evaluator.ssim import ssim_per_frame
-    from physcodegym.evaluator.video import load_video
+    from physcodegym.metrics.motion import motion_masks, motion_score
+    from physcodegym.metrics.ssim import ssim_per_frame
+    from physcodegym.metrics.video import load_video
     from skimage.metrics import structural_similarity
 
     n = args.frames
@@ -93,7 +93,7 @@ def main() -> None:
 
     if not args.no_lpips:
         try:
-            from physcodegym.evaluator import lpips_metric
+            from physcodegym.metrics import lpips_metric
 
             ok, reason, _ = lpips_metric.availability()
             random = not ok

@@ -14,8 +14,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from physcodegym.tasks.build import PACKS_DIR, shipped_ids
-from physcodegym.tasks.verify import rerun_samples
+from physcodegym.authoring.build import PACKS_DIR, shipped_ids
+from physcodegym.authoring.verify import rerun_samples
 
 
 def main() -> None:

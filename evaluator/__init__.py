@@ -1,1 +1,1 @@
-
+"""Scoring a candidate: the six metrics and the aggregates, combining `metrics`, `judges` and `verifier` (never bpy)."""

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from physcodegym.evaluator.aggregate import aggregate, zero_results
-from physcodegym.evaluator.results import METRIC_NAMES, MetricResult, MetricState
-from physcodegym.evaluator.video import NoArtifact, is_run_dir, load_candidate, load_video
-from physcodegym.headless.errors import InputError
+from physcodegym.core.errors import InputError
+from physcodegym.metrics.aggregate import aggregate, zero_results
+from physcodegym.metrics.results import METRIC_NAMES, MetricResult, MetricState
+from physcodegym.metrics.video import NoArtifact, is_run_dir, load_candidate, load_video
 
 # --metrics keywords -> metric names
 METRIC_KEYS: dict[str, str] = {
@@ -71,7 +71,7 @@ def reference_data(video_path: Path) -> dict[str, Any]:
 
 def _ref_masks(ref: dict[str, Any]) -> np.ndarray:
     if "masks" not in ref:
-        from physcodegym.evaluator.motion import motion_masks
+        from physcodegym.metrics.motion import motion_masks
 
         ref["masks"] = motion_masks(ref["frames"])
     return ref["masks"]
@@ -96,7 +96,7 @@ def _provider(judge: dict | None) -> tuple[Any, str | None]:
     if not judge.get("model"):
         raise InputError("a judge provider needs a model", field="--judge-model")
     try:
-        from physcodegym.agent.providers.factory import make_provider
+        from physcodegym.llm.factory import make_provider
     except ImportError as e:
         return None, f"judge providers unavailable: {e}"
     return make_provider(judge["provider"], judge["model"], base_url=judge.get("base_url")), None
@@ -117,7 +117,7 @@ def _judge_results(
 
         def obj() -> MetricResult:
             try:
-                from physcodegym.evaluator.object_judge import judge_objects
+                from physcodegym.judges.object_judge import judge_objects
             except ImportError as e:
                 return MetricResult.missing("S_obj", MetricState.uncomputable, f"object judge unavailable: {e}")
             return judge_objects(lt, cand, provider, cache_dir=cache_dir)
@@ -127,7 +127,7 @@ def _judge_results(
 
         def evt() -> MetricResult:
             try:
-                from physcodegym.evaluator.event_judge import judge_events
+                from physcodegym.judges.event_judge import judge_events
             except ImportError as e:
                 return MetricResult.missing("S_evt", MetricState.uncomputable, f"event judge unavailable: {e}")
             return judge_events(lt, ref, cand, provider, n_judgments=int(judge.get("n_judgments", 3)), cache_dir=cache_dir)
@@ -142,7 +142,7 @@ def _validity(lt: Any, candidate: Path, is_run: bool, timeout_s: float) -> Metri
     if not (candidate / "scene.blend").is_file():
         return MetricResult.missing("S_val", MetricState.not_applicable, f"run folder has no scene.blend ({candidate})")
     try:
-        from physcodegym.evaluator.validity import s_val_for_run
+        from physcodegym.verifier.validity import s_val_for_run
     except ImportError as e:
         return MetricResult.missing("S_val", MetricState.uncomputable, f"validity audit unavailable: {e}")
     return s_val_for_run(lt, candidate, timeout_s=timeout_s)
@@ -192,19 +192,19 @@ def score_run(
         results = {n: zeros[n] for n in wanted}
     else:
         if "S_ssim" in wanted:
-            from physcodegym.evaluator.ssim import s_ssim
+            from physcodegym.metrics.ssim import s_ssim
 
             t = time.perf_counter()
             results["S_ssim"] = _guard("S_ssim", lambda: s_ssim(ref, cand, progress=progress))
             timings["S_ssim_s"] = time.perf_counter() - t
         if "S_lpips" in wanted:
-            from physcodegym.evaluator.lpips_metric import s_lpips
+            from physcodegym.metrics.lpips_metric import s_lpips
 
             t = time.perf_counter()
             results["S_lpips"] = _guard("S_lpips", lambda: s_lpips(ref, cand, progress=progress, **(lpips_options or {})))
             timings["S_lpips_s"] = time.perf_counter() - t
         if "S_mot" in wanted or plot is not None:
-            from physcodegym.evaluator.motion import motion_masks, s_mot
+            from physcodegym.metrics.motion import motion_masks, s_mot
 
             t = time.perf_counter()
             try:
@@ -235,7 +235,7 @@ def score_run(
     doc["per_frame"] = per_frame
     doc["details"] = {n: r.details for n, r in results.items() if r.details}
     if plot is not None and no_artifact is None and cand_masks is not None:
-        from physcodegym.evaluator.plots import write_score_plot
+        from physcodegym.metrics.plots import write_score_plot
 
         doc["plot"] = str(write_score_plot(Path(plot), doc, _ref_masks(ref_data), cand_masks))
     timings["total_s"] = time.perf_counter() - t0

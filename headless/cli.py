@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from physcodegym.headless.errors import InputError
+from physcodegym.core.errors import InputError
 
 
 @dataclass

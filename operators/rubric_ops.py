@@ -76,8 +76,8 @@ def draft_rubric_doc(st: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
 
 def validated_task(st: Any) -> tuple[Any, dict[str, Any]]:
     """The loaded task with the draft's roles and rubric, validated by the schema; raises InputError/DraftError."""
-    from physcodegym.headless.errors import InputError
-    from physcodegym.tasks.loader import TASK_FILE, _format_loc
+    from physcodegym.core.errors import InputError, from_validation
+    from physcodegym.tasks.loader import TASK_FILE
     from physcodegym.tasks.schema import Task
     from pydantic import ValidationError
 
@@ -92,8 +92,7 @@ def validated_task(st: Any) -> tuple[Any, dict[str, Any]]:
     try:
         return Task.model_validate(doc), doc
     except ValidationError as e:
-        err = e.errors()[0]
-        raise InputError(f"{err['msg']}", file=str(path), field=_format_loc(tuple(err["loc"]))) from e
+        raise from_validation(e, file=str(path)) from e
 
 
 def _next_id(st: Any, stem: str) -> str:
@@ -266,7 +265,7 @@ class PCG_OT_validate_rubric(bpy.types.Operator):
         return gate(cls, context, "tasks")
 
     def execute(self, context: Any) -> set[str]:
-        from physcodegym.headless.errors import InputError
+        from physcodegym.core.errors import InputError
 
         st = context.scene.physcodegym
         try:
@@ -296,7 +295,7 @@ class PCG_OT_save_rubric(bpy.types.Operator):
         return True
 
     def execute(self, context: Any) -> set[str]:
-        from physcodegym.headless.errors import InputError
+        from physcodegym.core.errors import InputError
         from physcodegym.tasks.loader import TASK_FILE
 
         st = context.scene.physcodegym

@@ -18,7 +18,7 @@ def resolve_task(context: Any, ref: str) -> Any:
 
     ref = bpy.path.abspath(ref.strip()) if ref.strip().startswith("//") else ref.strip()
     if not ref:
-        from physcodegym.headless.errors import InputError
+        from physcodegym.core.errors import InputError
 
         raise InputError("no task given", field="task")
     prefs = preferences.get(context)
@@ -131,7 +131,7 @@ class PCG_OT_load_task(bpy.types.Operator):
         return gate(cls, context, "tasks")
 
     def execute(self, context: Any) -> set[str]:
-        from physcodegym.headless.errors import InputError
+        from physcodegym.core.errors import InputError
 
         scene = context.scene
         st = scene.physcodegym

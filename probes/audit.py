@@ -985,7 +985,7 @@ def audit_path_full(path: Path, program: Path | None = None, save_samples: bool 
     """`audit_path` that also returns the samples and the opened scene (for the rubric, which re-uses them).
     In a run folder the samples are kept as `audit_samples.npz` so later probes never sample again."""
     import bpy
-    from physcodegym.headless.errors import InputError
+    from physcodegym.core.errors import InputError
 
     path = Path(path)
     if path.is_dir():

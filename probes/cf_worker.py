@@ -81,7 +81,7 @@ def run_job(blend: str, job: dict[str, Any], mapping: dict[str, str], handlers0:
             s, e = max(s, int(fs)), min(e, int(fe))
         changed = False
         if job.get("defect"):
-            from physcodegym.probes.selftest import inject_defect
+            from physcodegym.probes.defects import inject_defect
 
             rec["defect"] = inject_defect(scene, job["defect"], mapping)
             changed = True

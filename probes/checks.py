@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from physcodegym.probes.sampling import SceneSamples
+from physcodegym.samples import SceneSamples
 
 G = 9.81
 CONTACT_M = 0.06  # Bullet keeps touching bodies ~margin (0.04) apart: contact is within margin + 2 cm

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from physcodegym.probes.sampling import SceneSamples
+from physcodegym.samples import SceneSamples
 from physcodegym.tasks.schema import ExpectedResponse, Intervention, InterventionKind
 
 WORKER_TIMEOUT_S = 600.0

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from physcodegym.probes.sampling import SceneSamples
+from physcodegym.samples import SceneSamples
 
 INSIDE_COS_CLOSED = 0.7  # cos of the largest angle between (point - nearest) and the inward normal
 INSIDE_COS_OPEN = 0.99  # open surfaces (planes): only points straight below a face are "inside"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from physcodegym.probes.sampling import SceneSamples
+from physcodegym.samples import SceneSamples
 
 
 def rotations(samples: SceneSamples, name: str) -> np.ndarray:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from physcodegym.headless.errors import InputError
+from physcodegym.core.errors import InputError
 
 ROLES_FILE = "roles.json"
 MAX_SCREEN_DIST = 0.12  # normalised image units; farther is not a projection match

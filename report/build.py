@@ -13,27 +13,18 @@ import csv
 import html
 import io
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from physcodegym.batch.accounting import SETS, leaderboard
 from physcodegym.batch.store import ResultsStore
-from physcodegym.evaluator.results import METRIC_NAMES
+from physcodegym.core import atomic
+from physcodegym.metrics.results import METRIC_NAMES
 
 COLS = ["S_ssim", "S_lpips", "S_obj", "S_vis", "S_evt", "S_mot", "S_val", "S_phys", "S_tot"]
 HEAD = {"S_ssim": "S_SSIM", "S_lpips": "S_LPIPS", "S_obj": "S_obj", "S_vis": "S_vis", "S_evt": "S_evt",
         "S_mot": "S_mot", "S_val": "S_val", "S_phys": "S_phys", "S_tot": "S_tot"}
 STRIP_TIMES = (0, 48, 96, 144, 192, 239)
-
-
-def _atomic(path: Path, data: str | bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    if isinstance(data, bytes):
-        tmp.write_bytes(data)
-    else:
-        tmp.write_text(data, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def _fmt(x: float | None) -> str:
@@ -389,10 +380,10 @@ def build_report(results_dir: Path, out_dir: Path) -> dict:
             images[f"strip:{t['id']}"] = None
     paths = {"markdown": out_dir / "leaderboard.md", "csv": out_dir / "leaderboard.csv", "json": out_dir / "leaderboard.json",
              "html": out_dir / "index.html"}
-    _atomic(paths["markdown"], markdown(lb))
-    _atomic(paths["csv"], csv_text(lb))
-    _atomic(paths["json"], json.dumps(lb, indent=2, default=str))
-    _atomic(paths["html"], html_report(lb, rows, images))
+    atomic.write(paths["markdown"], markdown(lb))
+    atomic.write(paths["csv"], csv_text(lb))
+    atomic.write(paths["json"], json.dumps(lb, indent=2, default=str))
+    atomic.write(paths["html"], html_report(lb, rows, images))
     return {"report": str(paths["html"]), "files": {k: str(v) for k, v in paths.items()},
             "configs": lb["configs"], "tasks": [t["id"] for t in lb["tasks"]],
             "leaderboard": [{"config": b["config"], "S_tot": b["sets"]["all_tasks"]["S_tot"]["mean"],

@@ -481,7 +481,7 @@ def check_source(source: str, path: str = "scene.py") -> PolicyReport:
 
 def check_file(path: str | Path) -> PolicyReport:
     """Check a program file; raises InputError if it cannot be read."""
-    from physcodegym.headless.errors import InputError
+    from physcodegym.core.errors import InputError
 
     p = Path(path)
     if not p.is_file():

@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from physcodegym.core import atomic
 from physcodegym.sandbox.policy import check_source
 from pydantic import BaseModel, Field
 
@@ -66,12 +67,6 @@ def configured_blender(explicit: str | None = None) -> str | None:
     """Blender binary to use: the argument, else $PHYSCODEGYM_BLENDER, else None (the bpy module)."""
     b = explicit or os.environ.get("PHYSCODEGYM_BLENDER") or None
     return b
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def png_size(path: Path) -> tuple[int, int] | None:
@@ -362,7 +357,7 @@ def run_program(
 def _finish(rec: RunRecord, out_dir: Path, t0: float) -> RunRecord:
     rec.seconds = round(time.monotonic() - t0, 3)
     try:
-        _atomic_write(out_dir / "run.json", rec.model_dump_json(indent=2))
+        atomic.write_text(out_dir / "run.json", rec.model_dump_json(indent=2))
     except OSError:
         pass
     return rec

@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from physcodegym.headless.errors import InputError
+from physcodegym.core.errors import InputError, from_validation
 from physcodegym.tasks.schema import FPS, FRAMES, Task
 from pydantic import ValidationError
 
@@ -53,13 +53,6 @@ def task_roots() -> list[Path]:
     return roots
 
 
-def _format_loc(loc: tuple) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "<root>"
-
-
 def parse_task(path: Path) -> Task:
     """Parse and validate `task.json`; raises InputError naming the file and the field."""
     if not path.is_file():
@@ -71,14 +64,7 @@ def parse_task(path: Path) -> Task:
     try:
         return Task.model_validate(raw)
     except ValidationError as e:
-        err = e.errors()[0]
-        more = f" (and {len(e.errors()) - 1} more problems)" if len(e.errors()) > 1 else ""
-        raise InputError(
-            f"{err['msg']}{more}",
-            file=str(path),
-            field=_format_loc(tuple(err["loc"])),
-            problems=[{"field": _format_loc(tuple(x["loc"])), "message": x["msg"]} for x in e.errors()],
-        ) from e
+        raise from_validation(e, file=str(path)) from e
 
 
 def probe_video(path: Path) -> dict:

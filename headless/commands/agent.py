@@ -10,8 +10,8 @@ import argparse
 import json
 from pathlib import Path
 
+from physcodegym.core.errors import InputError
 from physcodegym.headless.cli import CommandResult
-from physcodegym.headless.errors import InputError
 
 NAME = "agent"
 HELP = "run a coding agent on a task (tools, budgets, trace, resume) and score its submission"
@@ -88,8 +88,8 @@ class _Progress:
 
 def run(args: argparse.Namespace) -> CommandResult:
     from physcodegym.agent.loop import AgentRun, LoopConfig, score_submission
-    from physcodegym.agent.providers.factory import make_provider
     from physcodegym.agent.trace import write_json_atomic
+    from physcodegym.llm.factory import make_provider
     from physcodegym.tasks.loader import load_task
 
     lt = load_task(args.task)

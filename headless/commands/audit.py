@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from physcodegym.core.errors import InputError
 from physcodegym.headless.cli import CommandResult
-from physcodegym.headless.errors import InputError
 
 NAME = "audit"
 HELP = "audit a run folder or .blend for physics violations (findings with evidence); --task adds S_val"
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> CommandResult:
     }
     if loaded is not None:
         try:
-            from physcodegym.probes.rubric_eval import evaluate_rubric
+            from physcodegym.verifier.rubric_eval import evaluate_rubric
         except ImportError as e:
             doc["S_val_reason"] = f"rubric evaluation unavailable: {e}"
         else:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from physcodegym.core.errors import InputError
 from physcodegym.headless.cli import CommandResult
-from physcodegym.headless.errors import InputError
 
 NAME = "batch"
 HELP = "run, audit and score every (configuration, task) submission in isolation; resumable results store"

@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from physcodegym.headless.errors import InputError
+from physcodegym.core.errors import InputError, from_validation
 from pydantic import ValidationError
 
 NAME = "counterfactual"
@@ -69,8 +69,7 @@ def parse_spec(spec: str, what: str = "--intervention") -> Any:
     try:
         return Intervention.model_validate(raw)
     except ValidationError as e:
-        err = e.errors()[0]
-        raise InputError(f"{err['msg']}", field=f"{what}." + ".".join(str(x) for x in err["loc"])) from e
+        raise from_validation(e, prefix=what) from e
 
 
 def _expected(text: str) -> Any:
@@ -142,8 +141,8 @@ def plot(doc: dict[str, Any], path: Path, roles: list[str]) -> None:
 def truth_counterfactuals(task: str, work_dir: Path | None = None) -> dict[str, Any]:
     """Measure each counterfactual criterion on the task's truth scene; write truth_counterfactuals.json atomically."""
     from physcodegym.probes.counterfactual import public, run_counterfactual
-    from physcodegym.probes.selftest import truth_blend, truth_mapping
     from physcodegym.tasks.loader import load_task
+    from physcodegym.verifier.selftest import truth_blend, truth_mapping
 
     lt = load_task(task)
     tmp = tempfile.TemporaryDirectory(prefix="pcg_truthcf_") if work_dir is None else None

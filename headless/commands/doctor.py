@@ -13,8 +13,8 @@ import importlib.util
 import platform
 
 import requests
-from physcodegym.agent.providers.factory import PROVIDERS, config_path, load_config, make_provider, resolve
 from physcodegym.headless.cli import CommandResult
+from physcodegym.llm.factory import PROVIDERS, config_path, load_config, make_provider, resolve
 
 NAME = "doctor"
 HELP = "report installed components and which LLM providers are configured and reachable"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from physcodegym.core.errors import InputError
 from physcodegym.headless.cli import CommandResult
-from physcodegym.headless.errors import InputError
 
 NAME = "run"
 HELP = "run a scene program in isolation (static check, timeout, memory limit, run-time barrier) and verify its outputs"

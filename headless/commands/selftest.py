@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from physcodegym.headless.errors import InputError
+from physcodegym.core.errors import InputError
 
 NAME = "selftest"
 HELP = "inject known defects into a task's truth scene and report which the audit and the rubric catch"
@@ -20,8 +20,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> Any:
     from physcodegym.headless.cli import CommandResult
-    from physcodegym.probes.selftest import DEFECTS, run_selftest
     from physcodegym.tasks.loader import load_task
+    from physcodegym.verifier.selftest import DEFECTS, run_selftest
     from rich.progress import Progress
 
     defects = [d.strip() for d in args.defects.split(",")] if args.defects else list(DEFECTS)

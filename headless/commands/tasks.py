@@ -6,8 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
+from physcodegym.core.errors import InputError
 from physcodegym.headless.cli import CommandResult
-from physcodegym.headless.errors import InputError
 from physcodegym.tasks.loader import TASK_FILE, check_video, list_tasks, load_task, task_roots
 
 NAME = "tasks"
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> CommandResult:
         doc = {"folder": str(lt.folder), "task": json.loads(lt.task.model_dump_json())}
         return CommandResult(doc)
     if args.tasks_cmd == "build":
-        from physcodegym.tasks.build import build_tasks
+        from physcodegym.authoring.build import build_tasks
 
         doc = build_tasks(args.id, annotations_only=args.annotations_only)
         human = "\n".join(
@@ -83,8 +83,8 @@ def run(args: argparse.Namespace) -> CommandResult:
         ) + "".join(f"\nFAILED {f['id']}: {f['error'][:300]}" for f in doc["failed"])
         return CommandResult(doc, exit_code=0 if doc["ok"] else 1, human=human)
     if args.tasks_cmd == "verify":
-        from physcodegym.tasks.build import shipped_ids
-        from physcodegym.tasks.verify import verify_task
+        from physcodegym.authoring.build import shipped_ids
+        from physcodegym.authoring.verify import verify_task
 
         ids = [x for i in args.id for x in (shipped_ids() if i == "all" else [i])]
         rows = [verify_task(i, tol=args.tol) for i in ids]

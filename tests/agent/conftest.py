@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from physcodegym.agent.loopback import loopback_fixture
 from physcodegym.tasks.loader import PACKS_DIR, LoadedTask, load_task
+from physcodegym.testing.loopback import loopback_fixture
 
 loopback = pytest.fixture(loopback_fixture)
 

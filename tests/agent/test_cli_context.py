@@ -9,8 +9,8 @@ import sys
 
 import pytest
 from physcodegym.agent.loop import LoopConfig, _groups, build_view
-from physcodegym.agent.loopback import Reply
-from physcodegym.agent.providers.base import ImagePart, Message, TextPart, ToolCall, ToolResult
+from physcodegym.llm.base import ImagePart, Message, TextPart, ToolCall, ToolResult
+from physcodegym.testing.loopback import Reply
 
 from .scenes import FIXED
 

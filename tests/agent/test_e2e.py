@@ -16,8 +16,8 @@ import cv2
 import pytest
 from physcodegym.agent import prompts
 from physcodegym.agent.budget import BudgetLimits
-from physcodegym.agent.loopback import Reply
 from physcodegym.agent.trace import read_trace
+from physcodegym.testing.loopback import Reply
 
 from .scenes import CRASHING, FIXED
 

@@ -12,9 +12,9 @@ import time
 import pytest
 from physcodegym.agent.budget import BudgetLimits
 from physcodegym.agent.loop import AgentRun, LoopConfig
-from physcodegym.agent.loopback import Reply
-from physcodegym.agent.providers.factory import make_provider
 from physcodegym.agent.trace import read_trace
+from physcodegym.llm.factory import make_provider
+from physcodegym.testing.loopback import Reply
 
 from .scenes import FIXED
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from physcodegym.agent.harbor_export import REWARD_PY, export_harbor
-from physcodegym.headless.errors import InputError
+from physcodegym.core.errors import InputError
 
 HARBOR_PY = Path(os.environ.get("PHYSCODEGYM_HARBOR_PYTHON", Path.home() / ".cache/physcodegym/harbor-venv/bin/python"))
 

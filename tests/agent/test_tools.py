@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from physcodegym.agent.budget import Budget, BudgetLimits
 from physcodegym.agent.tools import LAUNCH_TOOLS, Toolbox, tool_specs
-from physcodegym.evaluator.video import load_video
+from physcodegym.metrics.video import load_video
 
 EXPECTED_TOOLS = {
     "video_info", "get_frames", "frame_grid", "clip", "write_file", "read_file",

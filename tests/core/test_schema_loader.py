@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from physcodegym.headless.errors import InputError
+from physcodegym.core.errors import InputError
 from physcodegym.tasks.loader import load_task, parse_task
 
 MINIMAL = {

@@ -115,7 +115,7 @@ class Clips:
         self.task_dir.mkdir()
         (self.task_dir / "task.json").write_text(json.dumps(minimal_task()))
         write_mp4(self.task_dir / "reference.mp4", disk_clip())
-        from physcodegym.evaluator.video import load_video
+        from physcodegym.metrics.video import load_video
 
         self.ref = load_video(self.task_dir / "reference.mp4")  # what the scorer sees (after the codec)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 
 import numpy as np
-from physcodegym.evaluator import lpips_metric
-from physcodegym.evaluator.results import MetricState
+from physcodegym.metrics import lpips_metric
+from physcodegym.metrics.results import MetricState
 
 
 def test_without_torch_lpips_is_uncomputable_naming_the_extra(monkeypatch):

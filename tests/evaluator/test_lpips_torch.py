@@ -13,8 +13,8 @@ import pytest
 torch = pytest.importorskip("torch", reason="torch is not installed (optional extra: pip install -e '.[lpips]')")
 pytest.importorskip("lpips", reason="lpips is not installed (optional extra: pip install -e '.[lpips]')")
 
-from physcodegym.evaluator import lpips_metric  # noqa: E402
-from physcodegym.evaluator.results import MetricState  # noqa: E402
+from physcodegym.metrics import lpips_metric  # noqa: E402
+from physcodegym.metrics.results import MetricState  # noqa: E402
 
 
 def test_missing_backbone_weights_report_the_searched_path(monkeypatch, tmp_path):

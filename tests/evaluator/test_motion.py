@@ -5,7 +5,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import pytest
-from physcodegym.evaluator.motion import motion_masks, motion_score, per_frame_iou, s_mot
+from physcodegym.metrics.motion import motion_masks, motion_score, per_frame_iou, s_mot
 
 H, W, F = 360, 640, 240
 

@@ -8,8 +8,8 @@ import sys
 
 import numpy as np
 import pytest
+from physcodegym.core.errors import InputError
 from physcodegym.evaluator.scoring import parse_metrics, score_run
-from physcodegym.headless.errors import InputError
 from physcodegym.tasks.loader import load_task
 
 FAST = ["ssim", "motion", "obj", "evt", "val"]  # LPIPS has its own tests

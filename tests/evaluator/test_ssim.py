@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from physcodegym.evaluator.ssim import gaussian_kernel, s_ssim, ssim_frame, ssim_per_frame
+from physcodegym.metrics.ssim import gaussian_kernel, s_ssim, ssim_frame, ssim_per_frame
 from skimage.metrics import structural_similarity
 
 

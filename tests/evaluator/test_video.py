@@ -7,8 +7,8 @@ import json
 import cv2
 import numpy as np
 import pytest
-from physcodegym.evaluator.video import NoArtifact, encode_png, load_candidate, load_video, sample_frames
-from physcodegym.headless.errors import InputError
+from physcodegym.core.errors import InputError
+from physcodegym.metrics.video import NoArtifact, encode_png, load_candidate, load_video, sample_frames
 
 
 def test_png_sequence_and_mp4_decode_to_rgb(tmp_path, tools):

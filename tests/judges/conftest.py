@@ -10,8 +10,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from physcodegym.agent.loopback import LoopbackLLM, RecordedRequest, Reply, loopback_fixture
 from physcodegym.tasks.loader import LoadedTask, load_task
+from physcodegym.testing.loopback import LoopbackLLM, RecordedRequest, Reply, loopback_fixture
 
 loopback = pytest.fixture(loopback_fixture)
 

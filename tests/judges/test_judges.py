@@ -9,12 +9,12 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from physcodegym.agent.loopback import LoopbackLLM, RecordedRequest, Reply
-from physcodegym.agent.providers.anthropic import AnthropicMessages
-from physcodegym.agent.providers.openai_compat import OpenAIChat
-from physcodegym.evaluator.event_judge import judge_events, majority
-from physcodegym.evaluator.object_judge import judge_objects
-from physcodegym.evaluator.results import MetricState
+from physcodegym.judges.event_judge import judge_events, majority
+from physcodegym.judges.object_judge import judge_objects
+from physcodegym.llm.anthropic import AnthropicMessages
+from physcodegym.llm.openai_compat import OpenAIChat
+from physcodegym.metrics.results import MetricState
+from physcodegym.testing.loopback import LoopbackLLM, RecordedRequest, Reply
 
 from .conftest import KEY, ItemScript, evt_answer, item_of, obj_answer
 
@@ -190,7 +190,7 @@ def test_event_cache_keeps_three_independent_judgments(task, ref_frames, cand_fr
 @pytest.mark.parametrize("verdict,expected", [("pass", 1.0), ("fail", 0.0)])
 def test_builtin_judge_responder_drives_both_judges(verdict, expected, task, ref_frames, cand_frames,
                                                     llm: LoopbackLLM, tmp_path: Path) -> None:
-    from physcodegym.agent.loopback import judge_responder
+    from physcodegym.testing.loopback import judge_responder
 
     llm.respond_with(judge_responder(verdict))
     p = judge("anthropic", llm, tmp_path)

@@ -10,13 +10,13 @@ import cv2
 import numpy as np
 import pytest
 import requests
-from physcodegym.agent.loopback import LoopbackLLM, Reply
-from physcodegym.agent.providers import errors as E
-from physcodegym.agent.providers.anthropic import AnthropicMessages
-from physcodegym.agent.providers.base import ImagePart, Message, TextPart, ToolResult, ToolSpec
-from physcodegym.agent.providers.factory import make_provider
-from physcodegym.agent.providers.openai_compat import OpenAIChat
-from physcodegym.headless.errors import InputError
+from physcodegym.core.errors import InputError
+from physcodegym.llm import errors as E
+from physcodegym.llm.anthropic import AnthropicMessages
+from physcodegym.llm.base import ImagePart, Message, TextPart, ToolResult, ToolSpec
+from physcodegym.llm.factory import make_provider
+from physcodegym.llm.openai_compat import OpenAIChat
+from physcodegym.testing.loopback import LoopbackLLM, Reply
 
 from .conftest import KEY
 
@@ -237,7 +237,7 @@ def test_backoff_schedule_and_retry_after_parsing() -> None:
     import random
     import time
 
-    from physcodegym.agent.providers.transport import RetryPolicy, parse_retry_after
+    from physcodegym.llm.transport import RetryPolicy, parse_retry_after
 
     pol = RetryPolicy(base_s=0.1, max_s=0.5)
     rng = random.Random(0)

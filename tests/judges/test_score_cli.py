@@ -7,8 +7,8 @@ from pathlib import Path
 
 import cv2
 import pytest
-from physcodegym.agent.loopback import LoopbackLLM, judge_responder
 from physcodegym.headless.cli import main
+from physcodegym.testing.loopback import LoopbackLLM, judge_responder
 
 from .conftest import KEY, TASK, video
 

@@ -68,7 +68,7 @@ def test_built_extension_installs_registers_and_degrades(tmp_path: Path, task_fo
     doc = package.build(tmp_path / "out", wheel_set="none")
     z = Path(doc["zip"])
     names = zipfile.ZipFile(z).namelist()
-    assert "blender_manifest.toml" in names and "physcodegym_addon/registration.py" in names and "panels/main.py" in names
+    assert "blender_manifest.toml" in names and "panels/registration.py" in names and "panels/main.py" in names
     assert not [n for n in names if n.startswith(("tests/", ".venv/", ".git/", ".pytest_cache/")) or "__pycache__" in n]
     env = dict(os.environ, BLENDER_USER_RESOURCES=str(tmp_path / "user"))
     p = subprocess.run([sys.executable, "-c", CHILD, str(z), str(task_folder)], capture_output=True, text=True, timeout=180, env=env, cwd=str(tmp_path))

@@ -186,7 +186,7 @@ def op_enabled(log: list[tuple], idname: str) -> bool:
 
 
 def test_register_unregister_cycle(addon: Any) -> None:
-    from physcodegym.physcodegym_addon import registration
+    from physcodegym.panels import registration
 
     assert registration.is_registered()
     assert hasattr(bpy.types.Scene, "physcodegym") and hasattr(bpy.types, "PCG_PT_probes")
@@ -549,7 +549,7 @@ def test_audit_findings_match_headless_audit(addon: Any, task_folder: Path, tmp_
 
 @pytest.mark.skipif(not features.available("agent"), reason=features.reason("agent"))
 def test_agent_run_is_non_blocking_shows_progress_and_stops(addon: Any, task_folder_240: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from physcodegym.agent.loopback import LoopbackLLM, Reply
+    from physcodegym.testing.loopback import LoopbackLLM, Reply
 
     sc = build_drop_scene()
     st = sc.physcodegym

@@ -1,6 +1,6 @@
 """Fixtures for the probe/audit tests: real bpy scenes built in this process, audited once per session.
 
-Each builder in `physcodegym.probes.demo_scenes` resets Blender to an empty factory scene, so scenes are
+Each builder in `physcodegym.testing.demo_scenes` resets Blender to an empty factory scene, so scenes are
 built one at a time; the audit report of each (builder, variant) is cached for the whole session.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from physcodegym.probes import demo_scenes as D
 from physcodegym.probes.findings import AuditReport
+from physcodegym.testing import demo_scenes as D
 
 BUILDERS: dict[str, Callable[[], object]] = {
     "bouncing_ball": D.bouncing_ball,

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from physcodegym.probes import demo_scenes as D
 from physcodegym.probes.findings import FINDING_KINDS
+from physcodegym.testing import demo_scenes as D
 
 # (case, kind that must be found, objects that finding must name)
 DEFECTS = [

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from physcodegym.probes import demo_scenes as D
+from physcodegym.testing import demo_scenes as D
 
 
 def _save_run(run: Path, builder, program: str | None = None, render: bool = False) -> Path:

@@ -7,7 +7,7 @@ from physcodegym.tasks.loader import load_task
 
 
 def test_full_run_folder_audits_with_screen_check_and_rubric(bundled_run) -> None:
-    from physcodegym.evaluator.validity import s_val_for_run
+    from physcodegym.verifier.validity import s_val_for_run
 
     run = bundled_run("faithful-agent", "flag_wind")  # shared with the evaluator tests (one render per session)
     assert len(list((run / "frames").glob("*.png"))) == 240

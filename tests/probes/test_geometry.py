@@ -12,9 +12,9 @@ import pytest
 def spheres():
     """Two r=1 spheres 1.5 m apart on frame 1 and 3 m apart on frame 2 (true depth 0.5, then gap 1.0)."""
     import bpy
-    from physcodegym.probes import demo_scenes as D
     from physcodegym.probes.geometry import SceneGeometry
     from physcodegym.probes.sampling import sample_scene
+    from physcodegym.testing import demo_scenes as D
 
     sc = D.reset(2)
     a = D.sphere("A", (0, 0, 0), 1.0, rb=None)
@@ -61,9 +61,9 @@ def test_aabb_broad_phase(spheres):
 def test_self_intersections_exclude_neighbours():
     """A sheet folded flat onto itself through its middle crosses; the flat sheet does not."""
     import bpy
-    from physcodegym.probes import demo_scenes as D
     from physcodegym.probes.geometry import SceneGeometry
     from physcodegym.probes.sampling import sample_scene
+    from physcodegym.testing import demo_scenes as D
 
     sc = D.reset(1)
     bpy.ops.mesh.primitive_grid_add(x_subdivisions=12, y_subdivisions=6, size=2)

@@ -1,7 +1,7 @@
 """Pure aggregation rules: weighted mean, structural caps, undetermined criteria left out."""
 
-from physcodegym.evaluator.rubric import aggregate
 from physcodegym.tasks.schema import Aggregation
+from physcodegym.verifier.rubric import aggregate
 
 
 def c(id_: str, passed: bool | None, weight: float = 1.0, structural: bool = False, cap: float | None = None, score: float | None = None) -> dict:

@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from physcodegym.evaluator.results import MetricState
-from physcodegym.evaluator.validity import result_from_audit, s_val_for_run
+from physcodegym.metrics.results import MetricState
+from physcodegym.verifier.validity import result_from_audit, s_val_for_run
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:

@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
-from physcodegym.headless.errors import InputError
+from physcodegym.core.errors import InputError
 from physcodegym.probes.roles import load_roles_file, map_roles
 
 

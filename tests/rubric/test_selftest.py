@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from physcodegym.probes.selftest import DEFECTS, run_selftest
 from physcodegym.tasks.loader import load_task
+from physcodegym.verifier.selftest import DEFECTS, run_selftest
 
 from tests.rubric.conftest import shipped_task_ids
 

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from physcodegym.probes.selftest import truth_baseline
 from physcodegym.tasks.loader import load_task
+from physcodegym.verifier.selftest import truth_baseline
 
 from tests.rubric.conftest import shipped_task_ids
 
@@ -39,7 +39,7 @@ def test_truth_gives_expected_response(task_id: str, criterion: str, truth_work:
         assert rec is not None and rec["passed"] is True
         # Rigid and cloth solvers are deterministic: the re-bake must reproduce the stored response. Blender's
         # SPH particle solver is multi-threaded and diverges per particle after the first splashes (measured:
-        # repeated truth re-runs drift, see tasks/verify.py), so a particle measure only has to land within
+        # repeated truth re-runs drift, see authoring/verify.py), so a particle measure only has to land within
         # 0.05 of the stored fraction - the verdict itself is asserted exactly above.
         particle_measure = lt.task.category.value == "liquid"
         tol = 0.05 if particle_measure else 1e-3 + 1e-3 * abs(rec["measured"])

@@ -11,7 +11,7 @@ import pytest
 @pytest.fixture(scope="session")
 def verified() -> Callable[[str], dict[str, Any]]:
     """verify_task(id) once per session (re-runs truth.py bake-only and compares trajectories)."""
-    from physcodegym.tasks.verify import verify_task
+    from physcodegym.authoring.verify import verify_task
 
     cache: dict[str, dict[str, Any]] = {}
 

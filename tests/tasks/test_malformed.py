@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from physcodegym.headless.errors import InputError
-from physcodegym.tasks.build import PACKS_DIR
+from physcodegym.authoring.build import PACKS_DIR
+from physcodegym.core.errors import InputError
 from physcodegym.tasks.loader import load_task
 
 SOURCE = PACKS_DIR / "ball_bounce"
@@ -108,7 +108,7 @@ def test_cli_validate_good_task_exits_0(task_copy):
 
 
 def test_build_refuses_a_folder_without_truth(tmp_path):
-    from physcodegym.tasks.build import build_tasks
+    from physcodegym.authoring.build import build_tasks
 
     with pytest.raises(InputError) as ei:
         build_tasks([str(tmp_path)])
@@ -116,7 +116,7 @@ def test_build_refuses_a_folder_without_truth(tmp_path):
 
 
 def test_strip_render_drops_only_render_calls():
-    from physcodegym.tasks.truthrun import strip_render
+    from physcodegym.authoring.truthrun import strip_render
 
     src = "import bpy\nbpy.ops.ptcache.bake_all(bake=True)\nbpy.ops.render.render(animation=True)\nx = 1\n"
     out = strip_render(src)

@@ -7,9 +7,9 @@ import json
 
 import numpy as np
 import pytest
-from physcodegym.probes.sampling import SceneSamples
+from physcodegym.authoring.build import PACKS_DIR, load_annotation, shipped_ids, trajectories_digest
+from physcodegym.samples import SceneSamples
 from physcodegym.sandbox.policy import check_file
-from physcodegym.tasks.build import PACKS_DIR, load_annotation, shipped_ids, trajectories_digest
 from physcodegym.tasks.loader import load_task
 from physcodegym.tasks.schema import FRAMES, SUBCATEGORIES, Category
 
@@ -107,7 +107,7 @@ def test_digest_detects_a_changed_trajectory(tmp_path):
 
 def test_particle_flow_comparison_tells_a_shifted_flow_from_the_same_flow():
     """verify.compare_samples accepts the stored liquid against itself and refuses a twin shifted by 0.5 m."""
-    from physcodegym.tasks.verify import compare_samples
+    from physcodegym.authoring.verify import compare_samples
 
     liquid = [t for t in BUILT if load_task(t).task.category.value == "liquid"][0]
     s = SceneSamples.load_npz(load_task(liquid).truth_trajectories)

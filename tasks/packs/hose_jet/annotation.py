@@ -1,6 +1,6 @@
 """hose_jet: hand-written part of the task; intervals are measured from the truth trajectories."""
 
-from physcodegym.tasks import detect as d
+from physcodegym.authoring import detect as d
 
 TRAY_LO, TRAY_HI = (-0.06, -0.23, 0.0), (0.30, 0.23, 0.045)
 TASK = {

@@ -1,6 +1,6 @@
 """marble_ramp: hand-written part of the task; intervals are measured from the truth trajectories."""
 
-from physcodegym.tasks import detect as d
+from physcodegym.authoring import detect as d
 
 TASK = {
     "id": "marble_ramp",

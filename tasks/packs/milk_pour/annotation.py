@@ -1,7 +1,7 @@
 """milk_pour: hand-written part of the task; intervals are measured from the truth trajectories."""
 
 import numpy as np
-from physcodegym.tasks import detect as d
+from physcodegym.authoring import detect as d
 
 # inner volume of the glass (bottom radius 0.06 m, top 0.07 m, 0.16 m high, standing on z=0)
 GLASS_LO, GLASS_HI = (-0.07, -0.07, 0.0), (0.07, 0.07, 0.16)

@@ -1,7 +1,7 @@
 """pendulum: hand-written part of the task; intervals are measured from the truth trajectories."""
 
 import numpy as np
-from physcodegym.tasks import detect as d
+from physcodegym.authoring import detect as d
 
 PIVOT = np.array([0.0, 0.0, 0.6])
 TASK = {

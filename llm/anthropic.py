@@ -1,0 +1,150 @@
+"""Anthropic messages API over plain HTTP.
+
+Wire format: POST {base_url}/v1/messages with headers `x-api-key` and `anthropic-version`; `system` is a
+top-level string; `messages` alternate user/assistant with content blocks (`text`, `image` with a base64
+`source`, `tool_use`, `tool_result`); tools are `{"name", "description", "input_schema"}`. Tool results are
+`tool_result` blocks inside a user turn, and may carry images. Consecutive same-role turns are merged so the
+alternation rule always holds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from physcodegym.llm.base import ChatResponse, ImagePart, Message, TextPart, ToolCall, ToolSpec, Usage
+from physcodegym.llm.transport import Prices, RetryPolicy, Transport
+
+ANTHROPIC_VERSION = "2023-06-01"
+
+
+def _blocks(content: list[TextPart | ImagePart]) -> list[dict]:
+    out: list[dict] = []
+    for p in content:
+        if isinstance(p, TextPart):
+            out.append({"type": "text", "text": p.text})
+        else:
+            out.append({"type": "image", "source": {"type": "base64", "media_type": p.media_type, "data": p.png_base64}})
+    return out
+
+
+def to_anthropic(messages: list[Message]) -> tuple[str | None, list[dict]]:
+    """Provider-neutral messages -> (system text, alternating messages)."""
+    system = "\n\n".join(p.text for m in messages if m.role == "system" for p in m.content if isinstance(p, TextPart))
+    turns: list[dict] = []
+    for m in messages:
+        if m.role == "system":
+            continue
+        if m.role == "user":
+            role, blocks = "user", _blocks(m.content)
+        elif m.role == "assistant":
+            role = "assistant"
+            blocks = [b for b in _blocks(m.content) if b["type"] == "text" and b["text"]]
+            blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in m.tool_calls]
+        else:
+            role = "user"
+            blocks = [{"type": "tool_result", "tool_use_id": r.tool_call_id, "content": _blocks(r.content),
+                       "is_error": r.is_error} for r in m.tool_results]
+        if not blocks:
+            continue
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": blocks})
+    return (system or None), turns
+
+
+def to_anthropic_tools(tools: list[ToolSpec]) -> list[dict]:
+    return [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools]
+
+
+def parse_anthropic_response(doc: dict) -> ChatResponse:
+    texts, calls = [], []
+    for b in doc["content"]:
+        if b["type"] == "text":
+            texts.append(b["text"])
+        elif b["type"] == "tool_use":
+            calls.append(ToolCall(id=b["id"], name=b["name"], arguments=dict(b.get("input") or {})))
+    u = doc.get("usage") or {}
+    inp = int(u.get("input_tokens") or 0) + int(u.get("cache_read_input_tokens") or 0) + int(
+        u.get("cache_creation_input_tokens") or 0)
+    usage = Usage(input_tokens=inp, output_tokens=int(u.get("output_tokens") or 0))
+    return ChatResponse(text="".join(texts), tool_calls=calls, stop_reason=doc.get("stop_reason"), usage=usage, raw=doc)
+
+
+class AnthropicMessages:
+    """Client for the Anthropic messages API (or a compatible proxy at `base_url`)."""
+
+    name = "anthropic"
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str = "https://api.anthropic.com",
+        api_key_env: str | None = "ANTHROPIC_API_KEY",
+        timeout_s: float = 120.0,
+        max_retries: int = 4,
+        prices: Prices | dict | tuple | None = None,
+        log_path: Path | str | None = None,
+        *,
+        api_key: str | None = None,
+        backoff_base_s: float = 1.0,
+        backoff_max_s: float = 30.0,
+        max_retry_after_s: float = 120.0,
+        anthropic_version: str = ANTHROPIC_VERSION,
+        extra_headers: dict[str, str] | None = None,
+        seed: int | None = None,
+    ) -> None:
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self._api_key = api_key if api_key is not None else (os.environ.get(api_key_env) if api_key_env else None)
+        self.prices = Prices.coerce(prices)
+        self.anthropic_version = anthropic_version
+        self.extra_headers = dict(extra_headers or {})
+        self.transport = Transport(
+            self.name, model, timeout_s=timeout_s,
+            retry=RetryPolicy(max_retries=max_retries, base_s=backoff_base_s, max_s=backoff_max_s,
+                              max_retry_after_s=max_retry_after_s),
+            log_path=log_path, secrets=lambda: [self._api_key or ""], seed=seed,
+        )
+
+    @property
+    def stats(self):  # noqa: ANN201 - CallStats
+        return self.transport.stats
+
+    def _headers(self) -> dict[str, str]:
+        h = {"content-type": "application/json", "anthropic-version": self.anthropic_version, **self.extra_headers}
+        if self._api_key:
+            h["x-api-key"] = self._api_key
+        return h
+
+    def build_payload(self, messages: list[Message], tools: list[ToolSpec] | None, max_tokens: int,
+                      temperature: float | None) -> dict:
+        system, turns = to_anthropic(messages)
+        payload: dict[str, Any] = {"model": self.model, "max_tokens": max_tokens, "messages": turns}
+        if system:
+            payload["system"] = system
+        if temperature is not None:
+            payload["temperature"] = temperature
+        if tools:
+            payload["tools"] = to_anthropic_tools(tools)
+        return payload
+
+    def chat(self, messages: list[Message], tools: list[ToolSpec] | None = None, max_tokens: int = 4096,
+             temperature: float | None = None) -> ChatResponse:
+        from physcodegym.llm.errors import MalformedResponse
+
+        payload = self.build_payload(messages, tools, max_tokens, temperature)
+        doc, call_id = self.transport.post(f"{self.base_url}/v1/messages", self._headers(), payload)
+        try:
+            resp = parse_anthropic_response(doc)
+        except (KeyError, TypeError, ValueError) as e:
+            raise MalformedResponse(f"response is not a messages answer ({type(e).__name__}: {e})",
+                                    provider=self.name, status=200, body=json.dumps(doc)[:2000]) from e
+        self.transport.account(call_id, resp.usage, self.prices)
+        return resp
+
+    def list_models_request(self) -> tuple[str, dict[str, str]]:
+        return f"{self.base_url}/v1/models", self._headers()

@@ -1,0 +1,150 @@
+"""Known defects injected into a baked truth scene (bpy), for the verifier's self-test.
+
+Each defect changes the scene the way a cheating or careless reconstruction would (keyframes on a core
+object, a removed collider, a hidden support, an oversized collision margin, an attractor); the self-test
+in `verifier.selftest` checks that the audit and the rubric catch each one. Runs inside `probes.cf_worker`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+DEFECTS: dict[str, tuple[str, ...]] = {
+    "keyframe_core": ("scripted_motion", "not_simulated"),
+    "remove_collider": ("no_contact_response", "interpenetration"),
+    "hidden_support": ("hidden_support",),
+    "oversize_margin": ("collider_mismatch",),
+    "add_attractor": ("unexplained_force_field", "energy_gain"),
+}
+
+
+# ------------------------------------------------------------------ injection (bpy, inside cf_worker)
+
+
+def _core_objects(scene: Any, mapping: dict[str, str]) -> list[Any]:
+    core = json.loads(mapping.get("__core__", "[]")) if "__core__" in mapping else list(mapping)
+    obs = [scene.objects.get(mapping[r]) for r in core if r in mapping and not r.startswith("__")]
+    return [o for o in obs if o is not None]
+
+
+def _support_objects(scene: Any, mapping: dict[str, str]) -> list[Any]:
+    core = {o.name for o in _core_objects(scene, mapping)}
+    preferred = [scene.objects.get(n) for n in json.loads(mapping.get("__supports__", "[]"))]
+    roles = [scene.objects.get(v) for k, v in mapping.items() if not k.startswith("__")]
+    cands = [o for o in preferred if o is not None and o.name not in core]
+    cands += [o for o in roles if o is not None and o.name not in core and o not in cands]
+    cands += [o for o in scene.objects if o.name not in core and o not in cands]
+    return [o for o in cands if (o.rigid_body is not None and o.rigid_body.type == "PASSIVE") or any(m.type == "COLLISION" for m in o.modifiers)]
+
+
+def _moving_core(scene: Any, mapping: dict[str, str]) -> Any:
+    """The simulated core object that moves most in the baked truth (a resting block hides a keyframed copy)."""
+    obs = _core_objects(scene, mapping)
+    if not obs:
+        raise ValueError("no core object mapped")
+    sim = [o for o in obs if (o.rigid_body is not None and o.rigid_body.type == "ACTIVE") or any(m.type in {"CLOTH", "SOFT_BODY"} for m in o.modifiers)]
+    cands = sim or obs
+    if len(cands) == 1:
+        return cands[0]
+    start = {o.name: o.matrix_world.translation.copy() for o in cands}
+    moved = dict.fromkeys(start, 0.0)
+    for f in range(scene.frame_start, scene.frame_end + 1, 5):
+        scene.frame_set(f)
+        for o in cands:
+            moved[o.name] = max(moved[o.name], (o.matrix_world.translation - start[o.name]).length)
+    scene.frame_set(scene.frame_start)
+    return max(cands, key=lambda o: moved[o.name])
+
+
+def inject_defect(scene: Any, kind: str, mapping: dict[str, str]) -> dict[str, Any]:
+    """Change the loaded truth scene so it carries one defect of `kind`; returns what was done."""
+    import bpy
+    import mathutils
+
+    if kind == "keyframe_core":
+        ob = _moving_core(scene, mapping)
+        track = []
+        for f in range(scene.frame_start, scene.frame_end + 1):
+            scene.frame_set(f)
+            track.append(ob.matrix_world.copy())
+        if ob.rigid_body is not None:
+            with bpy.context.temp_override(object=ob, active_object=ob, selected_objects=[ob]):
+                bpy.ops.rigidbody.object_remove()
+        for m in list(ob.modifiers):
+            if m.type in {"CLOTH", "SOFT_BODY"}:
+                ob.modifiers.remove(m)
+        ob.animation_data_clear()
+        for i, mw in enumerate(track):
+            if i % 2 and i != len(track) - 1:
+                continue
+            f = scene.frame_start + i
+            ob.matrix_world = mw
+            ob.keyframe_insert("location", frame=f)
+            ob.keyframe_insert("rotation_euler", frame=f)
+        return {"kind": kind, "object": ob.name, "detail": f"rigid body/cloth removed, {len(track)} frames keyframed from the truth motion"}
+    if kind == "remove_collider":
+        sups = _support_objects(scene, mapping)
+        if not sups:
+            raise ValueError("no passive collider to remove")
+        ob = sups[0]
+        if ob.rigid_body is not None:
+            with bpy.context.temp_override(object=ob, active_object=ob, selected_objects=[ob]):
+                bpy.ops.rigidbody.object_remove()
+        for m in list(ob.modifiers):
+            if m.type == "COLLISION":
+                ob.modifiers.remove(m)
+        return {"kind": kind, "object": ob.name, "detail": "collider removed (still renders)"}
+    if kind == "hidden_support":
+        ob = _moving_core(scene, mapping)
+        scene.frame_set(scene.frame_start)
+        bb = [ob.matrix_world @ mathutils.Vector(c) for c in ob.bound_box]
+        zmin = min(v.z for v in bb)
+        cx = sum(v.x for v in bb) / 8
+        cy = sum(v.y for v in bb) / 8
+        ext = max(max(v.x for v in bb) - min(v.x for v in bb), max(v.y for v in bb) - min(v.y for v in bb), 0.2)
+        # top face 3 cm above the body's lowest point: the body is held by the invisible shelf, not its visible support
+        bpy.ops.mesh.primitive_cube_add(size=1.0, location=(cx, cy, zmin - 0.02))
+        box = bpy.context.active_object
+        box.name = "HiddenShelf"
+        box.scale = (3 * ext, 3 * ext, 0.1)
+        box.hide_render = True
+        if any(m.type in {"CLOTH", "SOFT_BODY"} for m in ob.modifiers):
+            box.modifiers.new("Collision", "COLLISION")
+        else:
+            with bpy.context.temp_override(object=box, active_object=box, selected_objects=[box]):
+                bpy.ops.rigidbody.object_add(type="PASSIVE")
+            box.rigid_body.collision_shape = "BOX"
+            box.rigid_body.collision_collections = [True] * 20
+        return {"kind": kind, "object": box.name, "detail": f"invisible collider under {ob.name}"}
+    if kind == "oversize_margin":
+        ob = _moving_core(scene, mapping)
+        dims = sorted(ob.dimensions)
+        m = max(0.1, 0.5 * dims[0] if dims[0] > 0 else 0.1)
+        if ob.rigid_body is not None:
+            # spheres and boxes embed their margin; a hull grows by it, so the body floats on a shell
+            if ob.rigid_body.collision_shape in {"SPHERE", "BOX", "CAPSULE"}:
+                ob.rigid_body.collision_shape = "CONVEX_HULL"
+            ob.rigid_body.use_margin = True
+            ob.rigid_body.collision_margin = min(1.0, m)
+            return {"kind": kind, "object": ob.name, "detail": f"{ob.rigid_body.collision_shape} collision margin {m:.3f} m"}
+        sups = _support_objects(scene, mapping)
+        # SPH particles against a 0.2 m shell bake for minutes (measured on liquid_duck); 0.1 m is still
+        # 5x Blender's default and twice what the scan accepts
+        th = 0.06 if any(len(o.particle_systems) for o in scene.objects) else 0.2
+        for s in sups:
+            if s.collision is not None:
+                s.collision.thickness_outer = th
+                return {"kind": kind, "object": s.name, "detail": f"collision thickness {th} m"}
+        raise ValueError("no collider whose margin can be oversized")
+    if kind == "add_attractor":
+        ob = _moving_core(scene, mapping)
+        scene.frame_set(scene.frame_start)
+        p = ob.matrix_world.translation
+        bpy.ops.object.effector_add(type="FORCE", location=(p.x + 1.0, p.y, p.z + 0.5))
+        f = bpy.context.active_object
+        f.name = "Attractor"
+        f.field.strength = -60.0
+
+        return {"kind": kind, "object": f.name, "detail": f"FORCE field strength -60 near {ob.name}"}
+    raise ValueError(f"unknown defect {kind!r}; known: {', '.join(DEFECTS)}")

@@ -1,0 +1,217 @@
+"""Verifier self-test: inject known defects into a task's truth scene and report which ones the audit and the rubric catch.
+
+The automatic form of the paper's manual perturbation checks. All defects are injected in one
+worker process, each into a fresh load of the truth `.blend` (baked and evaluated once per task),
+re-baked, saved and sampled, then audited and rubric-evaluated here. A defect is caught when the audit (or the rubric module's own
+task-independent scan) reports one of the expected finding kinds, or the rubric fails a criterion
+that the unchanged truth scene passes; `penalised` says whether S_val dropped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from physcodegym.probes.defects import DEFECTS, inject_defect  # noqa: F401  (re-exported for the CLI)
+
+# ------------------------------------------------------------------ orchestration (bpy in this process)
+
+
+def truth_blend(loaded_task: Any, work: Path) -> Path:
+    """Bake the task's truth program without rendering and return its scene.blend (cached in `work`)."""
+    from physcodegym.core.errors import InputError
+
+    prog = loaded_task.truth_program
+    if prog is None or not prog.is_file():
+        raise InputError("task has no truth program", file=str(loaded_task.folder / "task.json"), field="truth.program")
+    out = work / f"truth_{loaded_task.id}"
+    blend = out / "scene.blend"
+    if blend.is_file():
+        return blend
+    from physcodegym.sandbox.runner import run_program
+
+    rec = run_program(prog, out, mode="bake_only", timeout_s=900)
+    if not blend.is_file():
+        raise RuntimeError(f"truth program did not produce scene.blend: {rec.status} {rec.reason}")
+    return blend
+
+
+def truth_mapping(loaded_task: Any) -> dict[str, str]:
+    return {r.name: r.truth_object for r in loaded_task.task.roles if r.truth_object}
+
+
+def _jsonable(x: Any) -> Any:
+    import numpy as np
+
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    return str(x)
+
+
+def truth_baseline(loaded_task: Any, work: Path) -> dict[str, Any]:
+    """The truth scene's full evaluation (audit + every rubric criterion, counterfactuals included), cached in `work`.
+
+    The cache is keyed on the task.json text and the truth bake, so the self-test and the truth
+    counterfactual tests share one evaluation and a changed rubric or truth is evaluated afresh.
+    """
+    import hashlib
+
+    blend = truth_blend(loaded_task, work)
+    key = hashlib.sha256((loaded_task.folder / "task.json").read_bytes() + str(blend.stat().st_mtime_ns).encode()).hexdigest()
+    cache = blend.parent / "baseline_eval.json"
+    if cache.is_file():
+        doc = json.loads(cache.read_text())
+        if doc.get("_key") == key:
+            return doc
+    doc = evaluate_blend(loaded_task, blend)
+    doc["_key"] = key
+    tmp = cache.with_suffix(".tmp")
+    tmp.write_text(json.dumps(doc, default=_jsonable))
+    os.replace(tmp, cache)
+    return json.loads(cache.read_text())
+
+
+def _without_counterfactuals(loaded_task: Any) -> Any:
+    from physcodegym.verifier.rubric_eval import CF_CHECKS
+
+    t = loaded_task.task
+    crit = [c for c in t.rubric.criteria if c.check not in CF_CHECKS]
+    return dataclasses.replace(loaded_task, task=t.model_copy(update={"rubric": t.rubric.model_copy(update={"criteria": crit})}))
+
+
+def evaluate_blend(loaded_task: Any, blend: Path, lazy: bool = False, samples_npz: Path | None = None, decided_by: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Audit (when the audit module exists) and rubric-evaluate one saved scene in this process.
+
+    `samples_npz`: samples the worker took right after its bake (not taken again). `decided_by`:
+    finding kinds that already decide the verdict; when the audit or the rubric scan reports one of
+    them (or a cheap criterion fails), the costly counterfactual criteria are not run but listed as
+    undetermined with the reason.
+    """
+    import bpy
+    from physcodegym.probes.sampling import SceneSamples, sample_scene
+    from physcodegym.verifier.rubric import aggregate
+    from physcodegym.verifier.rubric_eval import CF_CHECKS, evaluate_rubric
+
+    bpy.ops.wm.open_mainfile(filepath=str(blend))
+    scene = bpy.context.scene
+    samples = SceneSamples.load_npz(samples_npz) if samples_npz is not None and Path(samples_npz).is_file() else sample_scene(scene)
+    report = None
+    audit_kinds: list[str] = []
+    audit_error = None
+    try:
+        from physcodegym.probes.audit import audit_scene
+
+        core = [r.truth_object for r in loaded_task.task.roles if r.core and r.truth_object in samples.names]
+        report = audit_scene(scene=scene, samples=samples, core_objects=core)
+        audit_kinds = sorted({f.kind for f in report.findings})
+    except ImportError:
+        report = None
+    except Exception as ex:  # noqa: BLE001 - an audit crash is reported, the rubric still runs
+        report = None
+        audit_error = f"{type(ex).__name__}: {ex}"
+    roles_file = blend.parent / "roles.json"
+    if not roles_file.is_file():
+        roles_file.write_text(json.dumps(truth_mapping(loaded_task)))
+    has_cf = any(c.check in CF_CHECKS for c in loaded_task.task.rubric.criteria)
+    doc = None
+    if lazy and has_cf:
+        cheap = evaluate_rubric(_without_counterfactuals(loaded_task), scene, samples, report, blend.parent, roles_file=roles_file)
+        scan = {f["kind"] for f in cheap.get("scan_findings", [])}
+        decided = sorted((set(audit_kinds) | scan) & set(decided_by))
+        if decided or any(c["passed"] is False for c in cheap["criteria"]):
+            why = f"skipped: verdict already decided by finding(s) {decided}" if decided else "skipped: another criterion already failed (lazy self-test mode)"
+            rows = {c["id"]: c for c in cheap["criteria"]}
+            full = []
+            for c in loaded_task.task.rubric.criteria:
+                full.append(rows.get(c.id) or {"id": c.id, "check": c.check, "passed": None, "score": 0.0, "weight": c.weight, "structural": c.structural, "cap": c.cap, "evidence": {}, "reason": why})
+            s_val, expl = aggregate(full, loaded_task.task.rubric.aggregation)
+            doc = {**cheap, "criteria": full, "S_val": s_val, "aggregation": expl, "counterfactuals_skipped": why}
+    if doc is None:
+        doc = evaluate_rubric(loaded_task, scene, samples, report, blend.parent, roles_file=roles_file, lazy_counterfactuals=lazy)
+    doc["audit_kinds"] = audit_kinds
+    doc["audit_error"] = audit_error
+    return doc
+
+
+def run_selftest(loaded_task: Any, defects: list[str] | None = None, work_dir: Path | None = None, progress: Any = None) -> dict[str, Any]:
+    """{"task", "baseline": {S_val, failed}, "defects": {kind: {caught, by_audit, by_rubric, failed_criteria, S_val}}}.
+
+    The truth is baked and fully evaluated once (cached in the work folder); every defect is
+    injected into a fresh load of the saved truth scene inside ONE worker process, re-baked, saved
+    and sampled there; here each defective scene is audited and rubric-checked on those samples.
+    """
+    from physcodegym.probes.counterfactual import run_branches
+
+    tmp = tempfile.TemporaryDirectory(prefix="pcg_selftest_") if work_dir is None else None
+    work = Path(work_dir) if work_dir else Path(tmp.name)
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        blend = truth_blend(loaded_task, work)
+        base = truth_baseline(loaded_task, work)
+        base_failed = {c["id"] for c in base["criteria"] if c["passed"] is False}
+        mapping = truth_mapping(loaded_task)
+        mapping["__core__"] = json.dumps([r.name for r in loaded_task.task.roles if r.core])
+        # the colliders the rubric says the core rests on or touches are the ones whose removal matters
+        sup = [c.params["support"] for c in loaded_task.task.rubric.criteria if c.check == "supported_by"]
+        sup += [c.params["other"] for c in loaded_task.task.rubric.criteria if c.check == "contacts"]
+        mapping["__supports__"] = json.dumps([mapping[r] for r in dict.fromkeys(sup) if r in mapping])
+        out: dict[str, Any] = {
+            "task": loaded_task.id,
+            "baseline": {"S_val": base["S_val"], "failed": sorted(base_failed), **({"audit_error": base["audit_error"]} if base.get("audit_error") else {})},
+            "defects": {},
+        }
+        kinds = list(defects or list(DEFECTS))
+        for kind in kinds:
+            if kind not in DEFECTS:
+                raise ValueError(f"unknown defect {kind!r}; known: {', '.join(DEFECTS)}")
+        jobs = []
+        for kind in kinds:
+            d = work / f"{loaded_task.id}_{kind}"
+            d.mkdir(exist_ok=True)
+            for stale in (d / "scene.blend", d / "samples.npz", d / "samples.json"):
+                stale.unlink(missing_ok=True)
+            jobs.append({"out": d / "samples.npz", "defect": kind, "save_blend": d / "scene.blend"})
+        branches = run_branches(blend, jobs, mapping)
+        for kind, job, (_, rec) in zip(kinds, jobs, branches, strict=True):
+            d = Path(job["save_blend"]).parent
+            row: dict[str, Any] = {"injected": rec.get("defect"), "expected_kinds": list(DEFECTS[kind]), "bake_s": rec.get("bake_s")}
+            if not (d / "scene.blend").is_file() or not rec.get("ok"):
+                err = "; ".join(rec.get("errors", [])) or "injection failed"
+                # a scene with no collider cannot lose one: the defect kind does not apply to this task
+                na = any(x in err for x in ("no passive collider", "no collider whose margin"))
+                row.update(caught=None, not_applicable=na, error=err)
+                out["defects"][kind] = row
+                if progress:
+                    progress(kind, row)
+                continue
+            doc = evaluate_blend(loaded_task, d / "scene.blend", lazy=True, samples_npz=d / "samples.npz", decided_by=DEFECTS[kind])
+            failed = sorted(c["id"] for c in doc["criteria"] if c["passed"] is False and c["id"] not in base_failed)
+            scan = sorted({f["kind"] for f in doc.get("scan_findings", [])})
+            by_audit = sorted(set(doc["audit_kinds"]) & set(DEFECTS[kind]))
+            by_scan = sorted(set(scan) & set(DEFECTS[kind]))
+            row.update(
+                caught=bool(by_audit or by_scan or failed),
+                penalised=bool(doc["S_val"] is not None and base["S_val"] is not None and doc["S_val"] < base["S_val"]),
+                by_audit=by_audit,
+                by_scan=by_scan,
+                by_rubric=failed,
+                scan_kinds=scan,
+                S_val=doc["S_val"],
+                audit_error=doc.get("audit_error"),
+                reasons={c["id"]: c["reason"] for c in doc["criteria"] if c["id"] in failed},
+                **({"counterfactuals_skipped": doc["counterfactuals_skipped"]} if doc.get("counterfactuals_skipped") else {}),
+            )
+            out["defects"][kind] = row
+            if progress:
+                progress(kind, row)
+        out["all_caught"] = all(r.get("caught") for r in out["defects"].values() if not r.get("not_applicable"))
+        return out
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
