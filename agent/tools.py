@@ -15,7 +15,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any, Literal
 import numpy as np
 from physcodegym.agent.budget import Budget
 from physcodegym.agent.trace import write_json_atomic
+from physcodegym.core import launch
 from physcodegym.llm.base import ImagePart, TextPart, ToolSpec
 from physcodegym.tasks.schema import FPS, FRAMES, SCORE_HEIGHT, SCORE_WIDTH
 from pydantic import BaseModel, Field, ValidationError
@@ -462,7 +462,7 @@ class Toolbox:
         n = self.budget.use_launch("inspect_scene")
         out_dir = self._new_launch_dir("inspect_scene")
         out_json = out_dir / "structure.json"
-        cmd = [sys.executable, "-m", "physcodegym.agent.inspect_worker", str(self.run_dir / blend), str(out_json)]
+        cmd = launch.module_argv("physcodegym.agent.inspect_worker", [str(self.run_dir / blend), str(out_json)])
         try:
             cp = subprocess.run(cmd, capture_output=True, text=True, timeout=min(600, self.run_timeout_s), cwd=out_dir)
             status = "ok" if cp.returncode == 0 and out_json.is_file() else "failed"

@@ -22,14 +22,13 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from physcodegym.core import atomic
+from physcodegym.core import atomic, launch
 from physcodegym.core.errors import InputError
 from physcodegym.tasks.loader import PACKS_DIR, TASK_FILE
 from physcodegym.tasks.schema import Task
@@ -80,7 +79,8 @@ def run_truth(program: Path, out_dir: Path, mode: str) -> dict[str, Any]:
 
 
 def _py(*args: str, cwd: Path | None = None) -> None:
-    r = subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True)
+    """`_py("-m", MODULE, *args)`: one of our modules in a child started by core.launch (module or Blender binary)."""
+    r = subprocess.run(launch.module_argv(args[1], args[2:]), cwd=cwd, capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"{' '.join(args[:3])} failed (rc {r.returncode}):\n{(r.stdout + r.stderr)[-2000:]}")
 

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import bpy
+from physcodegym.core import launch
 from physcodegym.operators.common import env_for_tasks, fmt_frames, gate, save_copy, work_dir
 from physcodegym.physcodegym_addon import features, jobs, state
 
@@ -83,7 +84,7 @@ class PCG_OT_run_audit(bpy.types.Operator):
             else:
                 s.audit_status = f"audit failed: {job.message}"
 
-        job = jobs.Job(JOB, jobs.cli_argv(args), on_done=done, cwd=str(d), env=jobs.child_env(env_for_tasks(context)))
+        job = jobs.Job(JOB, launch.cli_argv(args), on_done=done, cwd=str(d), env=launch.child_env(env_for_tasks(context)))
         job.total = scene.frame_end - scene.frame_start + 1
         jobs.submit(job)
         st.audit_status = "auditing..."

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import bpy
+from physcodegym.core import launch
 from physcodegym.operators.common import gate, role_name, save_copy, work_dir
 from physcodegym.physcodegym_addon import jobs, plot, state
 
@@ -122,7 +123,7 @@ class PCG_OT_run_counterfactual(bpy.types.Operator):
                 f"done in {job.seconds:.1f} s" if job.state == "done" else f"failed: {job.message}; {(job.doc or {}).get('reason', '')}"
             )
 
-        jobs.submit(jobs.Job(JOB, jobs.module_argv("physcodegym.physcodegym_addon.cf_panel_worker", args), on_done=done, cwd=str(d)))
+        jobs.submit(jobs.Job(JOB, launch.module_argv("physcodegym.physcodegym_addon.cf_panel_worker", args), on_done=done, cwd=str(d)))
         st.cf_status = f"running {iv.kind.value} on {', '.join(roles) or 'the scene'}..."
         return {"FINISHED"}
 

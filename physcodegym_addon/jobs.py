@@ -8,73 +8,19 @@ child's JSON document to the job's `on_done` callback, which is where scene data
 
 from __future__ import annotations
 
-import json
-import os
 import queue
 import re
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent  # the extension root == package `physcodegym`
+from physcodegym.core import launch
+
 TICK_SECONDS = 0.25
 _FRAME_RE = re.compile(r"(?:frame|Fra:)\s*:?\s*(\d+)", re.IGNORECASE)
-
-
-def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """Environment for a child: the package importable as `physcodegym`, the task library visible."""
-    env = dict(os.environ)
-    if PACKAGE_ROOT.name == "physcodegym":  # installed extension: its parent folder makes it importable
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PACKAGE_ROOT.parent), env.get("PYTHONPATH", "")) if p)
-    env.setdefault("PYTHONUNBUFFERED", "1")
-    if extra:
-        env.update(extra)
-    return env
-
-
-def module_argv(module: str, args: list[str]) -> list[str]:
-    """Command line running `python -m MODULE ARGS` in a fresh process with bpy available.
-
-    With the bpy module (this venv) that is the same interpreter; inside a real Blender,
-    `bpy.app.binary_path` is the blender executable and the module runs through `blender -b --python-expr`.
-    """
-    binary = ""
-    try:
-        import bpy
-
-        binary = bpy.app.binary_path or ""
-    except ImportError:
-        pass
-    if binary and Path(binary).name.lower().startswith("blender"):
-        root = str(PACKAGE_ROOT.parent)
-        expr = (
-            f"import sys, runpy; sys.path.insert(0, {root!r}); sys.argv = [{module!r}] + sys.argv[sys.argv.index('--') + 1:]; "
-            f"runpy.run_module({module!r}, run_name='__main__')"
-        )
-        return [binary, "-b", "--python-expr", expr, "--", *args]
-    return [sys.executable, "-m", module, *args]
-
-
-def cli_argv(args: list[str]) -> list[str]:
-    """`physcodegym ARGS` in a fresh process (see module_argv)."""
-    return module_argv("physcodegym", args)
-
-
-def last_json(text: str) -> Any:
-    """The last line of `text` that is a JSON document (Blender may print a banner before ours)."""
-    for line in reversed(text.strip().splitlines()):
-        line = line.strip()
-        if line.startswith(("{", "[")):
-            try:
-                return json.loads(line)
-            except json.JSONDecodeError:
-                continue
-    return None
 
 
 @dataclass
@@ -110,7 +56,7 @@ class Job:
         self._proc = subprocess.Popen(
             self.argv,
             cwd=self.cwd,
-            env=self.env or child_env(),
+            env=self.env or launch.child_env(),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -185,7 +131,7 @@ class Job:
         self.poll_remaining()
         self.returncode = rc
         self.stdout = "".join(self._out)
-        self.doc = last_json(self.stdout)
+        self.doc = launch.last_json(self.stdout)
         self.ended = time.time()
         self.progress = 1.0
         if rc == 0:

@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from physcodegym.core import launch
 from physcodegym.samples import SceneSamples
 from physcodegym.tasks.schema import ExpectedResponse, Intervention, InterventionKind
 
@@ -40,13 +40,14 @@ def run_branches(blend: Path, jobs: list[dict[str, Any]], mapping: dict[str, str
                 "frames": list(j["frames"]) if j.get("frames") else None,
                 "defect": j.get("defect"),
                 "save_blend": str(j["save_blend"]) if j.get("save_blend") else None,
+                "solvers_off": bool(j.get("solvers_off")),
             }
         )
     first = Path(jobs[0]["out"])
     first.parent.mkdir(parents=True, exist_ok=True)
     jobs_file = first.with_name(first.stem + "_jobs.json")
     jobs_file.write_text(json.dumps(spec))
-    cmd = [sys.executable, "-m", "physcodegym.probes.cf_worker", "--blend", str(blend), "--jobs", str(jobs_file), "--mapping", json.dumps(mapping or {})]
+    cmd = launch.module_argv("physcodegym.probes.cf_worker", ["--blend", str(blend), "--jobs", str(jobs_file), "--mapping", json.dumps(mapping or {})])
     err = None
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s * len(jobs), env=dict(os.environ))

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+from physcodegym.core import launch
 from physcodegym.metrics.results import MetricResult, MetricState
 
 
@@ -17,14 +16,13 @@ def s_val_for_run(loaded_task: Any, run_dir: Path, timeout_s: float = 900) -> Me
     blend = run_dir / "scene.blend" if run_dir.is_dir() else run_dir
     if not blend.is_file():
         return MetricResult.missing("S_val", MetricState.not_applicable, f"no native scene at {blend}: nothing to verify")
-    cmd = [sys.executable, "-m", "physcodegym", "audit", str(run_dir), "--task", str(loaded_task.folder), "--json"]
+    cmd = launch.cli_argv(["audit", str(run_dir), "--task", str(loaded_task.folder), "--json"])
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired:
         return MetricResult.missing("S_val", MetricState.error, f"audit timed out after {timeout_s:.0f} s")
-    try:
-        doc = json.loads(p.stdout)
-    except json.JSONDecodeError:
+    doc = launch.last_json(p.stdout)  # a Blender binary prints a banner first
+    if not isinstance(doc, dict):
         return MetricResult.missing("S_val", MetricState.error, f"audit exited {p.returncode} without JSON: {p.stderr.strip()[-400:]}")
     if p.returncode != 0:
         return MetricResult.missing("S_val", MetricState.error, f"audit exited {p.returncode}: {doc.get('error') or doc}")

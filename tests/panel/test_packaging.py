@@ -1,5 +1,6 @@
 """Extension packaging: the manifest validates, the zip builds, and the built extension installs, registers,
-draws and unregisters in a fresh Blender process whose Python lacks the optional heavy dependencies."""
+draws and unregisters in a fresh Blender process whose Python lacks the optional heavy dependencies; a panel job
+started there as inside a real Blender binary runs through the binary on the extension's own code."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 pytest.importorskip("bpy")
 
 from physcodegym.physcodegym_addon import package  # noqa: E402
+from physcodegym.testing.blender_standin import write_standin  # noqa: E402
 
 # Runs in a fresh process: heavy optional modules are made unimportable before anything loads.
 CHILD = r"""
@@ -53,6 +55,14 @@ for name in ("PCG_PT_main", "PCG_PT_task", "PCG_PT_reference", "PCG_PT_agent", "
     getattr(bpy.types, name).draw(holder, bpy.context)
 out["load_task"] = list(bpy.ops.physcodegym.load_task(task=sys.argv[2], with_reference=True))
 out["strip"] = bpy.context.scene.physcodegym.reference_strip
+# a panel job started as inside a real Blender: through the binary (a stand-in), with the extension's own code
+from physcodegym.core import launch
+from physcodegym.physcodegym_addon import jobs
+bpy.app.binary_path = sys.argv[3]
+job = jobs.submit(jobs.Job("t_child", launch.cli_argv(["tasks", "show", sys.argv[2], "--json"])))
+jobs.wait("t_child", timeout=150)
+out["child"] = {"argv0": job.argv[0], "state": job.state, "message": job.message, "log": job.log[-5:],
+                "id": (job.doc or {}).get("task", {}).get("id"), "root": str(launch.PACKAGE_ROOT)}
 addon_utils.disable(mod, default_set=True)
 out["after_disable"] = hasattr(bpy.types, "PCG_PT_main") or hasattr(bpy.types.Scene, "physcodegym")
 print("RESULT " + json.dumps(out))
@@ -71,7 +81,9 @@ def test_built_extension_installs_registers_and_degrades(tmp_path: Path, task_fo
     assert "blender_manifest.toml" in names and "panels/registration.py" in names and "panels/main.py" in names
     assert not [n for n in names if n.startswith(("tests/", ".venv/", ".git/", ".pytest_cache/")) or "__pycache__" in n]
     env = dict(os.environ, BLENDER_USER_RESOURCES=str(tmp_path / "user"))
-    p = subprocess.run([sys.executable, "-c", CHILD, str(z), str(task_folder)], capture_output=True, text=True, timeout=180, env=env, cwd=str(tmp_path))
+    standin = write_standin(tmp_path / "blender")
+    p = subprocess.run([sys.executable, "-c", CHILD, str(z), str(task_folder), str(standin)], capture_output=True, text=True, timeout=300,
+                       env=env, cwd=str(tmp_path))
     line = next((ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")), None)
     assert line, p.stdout[-2000:] + p.stderr[-2000:]
     out = json.loads(line[7:])
@@ -85,3 +97,6 @@ def test_built_extension_installs_registers_and_degrades(tmp_path: Path, task_fo
     assert f["tasks"] == [True, ""] and f["audit"][0] is True
     assert "label" in out["calls"] and out["load_task"] == ["FINISHED"] and out["strip"] == "PCG Reference"
     assert out["after_disable"] is False
+    child = out["child"]  # the job ran through the binary, on the installed extension's code
+    assert child["argv0"] == str(standin) and child["state"] == "done", child
+    assert child["id"] == "panel_drop" and Path(child["root"]).is_relative_to(tmp_path / "user"), child

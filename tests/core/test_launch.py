@@ -1,0 +1,111 @@
+"""Child processes: the module form in a Python with the bpy module, the Blender binary form inside a Blender.
+
+The choice is measured in real bpy processes (the pip module has an empty `bpy.app.binary_path`; setting it
+makes the process look like a Blender binary). The binary form runs end to end through a stand-in executable
+that behaves like `blender -b --python-expr` and cannot import this project unless the bootstrap loads it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from physcodegym.core import launch
+from physcodegym.testing.blender_standin import BANNER, write_standin
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Runs in a fresh process with the real bpy module; argv[1] = stand-in path or "" (no binary), argv[2] = task folder.
+PARENT = r"""
+import json, subprocess, sys
+import bpy
+from physcodegym.core import launch
+out = {"before": launch.module_argv("physcodegym.x", ["a"]), "binary_before": launch.blender_binary()}
+if sys.argv[1]:
+    bpy.app.binary_path = sys.argv[1]
+out["binary"] = launch.blender_binary()
+runs = {}
+for name, args in (("show", ["tasks", "show", sys.argv[2], "--json"]), ("bad", ["tasks", "show", "/nonexistent/task", "--json"])):
+    argv = launch.cli_argv(args)
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=240, env=launch.child_env())
+    runs[name] = {"argv0": argv[0], "flags": argv[1:6], "rc": p.returncode, "doc": launch.last_json(p.stdout),
+                  "stdout_head": p.stdout.splitlines()[:1], "stderr": p.stderr[-1500:]}
+out["runs"] = runs
+print("RESULT " + json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def standin(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_standin(tmp_path_factory.mktemp("blender") / "blender")
+
+
+def _parent(binary: str) -> dict:
+    task = ROOT / "tasks" / "packs" / "ball_bounce"
+    p = subprocess.run([sys.executable, "-c", PARENT, binary, str(task)], capture_output=True, text=True, timeout=600)
+    line = next((ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")), None)
+    assert line, p.stdout[-2000:] + p.stderr[-2000:]
+    return json.loads(line[7:])
+
+
+def test_module_form_without_a_blender_binary() -> None:
+    """This test process has not imported bpy: no binary, children are `python -m MODULE`."""
+    assert "bpy" not in sys.modules or not launch.blender_binary()
+    assert launch.module_argv("physcodegym.probes.cf_worker", ["--blend", "x.blend"]) == [
+        sys.executable, "-m", "physcodegym.probes.cf_worker", "--blend", "x.blend",
+    ]
+    assert launch.cli_argv(["audit", 3]) == [sys.executable, "-m", "physcodegym", "audit", "3"]
+
+
+def test_binary_form_argv_and_bootstrap(standin: Path) -> None:
+    argv = launch.module_argv("physcodegym.agent.inspect_worker", ["a b", "c"], binary=str(standin))
+    assert argv[:6] == [str(standin), "-b", "--factory-startup", "--python-exit-code", "1", "--python-expr"]
+    assert argv[7:] == ["--", "a b", "c"]  # arguments pass untouched after `--`
+    expr = argv[6]
+    compile(expr, "<bootstrap>", "exec")
+    assert repr(str(launch.PACKAGE_ROOT / "__init__.py")) in expr and "'physcodegym.agent.inspect_worker'" in expr
+
+
+def test_the_standin_cannot_import_the_project_by_itself(standin: Path) -> None:
+    """Without the bootstrap our package is not importable there (as in Blender's bundled Python), so the
+    end-to-end test below proves the bootstrap, not the venv's editable install."""
+    p = subprocess.run([str(standin), "-b", "--python-exit-code", "3", "--python-expr", "import physcodegym"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 3 and "No module named 'physcodegym'" in p.stderr
+    p = subprocess.run([str(standin), "-b", "--python-expr", "import bpy; print(bpy.app.binary_path)"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and p.stdout.splitlines()[:2] == [BANNER, str(standin)]
+    assert subprocess.run([str(standin), "--bogus"], capture_output=True, timeout=60).returncode == 64
+
+
+def test_pip_bpy_process_uses_the_module_form() -> None:
+    out = _parent("")
+    assert out["binary_before"] is None and out["binary"] is None
+    assert out["before"][:2] == [sys.executable, "-m"]
+    show, bad = out["runs"]["show"], out["runs"]["bad"]
+    assert show["argv0"] == sys.executable and show["rc"] == 0, show["stderr"]
+    assert show["doc"]["task"]["id"] == "ball_bounce"
+    assert bad["rc"] == 2 and bad["doc"]["error"]["type"] == "input"
+
+
+def test_inside_a_blender_binary_children_run_through_it(standin: Path) -> None:
+    """End to end: a bpy process whose `bpy.app.binary_path` is a Blender binary starts the command line
+    through `binary -b --python-expr`; the JSON document comes back past the banner and exit codes survive."""
+    out = _parent(str(standin))
+    assert out["before"][:2] == [sys.executable, "-m"]  # the choice follows binary_path, measured live
+    assert out["binary"] == str(standin)
+    show, bad = out["runs"]["show"], out["runs"]["bad"]
+    assert show["argv0"] == str(standin) and show["flags"][:2] == ["-b", "--factory-startup"]
+    assert show["stdout_head"] == [BANNER]  # it really went through the stand-in
+    assert show["rc"] == 0, show["stderr"]
+    assert show["doc"]["task"]["id"] == "ball_bounce"
+    assert bad["rc"] == 2 and bad["doc"]["error"]["type"] == "input" and "/nonexistent/task" in bad["doc"]["error"]["message"]
+
+
+def test_last_json_skips_banners_and_non_json() -> None:
+    assert launch.last_json("Blender 5.0.1\n{\"a\": 1}\n\nBlender quit\n") == {"a": 1}
+    assert launch.last_json("no json here\n{broken\n") is None
+    assert launch.last_json("") is None
