@@ -1,11 +1,18 @@
 """Run-time barrier installed inside the sandbox child before the scene program runs.
 
-The static checker cannot prove everything (computed paths, aliases through containers, code that
-only misbehaves at run time), so the child also installs a `sys.addaudithook` hook that refuses
-process launches, sockets, ctypes, code compiled from strings, and Python-level file access
-outside the working folder (reads are also allowed in the interpreter's own folders, which bpy and
-numpy need). Every refusal is appended to a status file descriptor the parent handed over, before
-the PermissionError is raised, so a program that catches the error is still recorded as a breach.
+The second layer behind the operating-system wall (`sandbox.isolation`): a `sys.addaudithook` hook
+that refuses process launches, sockets, ctypes, blocked imports, code compiled or unmarshalled by the
+program, and Python-level file access outside the working folder (reads are also allowed in the
+interpreter's own folders, which bpy and numpy need). Every refusal is appended to a status file
+descriptor the parent handed over, before the PermissionError is raised, so a program that catches
+the error is still recorded as a breach.
+
+The hook cannot be switched off: `install()` builds it as a closure over its own state and returns
+nothing; no object of this module stays reachable from the program (the bootstrap loads this file
+without registering it in `sys.modules` and drops every reference before the program runs), and
+the hook refuses the ways to dig it out again (`gc.get_objects/get_referrers/get_referents`,
+replacing a function's `__code__`, `sys.addaudithook`, tracing). There is no "off" state: the
+bootstrap's own post-run work runs under the same hook.
 
 Standard library only: this file is loaded by path, also inside a Blender binary's Python.
 """
@@ -34,9 +41,20 @@ BLOCKED_EVENTS = {
     "ctypes.cdata": "native-code", "ctypes.cdata/buffer": "native-code", "ctypes.call_function": "native-code",
     "ctypes.string_at": "native-code", "ctypes.wstring_at": "native-code", "ctypes.create_string_buffer": "native-code",
     "ctypes.addressof": "native-code", "mmap.__new__": "native-code",
-    # interpreter internals
+    # interpreter internals (refused whoever asks: no library needs them in a scene program)
     "code.__new__": "exec-eval", "sys.settrace": "reflection", "sys.setprofile": "reflection",
+    "sys.addaudithook": "reflection", "gc.get_objects": "reflection", "gc.get_referrers": "reflection",
+    "gc.get_referents": "reflection", "sys._current_frames": "reflection", "threading.settrace": "reflection",
+    "threading.setprofile": "reflection", "cpython.PyInterpreterState_Clear": "reflection",
+    "cpython.run_command": "exec-eval", "cpython.run_file": "exec-eval", "cpython.run_module": "exec-eval",
+    "cpython.run_startup": "exec-eval", "cpython.run_interactivehook": "exec-eval",
+    "os.putenv": "process", "os.unsetenv": "process", "resource.setrlimit": "process",
+    "resource.prlimit": "process", "os.setuid": "process", "os.setgid": "process",
 }
+# refused when the nearest frame is untrusted code (the program or anything it made): libraries may use them
+UNTRUSTED_EVENTS = {"compile": "exec-eval", "exec": "exec-eval", "marshal.loads": "exec-eval", "marshal.load": "exec-eval",
+                    "sys._getframe": "reflection", "sys._getframemodulename": "reflection"}
+FRAME_ATTRS = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "__code__"})
 PATH_EVENTS_ONE = {  # event -> index of the path argument; any use outside the folder is refused
     "os.chdir": 0, "os.listdir": 0, "os.scandir": 0, "os.remove": 0, "os.rmdir": 0, "os.mkdir": 0,
     "os.rename": 0, "os.replace": 0, "os.link": 0, "os.symlink": 1, "os.truncate": 0, "os.chmod": 0,
@@ -65,123 +83,142 @@ def _as_path(p: object) -> str | None:
     return None
 
 
-class Barrier:
-    """The audit hook; `install()` once, it cannot be removed (that is the point)."""
+def install(workdir: str, status_fd: int | None, read_roots: list[str], program: str = "",
+            write_roots: list[str] = (), trusted_roots: list[str] = ()) -> None:
+    """Install the hook for the rest of the process. Returns nothing: there is no handle to switch it off.
 
-    def __init__(self, workdir: str, status_fd: int | None, read_roots: list[str], program: str = "") -> None:
-        self.workdir = os.path.realpath(workdir)
-        self.program = program
-        self.status_fd = status_fd
-        self.read_roots = sorted({os.path.realpath(r) for r in read_roots if r})
-        self.active = False
-        self.breaches: list[dict] = []
-        self._inside = False
+    `write_roots`: writable besides `workdir` (a private /tmp); `trusted_roots`: folders whose code is library
+    code (the interpreter, site-packages, this folder); any other frame is the program's.
+    """
+    wd = os.path.realpath(workdir)
+    writable = tuple(sorted({wd, *(os.path.realpath(r) for r in write_roots if r)}))
+    readable = tuple(sorted({*writable, *(os.path.realpath(r) for r in read_roots if r),
+                             *((os.path.realpath(program),) if program else ())}))
+    trusted = tuple(sorted({os.path.realpath(r) for r in trusted_roots if r} | {os.path.dirname(os.path.abspath(__file__))}))
+    here = __file__
+    program_real = os.path.realpath(program) if program else None
+    realpath, join, write = os.path.realpath, os.path.join, os.write
+    dumps, now, getframe = json.dumps, time.time, sys._getframe
+    flag_bits = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+    blocked_events, path_events, blocked_imports = dict(BLOCKED_EVENTS), dict(PATH_EVENTS_ONE), dict(BLOCKED_IMPORTS)
+    untrusted_events, frame_attrs = dict(UNTRUSTED_EVENTS), FRAME_ATTRS
+    state = [False]  # re-entrancy guard only
 
-    # -- recording ---------------------------------------------------------------------------
-    def emit(self, doc: dict) -> None:
-        if self.status_fd is None:
+    def emit(doc: dict) -> None:
+        if status_fd is None:
             return
         try:
-            os.write(self.status_fd, (json.dumps(doc, default=str) + "\n").encode())
+            write(status_fd, (dumps(doc, default=str) + "\n").encode())
         except OSError:
             pass
 
-    def refuse(self, rule: str, event: str, detail: str) -> None:
-        doc = {"event": "breach", "rule": rule, "audit_event": event, "detail": detail[:500], "t": time.time()}
-        self.breaches.append(doc)
-        self.emit(doc)
+    def refuse(rule: str, event: str, detail: str) -> None:
+        emit({"event": "breach", "rule": rule, "audit_event": event, "detail": detail[:500], "t": now()})
         raise PermissionError(f"sandbox policy ({rule}): {event} {detail[:200]} is not allowed in a scene program")
 
-    # -- path rules --------------------------------------------------------------------------
-    def inside(self, path: str, roots: list[str]) -> bool:
+    def inside(path: str, roots: tuple) -> bool:
         try:
-            rp = os.path.realpath(os.path.join(self.workdir, path))
+            rp = realpath(join(wd, path))
         except Exception:
             return False
         return any(rp == r or rp.startswith(r.rstrip("/") + "/") for r in roots)
 
-    def _open(self, args: tuple) -> None:
+    def is_trusted_file(fn: str) -> bool:
+        if not fn or fn.startswith("<"):
+            return fn.startswith("<frozen ")  # the import machinery; "<string>", "<stdin>"... are data
+        rp = realpath(join(wd, fn))
+        return any(rp.startswith(r.rstrip("/") + "/") for r in trusted)
+
+    def untrusted() -> bool:
+        """Is the nearest Python frame outside this file program code (not the interpreter's or a library's)?"""
+        f = getframe(2)
+        while f is not None:
+            fn = f.f_code.co_filename
+            if fn != here:
+                return not is_trusted_file(fn)
+            f = f.f_back
+        return False
+
+    def check_open(args: tuple) -> None:
         path = _as_path(args[0]) if args else None
         if path is None:  # an fd or an object: already open
             return
         mode = args[1] if len(args) > 1 else None
         flags = args[2] if len(args) > 2 and isinstance(args[2], int) else 0
-        write = bool(mode and any(c in str(mode) for c in "wax+")) or bool(
-            flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC)
-        )
+        wr = bool(mode and any(c in str(mode) for c in "wax+")) or bool(flags & flag_bits)
         if path in ("/dev/null", "/dev/urandom", "/dev/random"):
             return
-        if write:
-            if not self.inside(path, [self.workdir]):
-                self.refuse("file-outside-workdir", "open", f"write {path!r}")
-        elif not self.inside(path, [self.workdir, *self.read_roots]):
-            self.refuse("file-outside-workdir", "open", f"read {path!r}")
+        if wr:
+            if not inside(path, writable):
+                refuse("file-outside-workdir", "open", f"write {path!r}")
+        elif not inside(path, readable):
+            refuse("file-outside-workdir", "open", f"read {path!r}")
 
-    # -- the hook ----------------------------------------------------------------------------
-    def __call__(self, event: str, args: tuple) -> None:
-        if not self.active or self._inside:
-            return
-        self._inside = True
-        try:
-            self._check(event, args)
-        finally:
-            self._inside = False
-
-    def _check(self, event: str, args: tuple) -> None:
+    def check(event: str, args: tuple) -> None:
         if event == "open":
-            self._open(args)
+            check_open(args)
             return
-        rule = BLOCKED_EVENTS.get(event)
+        rule = blocked_events.get(event)
         if rule:
-            self.refuse(rule, event, repr(args)[:200])
-        if event in PATH_EVENTS_ONE:
-            idx = PATH_EVENTS_ONE[event]
+            refuse(rule, event, repr(args)[:200])
+        if event in path_events:
+            idx = path_events[event]
             p = _as_path(args[idx]) if len(args) > idx else None
             if p is None:
                 if event in ("os.listdir", "os.scandir") and (not args or args[0] is None):
                     return
                 if event == "os.chdir":
-                    self.refuse("file-outside-workdir", event, "chdir by descriptor")
+                    refuse("file-outside-workdir", event, "chdir by descriptor")
                 return
-            roots = [self.workdir] if event not in ("os.listdir", "os.scandir", "glob.glob") else [self.workdir, *self.read_roots]
-            if not self.inside(p, roots):
-                self.refuse("file-outside-workdir", event, repr(p))
-            if event == "os.rename" or event == "os.replace" or event == "os.link":
+            roots = writable if event not in ("os.listdir", "os.scandir", "glob.glob") else readable
+            if not inside(p, roots):
+                refuse("file-outside-workdir", event, repr(p))
+            if event in ("os.rename", "os.replace", "os.link"):
                 q = _as_path(args[1]) if len(args) > 1 else None
-                if q is not None and not self.inside(q, [self.workdir]):
-                    self.refuse("file-outside-workdir", event, repr(q))
+                if q is not None and not inside(q, writable):
+                    refuse("file-outside-workdir", event, repr(q))
             return
-        if event == "compile":
-            fname = args[1] if len(args) > 1 else None
-            fname = _as_path(fname) or ""
-            # library code (dataclasses, namedtuple) compiles generated strings; the program itself may not
-            if (fname.startswith("<") or not fname) and self._from_program():
-                self.refuse("exec-eval", event, f"code compiled from a string ({fname or '?'})")
+        if event == "object.__setattr__":
+            if len(args) > 1 and args[1] in ("__code__", "__globals__", "__closure__", "__defaults__", "__kwdefaults__") \
+                    and callable(args[0]) and untrusted():
+                refuse("reflection", event, f"setting {args[1]} of a function")
             return
-        if event == "exec":
+        if event == "object.__getattr__":
+            if len(args) > 1 and args[1] in frame_attrs and untrusted():
+                refuse("reflection", event, f"reading {args[1]} (interpreter frames and code)")
+            return
+        rule = untrusted_events.get(event)
+        if rule:
+            if event == "compile":  # library sources compiled on import are fine; the program compiling code is not
+                fname = _as_path(args[1]) if len(args) > 1 else None
+                if not is_trusted_file(fname or "") and untrusted():
+                    refuse(rule, event, f"code compiled from data ({fname or '?'})")
+            elif event == "exec":
+                fname = getattr(args[0], "co_filename", "") if args else ""
+                if not is_trusted_file(fname) and fname != program_real and untrusted():
+                    refuse(rule, event, f"code object from {fname or '?'}")
+            elif untrusted():
+                refuse(rule, event, event)
             return
         if event == "import":
-            mod = args[0] if args else ""
-            top = str(mod)
-            for name, r in BLOCKED_IMPORTS.items():
-                if (top == name or top.startswith(name + ".")) and self._from_program():
-                    self.refuse(r, event, top)
+            top = str(args[0]) if args else ""
+            for name, r in blocked_imports.items():
+                # media decoders are refused whoever asks (nothing of Blender's needs them); the rest only when the
+                # program asks (libraries import urllib/socket lazily; their actions are audited events anyway)
+                if (top == name or top.startswith(name + ".")) and (r == "media-decode" or untrusted()):
+                    refuse(r, event, top)
             return
 
-    def _from_program(self) -> bool:
-        """Is the nearest Python frame (outside this file and the import machinery) the scene program?"""
-        f = sys._getframe(1)
-        here = __file__
-        while f is not None:
-            fn = f.f_code.co_filename
-            if fn != here and not fn.startswith("<frozen"):
-                return fn == self.program
-            f = f.f_back
-        return False
+    def hook(event: str, args: tuple) -> None:
+        if state[0]:
+            return
+        state[0] = True
+        try:
+            check(event, args)
+        finally:
+            state[0] = False
 
-    def install(self) -> None:
-        sys.addaudithook(self)
-        self.active = True
+    sys.addaudithook(hook)
 
 
 def default_read_roots() -> list[str]:

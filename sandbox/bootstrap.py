@@ -2,7 +2,8 @@
 
 Order matters: import bpy and the libraries a scene program normally uses *before* the audit hook is
 installed (their own start-up reads files everywhere), then chdir into the working folder, install
-the barrier, compile the program (rewritten for bake_only / preview) with its real file name so
+the barrier (for good: there is no off switch, the post-run work below runs under it too, and no
+reference to it survives in this module's frames or in sys.modules), compile the program (rewritten for bake_only / preview) with its real file name so
 tracebacks point at the user's lines, and run it as `__main__`. After the program, a post-run audit
 looks at what Blender itself loaded (C code does not pass through Python's audit hooks): movie clips,
 sounds, file-backed images and VSE strips from outside the folder are recorded as breaches.
@@ -27,11 +28,21 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def _load(name: str):
+    """One of our sibling modules, loaded by path and *not* registered in sys.modules (unreachable by name)."""
     spec = importlib.util.spec_from_file_location(f"_pcg_{name}", os.path.join(HERE, f"{name}.py"))
     mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
     spec.loader.exec_module(mod)
     return mod
+
+
+def _install_barrier(workdir: str, program: str, status_fd: int | None) -> None:
+    """Install the audit hook; nothing of it is returned or kept in this module (the program runs after this frame)."""
+    barrier_mod = _load("barrier")
+    roots = [*barrier_mod.default_read_roots(), HERE]
+    trusted = [r for r in roots if not r.startswith(("/usr/share", "/etc"))]
+    tmp = os.environ.get("TMPDIR")
+    barrier_mod.install(workdir, status_fd, roots, program=program, write_roots=[tmp] if tmp else [],
+                        trusted_roots=trusted)
 
 
 def _args(argv: list[str]) -> argparse.Namespace:
@@ -84,7 +95,6 @@ def _media_audit(bpy, workdir: str) -> list[dict]:
 def main(argv: list[str]) -> int:
     a = _args(argv)
     workdir = os.path.realpath(a.workdir)
-    barrier_mod = _load("barrier")
     rewrite_mod = _load("rewrite")
     status_fd = a.status_fd
 
@@ -151,11 +161,10 @@ def main(argv: list[str]) -> int:
     if a.mode != "full":
         glb[rewrite_mod.HELPER] = pcg_render
 
-    barrier = None
     if not a.no_barrier:
-        barrier = barrier_mod.Barrier(workdir, status_fd, [*barrier_mod.default_read_roots(), HERE], program=program)
-        barrier.install()
-    emit({"event": "program", "mode": a.mode, "rewritten_render_calls": n_rewritten})
+        _install_barrier(workdir, program, status_fd)  # from here on, to the end of the process, with no way back
+    emit({"event": "program", "mode": a.mode, "rewritten_render_calls": n_rewritten, "barrier": not a.no_barrier})
+    sys.argv = [program]
     rc = 0
     t1 = time.time()
     try:
@@ -165,13 +174,14 @@ def main(argv: list[str]) -> int:
         if rc:
             print(f"scene program exited with status {rc}", file=sys.stderr)
     except BaseException:
-        if barrier is not None:
-            barrier.active = False  # formatting the traceback reads source files
-        traceback.print_exc()
+        # still under the barrier: the exception's own __str__ (program code) runs contained
+        try:
+            traceback.print_exc()
+        except BaseException:
+            print("scene program raised an exception whose message cannot be printed", file=sys.stderr)
         rc = 1
     prog_s = time.time() - t1
-    if barrier is not None:
-        barrier.active = False  # our own post-run work (preview render, audit) is not the program's
+    # the program's threads, handlers and drivers stay under the barrier during our post-run work too
     if a.mode == "preview" and rc == 0 and not rendered["done"]:
         try:
             render_preview()  # the program never rendered: render its final state at frame N

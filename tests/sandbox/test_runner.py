@@ -120,8 +120,7 @@ def test_barrier_blocks_process_network_ctypes(tmp_path: Path) -> None:
     code = f"""
 import importlib.util, json, os, sys, socket, subprocess, ctypes
 spec = importlib.util.spec_from_file_location("b", {str(barrier)!r}); b = importlib.util.module_from_spec(spec); spec.loader.exec_module(b)
-bar = b.Barrier({str(tmp_path)!r}, None, b.default_read_roots(), program=__file__)
-bar.install()
+b.install({str(tmp_path)!r}, None, b.default_read_roots(), program=__file__)
 res = {{}}
 for name, fn in [("subprocess", lambda: subprocess.run(["true"])), ("system", lambda: os.system("true")),
                  ("socket", lambda: socket.socket().connect(("127.0.0.1", 9))), ("dns", lambda: socket.getaddrinfo("example.com", 80)),

@@ -1,0 +1,245 @@
+"""The operating-system wall around a scene program (issue 13): bubblewrap (`bwrap`).
+
+The child sees a read-only system (`/usr`, a short list of `/etc` entries), the interpreter and its
+packages, the sandbox's own bootstrap code and its program file (read-only), and exactly one
+writable folder: its scratch folder (`OUT/sandbox/`, also its working directory). Everything else
+is absent rather than policed: no task packs, no reference video, no truth files, no HOME, no
+parent `/proc` (a fresh PID namespace with its own `/proc`; nothing outlives the run), no network
+(a fresh network namespace with no interfaces but loopback), a private `/tmp` of bounded size, a
+minimal `/dev`, an empty environment except what the bootstrap needs, no capabilities and no
+nested user namespaces. Resource limits (address space, file size, CPU, core dumps) are set by the
+runner before `bwrap` is exec'd and are inherited by everything inside.
+
+`--unsafe-no-isolation` (`isolation="none"`) runs the child as a plain process with only the
+in-process audit hook and the rlimits; the run record says so. Without it, a host where bwrap cannot
+run gets a clear refusal (`IsolationUnavailable`) instead of a silently weaker run.
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+import shutil
+import site
+import subprocess
+import sys
+import sysconfig
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent  # sandbox/: bootstrap.py, barrier.py, rewrite.py (read-only in the child)
+MODES = ("bwrap", "none")
+UNSAFE_FLAG = "--unsafe-no-isolation"
+INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: `apt-get install -y bubblewrap`, or run scripts/setup.sh as root) "
+                f"or pass {UNSAFE_FLAG} to run without the operating-system wall")
+# /etc entries a Python + Blender + Mesa child needs (dynamic loader, fonts, alternatives symlinks, time zone);
+# nothing else of /etc is visible (no shadow, no ssh, no machine secrets).
+ETC_ENTRIES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "fonts", "localtime", "drirc",
+               "glvnd", "OpenCL", "vulkan", "mime.types", "passwd", "group", "nsswitch.conf")
+TOP_LEVEL_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+TMP_SIZE_BYTES = 1 << 30  # the private /tmp (memory-backed) is capped at 1 GiB
+CHILD_HOME = "/tmp/pcg-home"  # both inside the private /tmp, and distinct from any run folder under /tmp
+CHILD_TMP = "/tmp/pcg-tmp"
+
+
+class IsolationUnavailable(RuntimeError):
+    """bwrap is missing or cannot create its namespaces here; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class Probe:
+    available: bool
+    bwrap: str | None
+    version: str | None = None
+    reason: str | None = None
+
+
+def find_bwrap() -> str | None:
+    return shutil.which("bwrap") or next((p for p in ("/usr/bin/bwrap", "/bin/bwrap") if os.access(p, os.X_OK)), None)
+
+
+@functools.lru_cache(maxsize=4)
+def probe(bwrap: str | None = None) -> Probe:
+    """Can bwrap build the wall here? Runs `/bin/true` (or the interpreter) inside the real namespaces once."""
+    exe = bwrap or find_bwrap()
+    if not exe:
+        return Probe(False, None, reason="bubblewrap (bwrap) is not installed")
+    try:
+        v = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=10)
+        version = (v.stdout or v.stderr).strip().split()[-1] if (v.stdout or v.stderr).strip() else None
+    except (OSError, subprocess.SubprocessError) as e:
+        return Probe(False, exe, reason=f"bwrap cannot be executed: {e}")
+    true = shutil.which("true") or "/bin/true"
+    argv = [exe, *_namespace_args(), *_system_args(), "--", true]
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=20, env={"PATH": "/usr/bin:/bin"})
+    except (OSError, subprocess.SubprocessError) as e:
+        return Probe(False, exe, version, reason=f"bwrap failed to start: {e}")
+    if p.returncode != 0:
+        err = (p.stderr or p.stdout).strip().splitlines()
+        return Probe(False, exe, version, reason="bwrap cannot create its namespaces here: " + (err[-1] if err else f"exit {p.returncode}"))
+    return Probe(True, exe, version)
+
+
+def require(mode: str) -> Probe | None:
+    """The probe for `mode` ('bwrap' must be usable, 'none' needs nothing); raises IsolationUnavailable."""
+    if mode not in MODES:
+        raise ValueError(f"isolation must be one of {MODES}, got {mode!r}")
+    if mode == "none":
+        return None
+    pr = probe()
+    if not pr.available:
+        raise IsolationUnavailable(f"the sandbox wall is unavailable: {pr.reason}; {INSTALL_HINT}")
+    return pr
+
+
+def describe(mode: str, pr: Probe | None = None) -> str:
+    """One line for the run record's `isolation` field."""
+    if mode == "none":
+        return f"none ({UNSAFE_FLAG}: in-process audit hook and rlimits only)"
+    v = pr.version if pr else None
+    return f"bwrap {v or '?'} (namespaces: user, pid, net, ipc, uts, cgroup; read-only system; writable: scratch folder only)"
+
+
+# -- argv ---------------------------------------------------------------------------------------
+def _namespace_args() -> list[str]:
+    return ["--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+            "--hostname", "sandbox"]
+
+
+def _system_args() -> list[str]:
+    args: list[str] = ["--ro-bind", "/usr", "/usr"]
+    for name in TOP_LEVEL_LINKS:
+        p = Path("/") / name
+        if p.is_symlink():
+            args += ["--symlink", os.readlink(p), str(p)]
+        elif p.is_dir():
+            args += ["--ro-bind", str(p), str(p)]
+    for name in ETC_ENTRIES:
+        p = Path("/etc") / name
+        if p.exists():
+            args += ["--ro-bind", str(p), str(p)]
+    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(TMP_SIZE_BYTES), "--tmpfs", "/tmp",
+             "--dir", CHILD_HOME, "--dir", CHILD_TMP]
+    return args
+
+
+def _under(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def interpreter_roots(python: str | None = None, blender_binary: str | None = None) -> list[Path]:
+    """Folders the child needs read-only to run the interpreter, bpy and numpy (or a Blender binary)."""
+    roots: set[Path] = set()
+    for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix):
+        roots.add(Path(p))
+    for k in ("stdlib", "platstdlib", "purelib", "platlib"):
+        with_path = sysconfig.get_paths().get(k)
+        if with_path:
+            roots.add(Path(with_path))
+    try:
+        roots.update(Path(p) for p in site.getsitepackages())
+    except AttributeError:
+        pass
+    for mod in ("bpy", "numpy"):  # where the modules a scene program needs actually live (may be outside prefix)
+        try:
+            spec = importlib.util.find_spec(mod)
+        except (ImportError, ValueError):
+            spec = None
+        if spec is not None and spec.origin and spec.origin not in ("built-in", "frozen"):
+            roots.add(Path(spec.origin).resolve().parent.parent)
+    exe = Path(python or sys.executable)
+    roots.add(exe.parent)
+    roots.add(exe.resolve().parent.parent)  # the real interpreter behind a venv's symlink
+    if blender_binary:
+        roots.add(Path(blender_binary).resolve().parent)
+    roots = {r.resolve() if r.exists() else r for r in roots}
+    roots = {r for r in roots if r.exists() and str(r) not in ("/", "/usr") and not _under(r, Path("/usr"))}
+    # keep only the outermost folders
+    out = [r for r in sorted(roots, key=lambda p: len(p.parts)) if not any(o != r and _under(r, o) for o in roots)]
+    return sorted(out)
+
+
+def hidden_paths() -> list[Path]:
+    """Folders that must never be visible even if they sit inside a bound tree: task packs, task roots, configs."""
+    hide: set[Path] = set()
+    try:
+        spec = importlib.util.find_spec("physcodegym.tasks")
+        if spec is not None and spec.origin:
+            hide.add(Path(spec.origin).resolve().parent / "packs")
+    except (ImportError, ValueError):
+        pass
+    hide.add(HERE.parent / "tasks" / "packs")
+    for p in os.environ.get("PHYSCODEGYM_TASKS", "").split(os.pathsep):
+        if p:
+            hide.add(Path(p).expanduser())
+    home = os.environ.get("HOME")
+    if home:
+        hide.add(Path(home))
+    for var in ("XDG_CONFIG_HOME", "PHYSCODEGYM_CONFIG"):
+        if os.environ.get(var):
+            hide.add(Path(os.environ[var]).expanduser())
+    out = []
+    for h in hide:
+        try:
+            out.append(h.resolve())
+        except OSError:
+            continue
+    return sorted(set(out))
+
+
+def bwrap_argv(child: list[str], *, scratch: Path, readonly_files: list[Path] = (), bwrap: str | None = None,
+               python: str | None = None, blender_binary: str | None = None) -> list[str]:
+    """The full command line: bwrap with the wall, then `child` (run with the scratch folder as cwd).
+
+    `scratch` is the only writable host folder (bound at its own path, so paths in logs and saved files
+    match the host's); `readonly_files` (the program copy) are bound read-only at their own paths.
+    """
+    exe = bwrap or find_bwrap()
+    if not exe:
+        raise IsolationUnavailable(f"the sandbox wall is unavailable: bubblewrap (bwrap) is not installed; {INSTALL_HINT}")
+    scratch = Path(scratch).resolve()
+    args = [exe, *_namespace_args(), *_system_args()]
+    bound: list[Path] = []
+    for r in interpreter_roots(python, blender_binary):
+        args += ["--ro-bind", str(r), str(r)]
+        bound.append(r)
+    args += ["--ro-bind", str(HERE), str(HERE)]
+    bound.append(HERE)
+    for f in readonly_files:
+        f = Path(f).resolve()
+        args += ["--ro-bind", str(f), str(f)]
+    # anything secret that happens to live inside a bound tree is covered by an empty, read-only tmpfs
+    for h in hidden_paths():
+        if any(_under(h, b) for b in bound) and h.is_dir():
+            args += ["--perms", "0555", "--tmpfs", str(h)]
+        elif any(_under(h, b) for b in bound) and h.exists():
+            args += ["--ro-bind", "/dev/null", str(h)]
+    args += ["--bind", str(scratch), str(scratch), "--remount-ro", "/", "--chdir", str(scratch), "--"]
+    return [*args, *child]
+
+
+def child_env(scratch: Path, isolation: str, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The child's whole environment: no keys, no HOME of the runner, no task roots, no config paths."""
+    if isolation == "bwrap":
+        home, tmp = CHILD_HOME, CHILD_TMP
+    else:  # unsafe: still a private HOME and TMPDIR inside the scratch folder's sibling, never the runner's
+        home, tmp = str(Path(scratch) / ".home"), str(Path(scratch) / ".tmp")
+        Path(home).mkdir(parents=True, exist_ok=True)
+        Path(tmp).mkdir(parents=True, exist_ok=True)
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "HOME": home,
+        "TMPDIR": tmp, "TEMP": tmp, "TMP": tmp,
+        "XDG_CONFIG_HOME": f"{home}/.config", "XDG_CACHE_HOME": f"{home}/.cache", "XDG_DATA_HOME": f"{home}/.local/share",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "BLENDER_USER_RESOURCES": f"{tmp}/blender_user",
+        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2"),
+    }
+    if extra:
+        env.update(extra)
+    return env
