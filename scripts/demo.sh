@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # The main job on bundled data: headless batch evaluation of the bundled submissions on the shipped tasks,
-# then the report. Results go to results/demo (resumable: re-running skips finished units).
+# then the report. Results go to results/demo (resumable: re-running skips finished units and cached videos).
+# Progress goes to stderr; the job ends with one summary (the report's), printed once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-results/demo}
+t0=$SECONDS
+echo "demo: 1/2 batch: every bundled submission (submissions/) on the shipped tasks (tasks/packs), results in $OUT ..." >&2
 .venv/bin/physcodegym batch --tasks tasks/packs --submissions submissions --out "$OUT" --resume
+echo "demo: 2/2 report: leaderboard, task pages, videos (encoded once, cached) ..." >&2
 .venv/bin/physcodegym report "$OUT" --out "$OUT/report"
-echo "report: $OUT/report/index.html"
+echo "demo: done in $((SECONDS - t0)) s; open $OUT/report/index.html in a browser (works from disk, offline)"

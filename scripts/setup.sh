@@ -13,6 +13,15 @@ case "$profile" in
   test) extras="dev,lpips" ;;
   *) echo "usage: scripts/setup.sh [core|test]" >&2; exit 2 ;;
 esac
+say() { echo "set-up: $*" >&2; }
+# pip, quiet: progress lines are ours; this machine's pip config names an extra index folder that may not exist and
+# pip then prints one "WARNING: Location '...' is ignored" line per package looked up. Those lines are dropped;
+# every other line (real warnings, errors) is kept, and pip's exit status is returned.
+pipq() {
+  local py=$1; shift
+  "$py" -m pip --quiet --disable-pip-version-check "$@" 2>&1 | { grep -v -E "^WARNING: Location '[^']*' is ignored" || true; } >&2
+  return "${PIPESTATUS[0]}"
+}
 PY=${PYTHON:-python3.11}
 command -v "$PY" >/dev/null 2>&1 || PY=python3
 stamp=.venv/.physcodegym-installed
@@ -22,11 +31,13 @@ have=$(cat "$stamp" 2>/dev/null || true)
 if [ -x .venv/bin/python ] && { [ "$have" = "$want" ] || { [ "$profile" = core ] && [ "${have%% *}" = "${want%% *}" ] && [ "${have#* }" = "dev,lpips" ]; }; }; then
   :
 else
-  [ -x .venv/bin/python ] || "$PY" -m venv .venv
-  .venv/bin/python -m pip install --quiet --upgrade pip
-  .venv/bin/python -m pip install --quiet -e ".[$extras]"
+  t0=$SECONDS
+  if [ ! -x .venv/bin/python ]; then say "creating .venv with $("$PY" --version 2>&1)"; "$PY" -m venv .venv; fi
+  say "installing physcodegym and its dependencies [$extras] into .venv (first time: several minutes, bpy alone is ~400 MB) ..."
+  pipq .venv/bin/python install --upgrade pip
+  pipq .venv/bin/python install -e ".[$extras]"
   echo "$want" > "$stamp"
-  echo "set-up: .venv ready with extras [$extras]"
+  say ".venv ready with extras [$extras] ($((SECONDS - t0)) s)"
 fi
 find_py312() {
   # pyenv shims answer `command -v` even when that version is not active, so try each candidate for real.
@@ -44,8 +55,9 @@ if [ "$profile" = test ]; then
   if [ ! -f "$hstamp" ]; then
     if HPY=$(find_py312); then
       rm -rf .venv-harbor
-      if "$HPY" -m venv .venv-harbor && .venv-harbor/bin/python -m pip install --quiet --upgrade pip \
-         && .venv-harbor/bin/python -m pip install --quiet "harbor==0.25.0"; then
+      say "installing harbor 0.25.0 into .venv-harbor ..."
+      if "$HPY" -m venv .venv-harbor && pipq .venv-harbor/bin/python install --upgrade pip \
+         && pipq .venv-harbor/bin/python install "harbor==0.25.0"; then
         echo ok > "$hstamp"
         echo "set-up: .venv-harbor ready (harbor 0.25.0 on $("$HPY" --version))"
       else
@@ -53,6 +65,22 @@ if [ "$profile" = test ]; then
       fi
     else
       echo "set-up: no Python >= 3.12 on this machine: the Harbor-export validation test will be skipped with that reason" >&2
+    fi
+  fi
+fi
+if [ "$profile" = test ]; then
+  # The report's browser test opens the generated report in headless Chromium (Debian package `chromium`,
+  # driven by playwright with executable_path; playwright downloads no browser).
+  if ! command -v chromium >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+      say "installing Debian chromium for the report's browser test ..."
+      if { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >.venv/apt-chromium.log 2>&1; then
+        say "chromium ready ($(chromium --version 2>/dev/null | head -1))"
+      else
+        say "installing chromium failed (log: .venv/apt-chromium.log): the report's browser test will fail with that reason"
+      fi
+    else
+      say "no chromium and not root: install the Debian package 'chromium' for the report's browser test"
     fi
   fi
 fi
