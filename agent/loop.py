@@ -1,9 +1,10 @@
-"""The agent loop (issue 7 §3): prompt, tool calls, budgets, context management, trace, resume.
+"""The agent loop: prompt, tool calls, budgets, context management, trace, resume (README "Running coding agents").
 
 One run folder holds everything: `trace.jsonl` (one record per event), `workspace/` (the model's files),
 `revisions/` (every scene.py), `launches/` (runner outputs), `images/` (every image shown to the model,
-referenced from the trace), `submission/` (after finalize) and `run.json` (rewritten atomically after
-each step, so an interrupted run is visible as `running` and can be continued with `resume=True`).
+referenced from the trace), `submission/` (after finalize) and `agent_run.json` (`trace.AGENT_RUN_FILE`,
+rewritten atomically after each step, so an interrupted run is visible as `running` and can be continued
+with `resume=True`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 from physcodegym.agent import prompts
 from physcodegym.agent.budget import Budget, BudgetLimits
 from physcodegym.agent.tools import LAUNCH_TOOLS, Toolbox, ToolOutcome, outcome_parts, tool_specs
-from physcodegym.agent.trace import Trace, read_trace, write_json_atomic
+from physcodegym.agent.trace import AGENT_RUN_FILE, Trace, read_trace, write_json_atomic
 from physcodegym.llm.base import ChatResponse, ImagePart, Message, Provider, TextPart, ToolCall, ToolResult
 from physcodegym.llm.errors import ProviderError
 from physcodegym.tasks.loader import LoadedTask
@@ -268,14 +269,14 @@ class AgentRun:
 
     def _write_run_json(self, extra: dict | None = None) -> dict:
         doc = self.run_doc()
-        prev = self.run_dir / "run.json"
+        prev = self.run_dir / AGENT_RUN_FILE
         if prev.is_file():
             old = json.loads(prev.read_text(encoding="utf-8"))
             if "score" in old:
                 doc["score"] = old["score"]
         if extra:
             doc.update(extra)
-        write_json_atomic(self.run_dir / "run.json", doc)
+        write_json_atomic(self.run_dir / AGENT_RUN_FILE, doc)
         return doc
 
     def _emit(self, last: str) -> None:

@@ -14,6 +14,10 @@ from typing import Any
 
 from physcodegym.core import atomic
 
+# The agent's run document in a run folder (status running | finalized | budget_exhausted | stopped |
+# provider_error ..., budget, launches, score). Not the sandbox's `run.json`, which records one program run.
+AGENT_RUN_FILE = "agent_run.json"
+
 
 class Trace:
     def __init__(self, path: Path) -> None:

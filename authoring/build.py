@@ -86,7 +86,7 @@ def _py(*args: str, cwd: Path | None = None) -> None:
 
 
 def sample_blend(blend: Path, out_npz: Path, objects: list[str]) -> dict[str, Any]:
-    """Sample a native scene in a fresh bpy process; returns the role probe (screen xy, colour)."""
+    """Sample a native scene in a fresh bpy process; returns the role samples (screen xy, colour per object)."""
     roles_json = out_npz.with_name(out_npz.stem + "_roles.json")
     _py("-m", "physcodegym.authoring.sample_worker", str(blend), str(out_npz), str(roles_json), *objects)
     return json.loads(roles_json.read_text())
@@ -112,7 +112,7 @@ def trajectories_digest(npz: Path, decimals: int = 5) -> str:
     return h.hexdigest()
 
 
-def merge(folder: Path, ann: ModuleType, samples: Any, probe: dict[str, Any]) -> Task:
+def merge(folder: Path, ann: ModuleType, samples: Any, role_samples: dict[str, Any]) -> Task:
     """TASK (hand-written) + measured intervals, role positions/colours and program hash -> Task."""
     raw = json.loads(json.dumps(ann.TASK))
     measured = ann.measure_events(samples)
@@ -126,7 +126,7 @@ def merge(folder: Path, ann: ModuleType, samples: Any, probe: dict[str, Any]) ->
             ev["persists_until_s"] = m["persists_until_s"]
     for role in raw.get("roles", []):
         obj = role.get("truth_object")
-        p = probe.get(obj) if obj else None
+        p = role_samples.get(obj) if obj else None
         if p and "error" not in p:
             role["screen_xy"] = p["screen_xy"]
             if p.get("color_rgb"):
@@ -161,7 +161,7 @@ def reannotate_task(id_or_path: str) -> dict[str, Any]:
         run_truth(folder / TRUTH, scratch / "bake", mode="bake_only")
         objects = sorted({r["truth_object"] for r in ann.TASK.get("roles", []) if r.get("truth_object")})
         npz = scratch / "truth_trajectories.npz"
-        probe = sample_blend(scratch / "bake" / "scene.blend", npz, objects)
+        role_samples = sample_blend(scratch / "bake" / "scene.blend", npz, objects)
         from physcodegym.authoring.verify import compare_samples
 
         stored_npz = folder / "truth_trajectories.npz"
@@ -169,7 +169,7 @@ def reannotate_task(id_or_path: str) -> dict[str, Any]:
         cmp = compare_samples(stored, SceneSamples.load_npz(npz))
         if not cmp["ok"]:
             raise RuntimeError(f"{folder.name}: re-run differs from the stored truth trajectories: {cmp['problems'][:3]}")
-        task = merge(folder, ann, stored, probe)  # intervals are always measured on the stored truth
+        task = merge(folder, ann, stored, role_samples)  # intervals are always measured on the stored truth
         record["trajectories_sha256"] = trajectories_digest(stored_npz)
     atomic.write_text(folder / TASK_FILE, json.dumps(task.model_dump(mode="json"), indent=2) + "\n")
     record["events"] = {e.id: [e.interval.start_s, e.interval.end_s] for e in task.events}
@@ -197,12 +197,12 @@ def build_task(id_or_path: str, keep_scratch: Path | None = None) -> dict[str, A
         ssim = ssim_against_frames(tmp_mp4, run_dir / "frames")
         objects = sorted({r["truth_object"] for r in ann.TASK.get("roles", []) if r.get("truth_object")})
         tmp_npz = scratch / "truth_trajectories.npz"
-        probe = sample_blend(run_dir / "scene.blend", tmp_npz, objects)
-        missing = [o for o, p in probe.items() if "error" in p]
+        role_samples = sample_blend(run_dir / "scene.blend", tmp_npz, objects)
+        missing = [o for o, p in role_samples.items() if "error" in p]
         if missing:
             raise InputError(f"roles name objects that truth.py does not create: {missing}", file=str(folder / ANNOTATION), field="roles")
         samples = SceneSamples.load_npz(tmp_npz)
-        task = merge(folder, ann, samples, probe)
+        task = merge(folder, ann, samples, role_samples)
         os.replace(tmp_mp4, folder / "reference.mp4")
         shutil.copyfile(tmp_npz, folder / "truth_trajectories.npz.tmp")
         os.replace(folder / "truth_trajectories.npz.tmp", folder / "truth_trajectories.npz")

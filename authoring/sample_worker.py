@@ -43,7 +43,7 @@ def _alive_masks(scene, samples) -> None:
             mask[fi, :n] = st == ALIVE
 
 
-def role_probe(scene, names: list[str]) -> dict:
+def role_samples(scene, names: list[str]) -> dict:
     from bpy_extras.object_utils import world_to_camera_view
 
     scene.frame_set(scene.frame_start)
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     _alive_masks(sc, samples)
     samples.save_npz(out_npz)
     tmp = out_roles.with_name(out_roles.name + ".tmp")
-    tmp.write_text(json.dumps(role_probe(sc, names), indent=1))
+    tmp.write_text(json.dumps(role_samples(sc, names), indent=1))
     os.replace(tmp, out_roles)
     return 0
 

@@ -1,7 +1,8 @@
 """Agent runs and scoring from the panel: `physcodegym agent` / `physcodegym score` in child processes.
 
-Progress (launches, tokens, cost, the latest preview image) is read from the run folder's run.json and
-trace.jsonl on every timer tick, so the UI stays responsive and a run can be stopped at any time.
+Progress (launches, tokens, cost, the latest preview image) is read from the run folder
+(`agent.run_files.read_progress`) on every timer tick, so the UI stays responsive and a run can be stopped
+at any time.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import bpy
+from physcodegym.agent import run_files
 from physcodegym.core import launch
 from physcodegym.operators.common import env_for_tasks, gate, work_dir
 from physcodegym.physcodegym_addon import features, jobs, preferences
@@ -19,50 +21,12 @@ from physcodegym.physcodegym_addon import features, jobs, preferences
 AGENT_JOB = "agent"
 SCORE_JOB = "score"
 PREVIEW_JOB = "preview"
-IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
 PROVIDER_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
-
-
-def read_progress(run_dir: Path) -> dict[str, Any]:
-    """Launches, tokens, cost and status of a run folder (run.json, else the last budget in the trace)."""
-    out: dict[str, Any] = {"launches": 0, "tokens": 0, "cost_usd": 0.0, "status": "", "preview": None, "submission_blend": None}
-    budget: dict[str, Any] | None = None
-    rj = run_dir / "run.json"
-    if rj.is_file():
-        try:
-            doc = json.loads(rj.read_text(encoding="utf-8"))
-            budget = doc.get("budget")
-            out["status"] = str(doc.get("status") or "")
-        except (json.JSONDecodeError, OSError):
-            pass  # being replaced right now; the next tick reads it
-    tr = run_dir / "trace.jsonl"
-    if budget is None and tr.is_file():
-        for line in reversed(tr.read_text(encoding="utf-8", errors="replace").splitlines()):
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(rec.get("budget"), dict):
-                budget = rec["budget"]
-                break
-    if budget:
-        out["launches"] = int(budget.get("launches_used", 0))
-        out["tokens"] = int(budget.get("input_tokens", 0)) + int(budget.get("output_tokens", 0))
-        out["cost_usd"] = float(budget.get("cost_usd", 0.0))
-    imgs = [p for p in run_dir.rglob("*") if p.suffix.lower() in IMAGE_SUFFIXES and p.is_file()]
-    if imgs:
-        out["preview"] = str(max(imgs, key=lambda p: p.stat().st_mtime))
-    blends = [p for p in run_dir.rglob("scene.blend") if p.is_file()]
-    sub = [p for p in blends if "submission" in p.parts]
-    pick = sub or blends
-    if pick:
-        out["submission_blend"] = str(max(pick, key=lambda p: p.stat().st_mtime))
-    return out
 
 
 def apply_progress(scene: Any, run_dir: Path) -> None:
     st = scene.physcodegym
-    pr = read_progress(run_dir)
+    pr = run_files.read_progress(run_dir)
     st.agent_launches, st.agent_tokens, st.agent_cost = pr["launches"], pr["tokens"], pr["cost_usd"]
     if pr["submission_blend"]:
         st.submission_blend = pr["submission_blend"]
@@ -123,7 +87,7 @@ class PCG_OT_start_agent(bpy.types.Operator):
             if sc is None:
                 return
             apply_progress(sc, run_dir)
-            status = read_progress(run_dir)["status"]
+            status = run_files.read_progress(run_dir)["status"]
             sc.physcodegym.agent_status = f"{job.state}: {status or job.message}"
 
         extra = env_for_tasks(context)
@@ -163,7 +127,7 @@ class PCG_OT_load_submission(bpy.types.Operator):
         return True
 
     def execute(self, context: Any) -> set[str]:
-        from physcodegym.operators.cf_ops import append_scene
+        from physcodegym.operators.counterfactual_ops import append_scene
 
         st = context.scene.physcodegym
         path = Path(bpy.path.abspath(self.filepath or st.submission_blend))

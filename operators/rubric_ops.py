@@ -9,14 +9,17 @@ import os
 import shutil
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import bpy
 from physcodegym.operators.common import gate, role_name
 from physcodegym.physcodegym_addon import state
 
+if TYPE_CHECKING:
+    from physcodegym.tasks.schema import Task
 
-def load_draft_from_task(st: Any, task: Any) -> None:
+
+def load_draft_from_task(st: Any, task: Task) -> None:
     """Start the draft from the task's own roles and criteria."""
     st.draft_roles.clear()
     for r in task.roles:
@@ -198,10 +201,10 @@ class PCG_OT_add_criterion(bpy.types.Operator):
         return {"FINISHED"}
 
 
-class PCG_OT_add_cf_criterion(bpy.types.Operator):
+class PCG_OT_add_counterfactual_criterion(bpy.types.Operator):
     """Add a counterfactual criterion from the intervention just run and the expected response fields"""
 
-    bl_idname = "physcodegym.add_cf_criterion"
+    bl_idname = "physcodegym.add_counterfactual_criterion"
     bl_label = "Add Counterfactual Criterion"
     bl_options = {"REGISTER", "UNDO"}
 
@@ -225,14 +228,14 @@ class PCG_OT_add_cf_criterion(bpy.types.Operator):
                 d = st.draft_roles.add()
                 d.name, d.description, d.object_name = r, mapping[r], mapping[r]
                 known.add(r)
-        role = st.cf_expect_role or (iv.get("roles") or [next(iter(known), "")])[0]
-        expected = {"measure": st.cf_measure, "role": role, "op": st.cf_expect_op, "value": round(st.cf_expect_value, 6), "relative_to_baseline": st.cf_relative}
-        if st.cf_expect_at_s > 0:
-            expected["at_s"] = round(st.cf_expect_at_s, 4)
+        role = st.counterfactual_expect_role or (iv.get("roles") or [next(iter(known), "")])[0]
+        expected = {"measure": st.counterfactual_measure, "role": role, "op": st.counterfactual_expect_op, "value": round(st.counterfactual_expect_value, 6), "relative_to_baseline": st.counterfactual_relative}
+        if st.counterfactual_expect_at_s > 0:
+            expected["at_s"] = round(st.counterfactual_expect_at_s, 4)
         c = st.draft_criteria.add()
         c.name = _next_id(st, f"cf_{iv.get('kind', 'x')}")
         c.check, c.roles, c.weight = "counterfactual", ", ".join(iv.get("roles", [])), st.new_weight
-        c.description = f"{iv.get('kind', '').replace('_', ' ')} -> {st.cf_measure} of {role} {st.cf_expect_op} {st.cf_expect_value}"
+        c.description = f"{iv.get('kind', '').replace('_', ' ')} -> {st.counterfactual_measure} of {role} {st.counterfactual_expect_op} {st.counterfactual_expect_value}"
         c.counterfactual_json = json.dumps({"intervention": iv, "expected": expected})
         st.draft_criteria_index = len(st.draft_criteria) - 1
         st.rubric_valid = False
@@ -244,9 +247,9 @@ def _last_intervention(scene: Any) -> dict[str, Any] | None:
     if last and last.get("intervention"):
         return last
     st = scene.physcodegym
-    if st.cf_result_json:
+    if st.counterfactual_result_json:
         try:
-            doc = json.loads(st.cf_result_json)
+            doc = json.loads(st.counterfactual_result_json)
         except json.JSONDecodeError:
             return None
         if doc.get("intervention"):
@@ -321,7 +324,7 @@ CLASSES = (
     PCG_OT_assign_role,
     PCG_OT_remove_draft_item,
     PCG_OT_add_criterion,
-    PCG_OT_add_cf_criterion,
+    PCG_OT_add_counterfactual_criterion,
     PCG_OT_validate_rubric,
     PCG_OT_save_rubric,
 )

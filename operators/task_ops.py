@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import bpy
 from physcodegym.operators.common import gate
 from physcodegym.physcodegym_addon import preferences
 
+if TYPE_CHECKING:
+    from physcodegym.tasks.loader import LoadedTask
+
 STRIP_NAME = "PCG Reference"
 
 
-def resolve_task(context: Any, ref: str) -> Any:
+def resolve_task(context: Any, ref: str) -> LoadedTask:
     """Load a task by folder, task.json path, or id (the preferences' library first, then the shipped packs)."""
     from physcodegym.tasks.loader import TASK_FILE, load_task
 
@@ -43,10 +46,10 @@ def task_ids(context: Any) -> list[str]:
     return sorted(set(out))
 
 
-def fill_task(st: Any, lt: Any, scene: Any) -> None:
+def fill_task(st: Any, loaded_task: LoadedTask, scene: Any) -> None:
     """Copy the checklist and events (with scene frames) into the scene state."""
-    t = lt.task
-    st.task_folder = str(lt.folder)
+    t = loaded_task.task
+    st.task_folder = str(loaded_task.folder)
     st.task_id, st.task_title, st.task_category = t.id, t.title, t.category.value + (f" / {t.subcategory.value}" if t.subcategory else "")
     st.checklist.clear()
     for c in t.checklist:
@@ -137,25 +140,25 @@ class PCG_OT_load_task(bpy.types.Operator):
         st = scene.physcodegym
         ref = self.task or st.task_ref
         try:
-            lt = resolve_task(context, ref)
+            loaded_task = resolve_task(context, ref)
         except InputError as e:
             st.task_status = f"error: {e}"
             self.report({"ERROR"}, str(e))
             return {"CANCELLED"}
         st.task_ref = ref
-        fill_task(st, lt, scene)
-        msg = f"loaded {lt.id}: {len(st.checklist)} checklist items, {len(st.events)} events"
+        fill_task(st, loaded_task, scene)
+        msg = f"loaded {loaded_task.id}: {len(st.checklist)} checklist items, {len(st.events)} events"
         if self.with_reference:
-            if lt.video_path.is_file():
-                info = attach_reference(context, scene, lt.video_path, st.sync_range)
+            if loaded_task.video_path.is_file():
+                info = attach_reference(context, scene, loaded_task.video_path, st.sync_range)
                 # events were placed before the range may have moved; recompute their frames
                 off = scene.frame_start - 1
-                for ev, e in zip(st.events, lt.task.events, strict=True):
+                for ev, e in zip(st.events, loaded_task.task.events, strict=True):
                     ev.start_frame, ev.end_frame = e.interval.start_frame + off, e.interval.end_frame + off
                 msg += f"; reference {info['frames']} frames" + ("" if info["camera"] else " (no camera: strip only)")
             else:
-                msg += f"; reference video missing: {lt.video_path}"
-                self.report({"WARNING"}, f"reference video missing: {lt.video_path}")
+                msg += f"; reference video missing: {loaded_task.video_path}"
+                self.report({"WARNING"}, f"reference video missing: {loaded_task.video_path}")
         st.task_status = msg
         self.report({"INFO"}, msg)
         return {"FINISHED"}

@@ -1,4 +1,4 @@
-"""The "PhysCodeGym" sidebar tab of the 3D Viewport: Task, Reference, Agent, Probes, Counterfactual,
+"""The "PhysCodeGym" sidebar tab of the 3D Viewport: Task, Reference, Agent, Audit, Counterfactual,
 Rubric, Scores. Panels only draw state and call operators; what is unavailable is drawn disabled with
 the reason."""
 
@@ -163,8 +163,8 @@ class PCG_PT_agent(_Base, bpy.types.Panel):
             layout.operator("physcodegym.load_submission", icon="SCENE_DATA")
 
 
-class PCG_PT_probes(_Base, bpy.types.Panel):
-    bl_label = "Probes"
+class PCG_PT_audit(_Base, bpy.types.Panel):
+    bl_label = "Audit"
     bl_parent_id = "PCG_PT_main"
 
     def draw(self, context: Any) -> None:
@@ -212,22 +212,22 @@ class PCG_PT_counterfactual(_Base, bpy.types.Panel):
         col = layout.column()
         ok, why = features.status("counterfactual")
         col.enabled = ok
-        col.prop(st, "cf_kind")
-        col.prop(st, "cf_params_json")
-        col.prop(st, "cf_from_frame")
+        col.prop(st, "counterfactual_kind")
+        col.prop(st, "counterfactual_params_json")
+        col.prop(st, "counterfactual_from_frame")
         col.label(text=f"on: {', '.join(o.name for o in context.selected_objects) or '(nothing selected)'}")
         col.operator("physcodegym.run_counterfactual", icon="MOD_PHYSICS")
         if not ok:
             layout.label(text=why, icon="ERROR")
         _job_row(layout, "counterfactual")
-        for text in (st.cf_status, st.cf_verdict):
+        for text in (st.counterfactual_status, st.counterfactual_verdict):
             if text:
                 layout.label(text=text)
-        if st.cf_copy_scene:
-            layout.label(text=f"kept copy: scene '{st.cf_copy_scene}'", icon="SCENE_DATA")
-        if st.cf_plot_image and bpy.data.images.get(st.cf_plot_image) is not None:
-            layout.label(text=f"plot: image '{st.cf_plot_image}' (Image Editor)", icon="IMAGE_DATA")
-        if st.cf_result_json:
+        if st.counterfactual_copy_scene:
+            layout.label(text=f"kept copy: scene '{st.counterfactual_copy_scene}'", icon="SCENE_DATA")
+        if st.counterfactual_plot_image and bpy.data.images.get(st.counterfactual_plot_image) is not None:
+            layout.label(text=f"plot: image '{st.counterfactual_plot_image}' (Image Editor)", icon="IMAGE_DATA")
+        if st.counterfactual_result_json:
             layout.operator("physcodegym.clear_counterfactual", icon="X")
 
 
@@ -255,17 +255,17 @@ class PCG_PT_rubric(_Base, bpy.types.Panel):
         r.prop(st, "new_weight")
         r.prop(st, "new_structural")
         box.operator("physcodegym.add_criterion", icon="ADD")
-        cf = layout.box()
-        cf.label(text="Counterfactual criterion (from the last run)")
-        cf.prop(st, "cf_measure")
-        r = cf.row(align=True)
-        r.prop(st, "cf_expect_role")
-        r.prop(st, "cf_expect_op", text="")
-        r.prop(st, "cf_expect_value", text="")
-        r = cf.row(align=True)
-        r.prop(st, "cf_expect_at_s")
-        r.prop(st, "cf_relative")
-        cf.operator("physcodegym.add_cf_criterion", icon="ADD")
+        box = layout.box()
+        box.label(text="Counterfactual criterion (from the last run)")
+        box.prop(st, "counterfactual_measure")
+        r = box.row(align=True)
+        r.prop(st, "counterfactual_expect_role")
+        r.prop(st, "counterfactual_expect_op", text="")
+        r.prop(st, "counterfactual_expect_value", text="")
+        r = box.row(align=True)
+        r.prop(st, "counterfactual_expect_at_s")
+        r.prop(st, "counterfactual_relative")
+        box.operator("physcodegym.add_counterfactual_criterion", icon="ADD")
         row = layout.row()
         row.template_list("PCG_UL_criteria", "", st, "draft_criteria", st, "draft_criteria_index", rows=3)
         row.operator("physcodegym.remove_draft_item", text="", icon="REMOVE").what = "CRITERION"
@@ -327,7 +327,7 @@ CLASSES = (
     PCG_PT_task,
     PCG_PT_reference,
     PCG_PT_agent,
-    PCG_PT_probes,
+    PCG_PT_audit,
     PCG_PT_counterfactual,
     PCG_PT_rubric,
     PCG_PT_scores,

@@ -22,7 +22,7 @@ def _ensure_alias() -> None:
 def classes() -> list[Any]:
     """Every class to register, in dependency order (property groups before what points at them)."""
     _ensure_alias()
-    from physcodegym.operators import agent_ops, audit_ops, cf_ops, rubric_ops, task_ops
+    from physcodegym.operators import agent_ops, audit_ops, counterfactual_ops, rubric_ops, task_ops
     from physcodegym.panels import main as panels
     from physcodegym.physcodegym_addon import preferences, properties
 
@@ -31,7 +31,7 @@ def classes() -> list[Any]:
         *properties.CLASSES,
         *task_ops.CLASSES,
         *audit_ops.CLASSES,
-        *cf_ops.CLASSES,
+        *counterfactual_ops.CLASSES,
         *rubric_ops.CLASSES,
         *agent_ops.CLASSES,
         *panels.CLASSES,

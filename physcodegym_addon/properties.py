@@ -145,26 +145,26 @@ class PCG_SceneState(bpy.types.PropertyGroup):
     s_val: FloatProperty()
     s_val_set: BoolProperty()
     # counterfactual
-    cf_kind: EnumProperty(name="Intervention", items=INTERVENTION_ITEMS)
-    cf_params_json: StringProperty(name="Params", default="{}", description='JSON, e.g. {"offset": [0.5, 0, 0]} or {"factor": 0.5}')
-    cf_from_frame: IntProperty(name="From frame", default=0, min=0, description="0: from the first frame")
-    cf_objects: StringProperty()
-    cf_status: StringProperty()
-    cf_verdict: StringProperty()
-    cf_result_json: StringProperty()
-    cf_copy_scene: StringProperty()
-    cf_measure: EnumProperty(
+    counterfactual_kind: EnumProperty(name="Intervention", items=INTERVENTION_ITEMS)
+    counterfactual_params_json: StringProperty(name="Params", default="{}", description='JSON, e.g. {"offset": [0.5, 0, 0]} or {"factor": 0.5}')
+    counterfactual_from_frame: IntProperty(name="From frame", default=0, min=0, description="0: from the first frame")
+    counterfactual_objects: StringProperty()
+    counterfactual_status: StringProperty()
+    counterfactual_verdict: StringProperty()
+    counterfactual_result_json: StringProperty()
+    counterfactual_copy_scene: StringProperty()
+    counterfactual_measure: EnumProperty(
         name="Measure",
         items=[(m, m.replace("_", " "), "") for m in MEASURES],
         default="path_deviation",
         description="What the expected response measures on the intervened trajectories",
     )
-    cf_expect_role: StringProperty(name="Role", description="Role whose response is measured (default: first intervened role)")
-    cf_expect_op: EnumProperty(name="Op", items=[(o, o, "") for o in ("gt", "ge", "lt", "le")], default="gt")
-    cf_expect_value: FloatProperty(name="Value", default=0.1)
-    cf_expect_at_s: FloatProperty(name="At (s)", default=0.0, min=0.0, max=8.0, description="0: the last frame")
-    cf_relative: BoolProperty(name="Relative to baseline")
-    cf_plot_image: StringProperty()
+    counterfactual_expect_role: StringProperty(name="Role", description="Role whose response is measured (default: first intervened role)")
+    counterfactual_expect_op: EnumProperty(name="Op", items=[(o, o, "") for o in ("gt", "ge", "lt", "le")], default="gt")
+    counterfactual_expect_value: FloatProperty(name="Value", default=0.1)
+    counterfactual_expect_at_s: FloatProperty(name="At (s)", default=0.0, min=0.0, max=8.0, description="0: the last frame")
+    counterfactual_relative: BoolProperty(name="Relative to baseline")
+    counterfactual_plot_image: StringProperty()
     # rubric authoring
     draft_roles: CollectionProperty(type=PCG_RoleDraft)
     draft_roles_index: IntProperty()

@@ -52,3 +52,39 @@ def write_plots(report: AuditReport, out_dir: Path) -> list[str]:
         if p is not None:
             paths.append(str(p))
     return paths
+
+
+def plot_counterfactual(doc: dict, path: Path, roles: list[str]) -> Path:
+    """x and z over time per role for a counterfactual's branches (baseline, intervened, control).
+
+    `doc` is `probes.counterfactual.run_counterfactual`'s result (with its `_samples` and `mapping`).
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from physcodegym.probes.counterfactual import track
+
+    s = doc["_samples"]
+    fig, axes = plt.subplots(1, max(1, len(roles)), figsize=(5 * max(1, len(roles)), 4), squeeze=False)
+    for ax, role in zip(axes[0], roles, strict=False):
+        name = doc["mapping"].get(role, role)
+        for key, style in (("baseline", "k-"), ("intervened", "r--"), ("control", "b:")):
+            smp = s.get(key)
+            tr = track(smp, name) if smp is not None else None
+            if tr is not None:
+                t = (smp.frames - 1) / smp.fps
+                ax.plot(t, tr[:, 0], style, label=f"{key} x")
+                ax.plot(t, tr[:, 2], style, alpha=0.5, label=f"{key} z")
+        ax.set_title(f"{role} ({name})")
+        ax.set_xlabel("t (s)")
+        ax.set_ylabel("m")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.stem + ".tmp.png")
+    fig.savefig(tmp, dpi=90)
+    plt.close(fig)
+    tmp.replace(path)
+    return path

@@ -67,7 +67,7 @@ def parse_task(path: Path) -> Task:
         raise from_validation(e, file=str(path)) from e
 
 
-def probe_video(path: Path) -> dict:
+def video_info(path: Path) -> dict:
     """Measured fps / frame count / size of a video file (OpenCV; no bpy)."""
     import cv2
 
@@ -85,11 +85,11 @@ def probe_video(path: Path) -> dict:
         cap.release()
 
 
-def check_video(lt: LoadedTask) -> dict:
-    vp = lt.video_path
+def check_video(loaded_task: LoadedTask) -> dict:
+    vp = loaded_task.video_path
     if not vp.is_file():
         raise InputError("reference video is missing", file=str(vp), field="video.file")
-    meta = probe_video(vp)
+    meta = video_info(vp)
     if abs(meta["fps"] - FPS) > 0.01 or meta["frames"] != FRAMES:
         raise InputError(
             f"reference video must be {FRAMES} frames at {FPS} fps; measured {meta['frames']} frames at {meta['fps']:.3f} fps",
@@ -117,10 +117,10 @@ def load_task(path_or_id: str | Path, check_media: bool = False) -> LoadedTask:
         if folder is None:
             raise InputError(f"no task folder or task id {str(path_or_id)!r} (searched {[str(r) for r in task_roots()]})", file=str(path_or_id))
     task = parse_task(folder / TASK_FILE)
-    lt = LoadedTask(task=task, folder=folder.resolve())
+    loaded_task = LoadedTask(task=task, folder=folder.resolve())
     if check_media:
-        check_video(lt)
-    return lt
+        check_video(loaded_task)
+    return loaded_task
 
 
 def list_tasks(roots: list[Path] | None = None) -> list[LoadedTask]:
@@ -130,6 +130,6 @@ def list_tasks(roots: list[Path] | None = None) -> list[LoadedTask]:
         if not root.is_dir():
             continue
         for tf in sorted(root.glob(f"*/{TASK_FILE}")):
-            lt = load_task(tf.parent)
-            seen.setdefault(lt.id, lt)
+            loaded_task = load_task(tf.parent)
+            seen.setdefault(loaded_task.id, loaded_task)
     return sorted(seen.values(), key=lambda t: t.id)

@@ -1,7 +1,7 @@
 """`physcodegym agent --task T --provider P --model M --out DIR`: run a coding agent on one task.
 
 Live progress (step, launches, tokens, cost) goes to stderr; at the end the finalized submission is
-scored like `physcodegym score` and the result is stored in DIR/run.json.
+scored like `physcodegym score` and the result is stored in DIR/agent_run.json.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--provider", required=True, help="openai (any OpenAI-compatible endpoint) or anthropic")
     p.add_argument("--model", required=True)
     p.add_argument("--base-url", default=None, help="API base URL (default: the provider's)")
-    p.add_argument("--out", required=True, help="run folder (trace, workspace, revisions, submission, run.json)")
+    p.add_argument("--out", required=True, help="run folder (trace, workspace, revisions, submission, agent_run.json)")
     p.add_argument("--resume", action="store_true", help="continue an interrupted run from DIR/trace.jsonl")
     p.add_argument("--max-launches", type=int, default=20, help="Blender launches (run_scene, inspect_scene, render_preview)")
     p.add_argument("--time-limit", type=float, default=3 * 3600.0, help="wall-clock limit in seconds (default 3 h)")
@@ -88,13 +88,13 @@ class _Progress:
 
 def run(args: argparse.Namespace) -> CommandResult:
     from physcodegym.agent.loop import AgentRun, LoopConfig, score_submission
-    from physcodegym.agent.trace import write_json_atomic
+    from physcodegym.agent.trace import AGENT_RUN_FILE, write_json_atomic
     from physcodegym.llm.factory import make_provider
     from physcodegym.tasks.loader import load_task
 
-    lt = load_task(args.task)
-    if not lt.video_path.is_file():
-        raise InputError("the task has no reference video", file=str(lt.video_path), field="video.file")
+    loaded_task = load_task(args.task)
+    if not loaded_task.video_path.is_file():
+        raise InputError("the task has no reference video", file=str(loaded_task.video_path), field="video.file")
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise InputError("--out must be a folder", file=str(out), field="--out")
@@ -107,23 +107,23 @@ def run(args: argparse.Namespace) -> CommandResult:
         judge = {"provider": args.judge_provider, "model": args.judge_model, "base_url": args.judge_base_url}
     provider = make_provider(args.provider, args.model, base_url=args.base_url)
     cfg = LoopConfig(max_tokens_per_call=args.max_tokens, temperature=args.temperature, run_timeout_s=args.run_timeout, keep_images=args.keep_images)
-    with _Progress(lt.id) as prog:
-        ar = AgentRun(lt, provider, out, limits=_limits(args), cfg=cfg, resume=args.resume, progress=prog)
+    with _Progress(loaded_task.id) as prog:
+        ar = AgentRun(loaded_task, provider, out, limits=_limits(args), cfg=cfg, resume=args.resume, progress=prog)
         doc = ar.run()
     if not args.no_score:
         metrics = [m.strip() for m in args.metrics.split(",") if m.strip()] if args.metrics else None
         if doc.get("finalized"):
             try:
-                doc["score"] = score_submission(lt, out, metrics=metrics, judge=judge)
+                doc["score"] = score_submission(loaded_task, out, metrics=metrics, judge=judge)
             except InputError:
                 raise
             except Exception as e:  # scoring failure is recorded, never mistaken for a score
                 doc["score"] = {"state": "error", "reason": f"{type(e).__name__}: {e}"}
         else:
             doc["score"] = {"state": "no_submission", "reason": f"the run ended {doc['status']!r} without a finalized submission", "S_tot": 0.0}
-        write_json_atomic(out / "run.json", doc)
+        write_json_atomic(out / AGENT_RUN_FILE, doc)
     human = (
-        f"{lt.id}: {doc['status']} ({doc['reason']}); steps {doc['steps']}, launches {doc['budget']['launches_used']}/"
+        f"{loaded_task.id}: {doc['status']} ({doc['reason']}); steps {doc['steps']}, launches {doc['budget']['launches_used']}/"
         f"{doc['budget']['max_launches']}, tokens {doc['budget']['tokens_used']}, cost ${doc['budget']['cost_usd']:.4f}\n"
         f"run folder: {out}" + (f"\nscore: {json.dumps(doc.get('score'), default=str)[:400]}" if "score" in doc else "")
     )

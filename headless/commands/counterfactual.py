@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -101,90 +100,20 @@ def _mapping(blend: Path, task: str | None, roles: str | None) -> tuple[dict[str
         import bpy
         from physcodegym.tasks.loader import load_task
 
-        lt = load_task(task)
+        loaded_task = load_task(task)
         bpy.ops.wm.open_mainfile(filepath=str(blend))
-        doc = map_scene_roles(lt.task, bpy.context.scene, blend.parent)
+        doc = map_scene_roles(loaded_task.task, bpy.context.scene, blend.parent)
         return simple_mapping(doc), doc
     return {}, None
-
-
-def plot(doc: dict[str, Any], path: Path, roles: list[str]) -> None:
-    """Top-down x/z tracks per role: baseline, intervened, control."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from physcodegym.probes.counterfactual import track
-
-    s = doc["_samples"]
-    fig, axes = plt.subplots(1, max(1, len(roles)), figsize=(5 * max(1, len(roles)), 4), squeeze=False)
-    for ax, role in zip(axes[0], roles, strict=False):
-        name = doc["mapping"].get(role, role)
-        for key, style in (("baseline", "k-"), ("intervened", "r--"), ("control", "b:")):
-            smp = s.get(key)
-            tr = track(smp, name) if smp is not None else None
-            if tr is not None:
-                t = (smp.frames - 1) / smp.fps
-                ax.plot(t, tr[:, 0], style, label=f"{key} x")
-                ax.plot(t, tr[:, 2], style, alpha=0.5, label=f"{key} z")
-        ax.set_title(f"{role} ({name})")
-        ax.set_xlabel("t (s)")
-        ax.set_ylabel("m")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    tmp = path.with_name(path.stem + ".tmp.png")
-    fig.savefig(tmp, dpi=90)
-    plt.close(fig)
-    os.replace(tmp, path)
-
-
-def truth_counterfactuals(task: str, work_dir: Path | None = None) -> dict[str, Any]:
-    """Measure each counterfactual criterion on the task's truth scene; write truth_counterfactuals.json atomically."""
-    from physcodegym.probes.counterfactual import public, run_counterfactual
-    from physcodegym.tasks.loader import load_task
-    from physcodegym.verifier.selftest import truth_blend, truth_mapping
-
-    lt = load_task(task)
-    tmp = tempfile.TemporaryDirectory(prefix="pcg_truthcf_") if work_dir is None else None
-    wd = Path(work_dir) if work_dir else Path(tmp.name)
-    try:
-        blend = truth_blend(lt, wd)
-        mapping = truth_mapping(lt)
-        out: dict[str, Any] = {"task": lt.id, "criteria": {}}
-        for c in lt.task.rubric.criteria:
-            if c.counterfactual is None:
-                continue
-            cf = c.counterfactual
-            doc = run_counterfactual(blend, cf.intervention, mapping, control=cf.control, expected=cf.expected, work_dir=wd / f"cf_{c.id}")
-            v = doc.get("verdict", {})
-            out["criteria"][c.id] = {
-                "intervention": cf.intervention.model_dump(mode="json"),
-                "expected": cf.expected.model_dump(mode="json"),
-                "took_effect": doc.get("took_effect"),
-                "measured": (v.get("intervened") or {}).get("value"),
-                "ratio": v.get("ratio"),
-                "preserved": v.get("preserved"),
-                "control": (v.get("control") or {}).get("value") if v.get("control") else None,
-                "passed": v.get("passed"),
-                "reason": v.get("reason") or doc.get("reason"),
-                "trajectories": public(doc).get("trajectories"),
-            }
-        target = lt.truth_counterfactuals or (lt.folder / "truth_counterfactuals.json")
-        tmpf = target.with_name(target.name + ".tmp")
-        tmpf.write_text(json.dumps(out, indent=1, default=str))
-        os.replace(tmpf, target)
-        out["written"] = str(target)
-        return out
-    finally:
-        if tmp is not None:
-            tmp.cleanup()
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from physcodegym.probes.counterfactual import public, run_counterfactual
 
     if args.truth:
-        return truth_counterfactuals(args.truth, Path(args.work_dir) if args.work_dir else None)
+        from physcodegym.verifier import truth_counterfactuals
+
+        return truth_counterfactuals.measure(args.truth, Path(args.work_dir) if args.work_dir else None)
     if not args.target:
         raise InputError("give a run folder or .blend (or --truth TASK)", field="target")
     if not args.intervention:
@@ -206,7 +135,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         frames = (a, b)
     doc = run_counterfactual(blend, iv, mapping, frames=frames, control=ctrl, expected=exp, work_dir=Path(args.work_dir) if args.work_dir else None)
     if args.plot and doc.get("_samples"):
-        plot(doc, Path(args.plot), roles or list(mapping)[:3])
+        from physcodegym.probes.plots import plot_counterfactual
+
+        plot_counterfactual(doc, Path(args.plot), roles or list(mapping)[:3])
         doc["plot"] = args.plot
     out = public(doc)
     if mdoc is not None:

@@ -24,7 +24,7 @@ _PACKAGES = ("numpy", "opencv-python-headless", "scikit-image", "pydantic", "req
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-network", action="store_true", help="do not contact the providers")
-    p.add_argument("--timeout", type=float, default=5.0, help="seconds per reachability probe (default 5)")
+    p.add_argument("--timeout", type=float, default=5.0, help="seconds per reachability check (default 5)")
 
 
 def _version(dist: str) -> str | None:
@@ -34,7 +34,7 @@ def _version(dist: str) -> str | None:
         return None
 
 
-def probe_provider(name: str, cfg: dict, network: bool, timeout: float) -> dict:
+def check_provider(name: str, cfg: dict, network: bool, timeout: float) -> dict:
     r = resolve(name, None, cfg)
     row = {"provider": name, "configured": bool(r["api_key"]) or r["local"], "key_source": r["key_source"],
            "api_key_env": r["api_key_env"], "base_url": r["base_url"], "reachable": None, "status": None,
@@ -43,9 +43,9 @@ def probe_provider(name: str, cfg: dict, network: bool, timeout: float) -> dict:
         row["detail"] = f"no key: set {r['api_key_env']} or add api_key to [providers.{name}] in {config_path()}"
         return row
     if not network:
-        row["detail"] = "not probed (--no-network)"
+        row["detail"] = "not checked (--no-network)"
         return row
-    client = make_provider(name, "doctor-probe", max_retries=0, timeout_s=timeout)
+    client = make_provider(name, "doctor-check", max_retries=0, timeout_s=timeout)
     url, headers = client.list_models_request()
     try:
         resp = requests.get(url, headers=headers, timeout=timeout)
@@ -68,7 +68,7 @@ def probe_provider(name: str, cfg: dict, network: bool, timeout: float) -> dict:
 
 def run(args: argparse.Namespace) -> CommandResult:
     cfg = load_config()
-    providers = [probe_provider(p, cfg, not args.no_network, args.timeout) for p in PROVIDERS]
+    providers = [check_provider(p, cfg, not args.no_network, args.timeout) for p in PROVIDERS]
     packages = {d: _version(d) for d in _PACKAGES}
     doc = {
         "ok": any(p["configured"] and p["reachable"] is not False for p in providers),

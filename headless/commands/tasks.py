@@ -8,7 +8,7 @@ from pathlib import Path
 
 from physcodegym.core.errors import InputError
 from physcodegym.headless.cli import CommandResult
-from physcodegym.tasks.loader import TASK_FILE, check_video, list_tasks, load_task, task_roots
+from physcodegym.tasks.loader import TASK_FILE, LoadedTask, check_video, list_tasks, load_task, task_roots
 
 NAME = "tasks"
 HELP = "list, validate and show tasks"
@@ -37,14 +37,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     r.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
 
 
-def _row(lt) -> dict:
-    t = lt.task
+def _row(loaded_task: LoadedTask) -> dict:
+    t = loaded_task.task
     return {
         "id": t.id,
         "title": t.title,
         "category": t.category.value,
         "subcategory": t.subcategory.value if t.subcategory else None,
-        "folder": str(lt.folder),
+        "folder": str(loaded_task.folder),
         "events": len(t.events),
         "criteria": len(t.rubric.criteria),
         "counterfactual_criteria": sum(1 for c in t.rubric.criteria if c.counterfactual),
@@ -54,7 +54,7 @@ def _row(lt) -> dict:
 def run(args: argparse.Namespace) -> CommandResult:
     if args.tasks_cmd == "list":
         roots = [Path(r) for r in args.root] if args.root else task_roots()
-        rows = [_row(lt) for lt in list_tasks(roots)]
+        rows = [_row(loaded_task) for loaded_task in list_tasks(roots)]
         human = "\n".join(f"{r['id']:<32} {r['category']:<11} {r['subcategory'] or '-':<22} {r['title']}" for r in rows)
         return CommandResult({"tasks": rows}, human=human or "no tasks")
     if args.tasks_cmd == "validate":
@@ -64,13 +64,13 @@ def run(args: argparse.Namespace) -> CommandResult:
             raise InputError("no task.json here or in sub-folders", file=str(p))
         results = []
         for f in folders:
-            lt = load_task(f)
-            media = None if args.no_media else check_video(lt)
-            results.append({"id": lt.id, "ok": True, "folder": str(lt.folder), "video": media})
+            loaded_task = load_task(f)
+            media = None if args.no_media else check_video(loaded_task)
+            results.append({"id": loaded_task.id, "ok": True, "folder": str(loaded_task.folder), "video": media})
         return CommandResult({"ok": True, "tasks": results}, human="\n".join(f"ok  {r['id']}" for r in results))
     if args.tasks_cmd == "show":
-        lt = load_task(args.id)
-        doc = {"folder": str(lt.folder), "task": json.loads(lt.task.model_dump_json())}
+        loaded_task = load_task(args.id)
+        doc = {"folder": str(loaded_task.folder), "task": json.loads(loaded_task.task.model_dump_json())}
         return CommandResult(doc)
     if args.tasks_cmd == "build":
         from physcodegym.authoring.build import build_tasks

@@ -38,7 +38,7 @@ def test_agent_command_over_anthropic_wire(tmp_path, loopback, synth_task):
     first = loopback.chat_requests[0].text()
     assert first.index("Keep the LAST launch") < first.index("Rebuild the scene")  # the reminder leads the task prompt
     assert "at most 3 Blender launches" in first
-    assert json.loads((run / "run.json").read_text())["score"]["state"] == "no_submission"
+    assert json.loads((run / "agent_run.json").read_text())["score"]["state"] == "no_submission"
     assert "step" in cp.stderr and "launches 0/3" in cp.stderr  # the live progress line went to stderr
 
     bad = subprocess.run([*cmd[:-1], "--max-launches", "-1", "--json"], capture_output=True, text=True, timeout=120)

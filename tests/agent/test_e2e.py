@@ -71,7 +71,7 @@ def test_scripted_run_end_to_end(tmp_path, loopback, agent_task):
     frames = sorted((sub / "frames").glob("*.png"))
     assert len(frames) == 240 and frames[0].name == "0001.png"
     assert cv2.imread(str(frames[100])).shape == (360, 640, 3)
-    on_disk = json.loads((run_dir / "run.json").read_text())
+    on_disk = json.loads((run_dir / "agent_run.json").read_text())
     assert on_disk["status"] == "finalized" and on_disk["finalized"]["launch"] == 5
 
     # -- the submission was scored like `physcodegym score` ---------------------------------

@@ -52,7 +52,7 @@ def test_fatal_provider_error_ends_cleanly_and_resumes(tmp_path, loopback, synth
     run = tmp_path / "run"
     doc = AgentRun(synth_task, _provider(loopback), run, cfg=_cfg(), **NO_SLEEP).run()
     assert doc["status"] == "provider_error" and "400" in doc["reason"]
-    assert json.loads((run / "run.json").read_text())["status"] == "provider_error"
+    assert json.loads((run / "agent_run.json").read_text())["status"] == "provider_error"
     n_before = len(loopback.chat_requests)
     loopback.script([Reply.tool("frame_grid", {"count": 4}), Reply.ok("thinking"), Reply.ok("still thinking")])
     doc2 = AgentRun(synth_task, _provider(loopback), run, cfg=_cfg(), resume=True, **NO_SLEEP).run()
@@ -141,7 +141,7 @@ def test_killed_cli_run_resumes(tmp_path, loopback, synth_task):
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-    assert json.loads((run / "run.json").read_text())["status"] == "running"
+    assert json.loads((run / "agent_run.json").read_text())["status"] == "running"
     loopback.clear()
     loopback.script([Reply.tool("check_submission", {})] + [Reply.ok("nothing to do")] * 4)  # 4th text reply: stop
     cp = subprocess.run(cmd + ["--resume", "--max-steps", "50"], capture_output=True, text=True, timeout=240)

@@ -50,7 +50,7 @@ class L:  # tolerant layout: every call returns another layout
             return L()
         return f
 
-for name in ("PCG_PT_main", "PCG_PT_task", "PCG_PT_reference", "PCG_PT_agent", "PCG_PT_probes", "PCG_PT_counterfactual", "PCG_PT_rubric", "PCG_PT_scores"):
+for name in ("PCG_PT_main", "PCG_PT_task", "PCG_PT_reference", "PCG_PT_agent", "PCG_PT_audit", "PCG_PT_counterfactual", "PCG_PT_rubric", "PCG_PT_scores"):
     holder = type("P", (), {"layout": L()})()
     getattr(bpy.types, name).draw(holder, bpy.context)
 out["load_task"] = list(bpy.ops.physcodegym.load_task(task=sys.argv[2], with_reference=True))

@@ -157,7 +157,7 @@ class Recorder:
         self.log.append(("icon", icon_value))
 
 
-PANELS = ("PCG_PT_main", "PCG_PT_task", "PCG_PT_reference", "PCG_PT_agent", "PCG_PT_probes", "PCG_PT_counterfactual", "PCG_PT_rubric", "PCG_PT_scores")
+PANELS = ("PCG_PT_main", "PCG_PT_task", "PCG_PT_reference", "PCG_PT_agent", "PCG_PT_audit", "PCG_PT_counterfactual", "PCG_PT_rubric", "PCG_PT_scores")
 
 
 def draw_all() -> dict[str, list[tuple]]:
@@ -189,14 +189,14 @@ def test_register_unregister_cycle(addon: Any) -> None:
     from physcodegym.panels import registration
 
     assert registration.is_registered()
-    assert hasattr(bpy.types.Scene, "physcodegym") and hasattr(bpy.types, "PCG_PT_probes")
+    assert hasattr(bpy.types.Scene, "physcodegym") and hasattr(bpy.types, "PCG_PT_audit")
     n_ops = len([o for o in dir(bpy.ops.physcodegym) if not o.startswith("_")])
     assert n_ops >= 15
     prefs = bpy.context.preferences.addons["physcodegym"].preferences
     assert prefs.openai_key_env == "OPENAI_API_KEY" and prefs.preview_engine == "BLENDER_WORKBENCH"
     runs = prefs.runs_folder
     registration.unregister()
-    assert not hasattr(bpy.types.Scene, "physcodegym") and not hasattr(bpy.types, "PCG_PT_probes")
+    assert not hasattr(bpy.types.Scene, "physcodegym") and not hasattr(bpy.types, "PCG_PT_audit")
     assert not bpy.app.timers.is_registered(jobs.tick)
     with pytest.raises(KeyError):
         bpy.ops.physcodegym.load_task.get_rna_type()
@@ -374,29 +374,29 @@ def test_panels_draw_in_every_state(addon: Any, task_folder: Path, monkeypatch: 
     apply_audit(sc, {"findings": [{"kind": "interpenetration", "objects": ["Cube", "Ground"], "frames": [5, 9], "value": 0.03, "unit": "m",
                                    "message": "overlap", "evidence": {"contact_points": [[0, 0, 0.1]]}}],
                      "criteria": [{"id": "c_sim", "score": 1.0, "passed": True}], "S_val": 0.75})
-    st.cf_result_json, st.cf_verdict = json.dumps({"intervention": {"kind": "remove_object", "roles": ["cube"]}}), "took effect"
+    st.counterfactual_result_json, st.counterfactual_verdict = json.dumps({"intervention": {"kind": "remove_object", "roles": ["cube"]}}), "took effect"
     apply_scores(sc, {"metrics": {"S_ssim": 0.8, "S_lpips": None, "S_obj": 0.5, "S_evt": 1.0, "S_mot": 0.4, "S_val": 0.75},
                       "missing": {"S_lpips": "torch not installed"}, "S_vis": 0.65, "S_phys": 0.72, "S_tot": 0.68})
     logs = draw_all()
-    assert "S_val = 0.750 (1/1 criteria passed)" in labels(logs["PCG_PT_probes"])
-    assert ("list", "PCG_UL_findings", 1) in logs["PCG_PT_probes"] and "overlap" in labels(logs["PCG_PT_probes"])
+    assert "S_val = 0.750 (1/1 criteria passed)" in labels(logs["PCG_PT_audit"])
+    assert ("list", "PCG_UL_findings", 1) in logs["PCG_PT_audit"] and "overlap" in labels(logs["PCG_PT_audit"])
     assert "took effect" in labels(logs["PCG_PT_counterfactual"])
     sl = labels(logs["PCG_PT_scores"])
     assert "S_ssim: 0.800" in sl and "S_lpips: missing" in sl and "torch not installed" in sl and "S_tot: 0.680" in sl
     # 4. a running job shows progress and a stop button
     jobs.submit(jobs.Job("audit", [sys.executable, "-c", "import time; time.sleep(30)"]))
     logs = draw_all()
-    assert any(e[0] == "progress" for e in logs["PCG_PT_probes"]) and op_enabled(logs["PCG_PT_probes"], "physcodegym.cancel_job")
+    assert any(e[0] == "progress" for e in logs["PCG_PT_audit"]) and op_enabled(logs["PCG_PT_audit"], "physcodegym.cancel_job")
     assert "1 background job(s) running" in labels(logs["PCG_PT_main"])
-    assert not op_enabled(logs["PCG_PT_probes"], "physcodegym.run_audit")  # one audit at a time
+    assert not op_enabled(logs["PCG_PT_audit"], "physcodegym.run_audit")  # one audit at a time
     jobs.cancel("audit")
-    assert "audit: cancelled" in labels(draw_all()["PCG_PT_probes"])
+    assert "audit: cancelled" in labels(draw_all()["PCG_PT_audit"])
     # 5. every library missing: buttons disabled with the reason (the state of a Blender lacking them)
     real = features._status
     monkeypatch.setattr(features, "_status", lambda name: (False, f"not available: {features.REQUIREMENTS[name][0]} missing"))
     logs = draw_all()
-    assert "not available: physcodegym.probes.audit missing" in labels(logs["PCG_PT_probes"])
-    assert not op_enabled(logs["PCG_PT_probes"], "physcodegym.run_audit")
+    assert "not available: physcodegym.probes.audit missing" in labels(logs["PCG_PT_audit"])
+    assert not op_enabled(logs["PCG_PT_audit"], "physcodegym.run_audit")
     assert "not available: physcodegym.probes.counterfactual missing" in labels(logs["PCG_PT_counterfactual"])
     assert "not available" in labels(logs["PCG_PT_agent"]) and "not available" in labels(logs["PCG_PT_scores"])
     assert "not available: pydantic missing" in labels(logs["PCG_PT_task"])
@@ -461,16 +461,16 @@ def test_counterfactual_on_copy_leaves_user_scene_untouched(addon: Any, task_fol
     info_before, objects_before = pc.info, sorted(o.name for o in sc.objects)
     assert pc.is_baked and before[-1, 2] > 1.0  # resting on the support
     _select("Support")
-    st.cf_kind, st.cf_params_json = "remove_support", "{}"
+    st.counterfactual_kind, st.counterfactual_params_json = "remove_support", "{}"
     assert bpy.ops.physcodegym.run_counterfactual() == {"FINISHED"}
     job = wait_job("counterfactual")
     assert job.state == "done", (job.message, job.log[-10:])
     # the user's scene, objects and cache are exactly as they were
-    assert sc.physcodegym.cf_status.startswith("done")
+    assert sc.physcodegym.counterfactual_status.startswith("done")
     assert pc.is_baked and pc.info == info_before and sorted(o.name for o in sc.objects) == objects_before
     assert sc.objects["Support"].rigid_body is not None
     assert np.array_equal(_track(sc, "Cube", range(1, 41)), before)
-    doc = json.loads(st.cf_result_json)
+    doc = json.loads(st.counterfactual_result_json)
     assert doc["took_effect"] is True and doc["intervention"]["kind"] == "remove_support"
     assert doc["intervention"]["roles"] == ["support"] and doc["mapping"]["support"] == "Support"
     # baseline vs intervened: the cube now falls to the ground
@@ -479,28 +479,28 @@ def test_counterfactual_on_copy_leaves_user_scene_untouched(addon: Any, task_fol
     assert abs(base[-1, 2] - before[-1, 2]) < 1e-4 and inter[-1, 2] < 0.5
     assert "Support" in tr["baseline"] and "Support" not in tr["intervened"]
     # the plot image has drawn curves, and the intervened copy is kept as its own scene
-    im = bpy.data.images[st.cf_plot_image]
+    im = bpy.data.images[st.counterfactual_plot_image]
     px = np.empty(len(im.pixels), dtype=np.float32)
     im.pixels.foreach_get(px)
     rgb = px.reshape(-1, 4)[:, :3]
     assert (np.abs(rgb - 0.12).max(axis=1) > 0.3).sum() > 200
-    copy = bpy.data.scenes[st.cf_copy_scene]
+    copy = bpy.data.scenes[st.counterfactual_copy_scene]
     assert copy != sc and not any(o.name.startswith("Support") for o in copy.objects)
     assert any(o.name.startswith("Cube") for o in copy.objects) and bpy.context.window.scene == sc
     # a counterfactual criterion from the intervention just run validates and saves
-    st.cf_measure, st.cf_expect_role, st.cf_expect_op, st.cf_expect_value = "final_height", "cube", "lt", 0.6
-    assert bpy.ops.physcodegym.add_cf_criterion() == {"FINISHED"}
+    st.counterfactual_measure, st.counterfactual_expect_role, st.counterfactual_expect_op, st.counterfactual_expect_value = "final_height", "cube", "lt", 0.6
+    assert bpy.ops.physcodegym.add_counterfactual_criterion() == {"FINISHED"}
     c = st.draft_criteria[-1]
     assert c.check == "counterfactual" and json.loads(c.counterfactual_json)["intervention"]["kind"] == "remove_support"
     assert bpy.ops.physcodegym.save_rubric() == {"FINISHED"}
     from physcodegym.tasks.loader import load_task
 
     saved = load_task(task_folder).task
-    cf = next(c for c in saved.rubric.criteria if c.check == "counterfactual").counterfactual
-    assert cf.expected.measure == "final_height" and cf.expected.value == 0.6 and "support" in {r.name for r in saved.roles}
+    counterfactual = next(c for c in saved.rubric.criteria if c.check == "counterfactual").counterfactual
+    assert counterfactual.expected.measure == "final_height" and counterfactual.expected.value == 0.6 and "support" in {r.name for r in saved.roles}
     cl = labels(draw_all()["PCG_PT_counterfactual"])
-    assert f"kept copy: scene '{st.cf_copy_scene}'" in cl and "plot: image" in cl and "took effect" in cl
-    kept = st.cf_copy_scene
+    assert f"kept copy: scene '{st.counterfactual_copy_scene}'" in cl and "plot: image" in cl and "took effect" in cl
+    kept = st.counterfactual_copy_scene
     assert bpy.ops.physcodegym.clear_counterfactual() == {"FINISHED"} and kept not in bpy.data.scenes and sc.name in bpy.data.scenes
 
 

@@ -53,20 +53,20 @@ def append_scene(blend: Path, scene_name: str, new_name: str) -> Any:
 def apply_counterfactual(scene: Any, doc: dict[str, Any], d: Path) -> None:
     st = scene.physcodegym
     tracks = doc.pop("tracks", {}) if isinstance(doc, dict) else {}
-    st.cf_result_json = json.dumps(doc, default=str)
+    st.counterfactual_result_json = json.dumps(doc, default=str)
     state.TRAJECTORIES[scene.name] = tracks
     state.LAST_INTERVENTION[scene.name] = {"intervention": doc.get("intervention"), "mapping": doc.get("mapping")}
     rows = doc.get("trajectories") or {}
     devs = [f"{r}: {v.get('max_deviation_m', v.get('intervened', '?'))}" for r, v in rows.items()]
-    st.cf_verdict = ("took effect" if doc.get("took_effect") else "did NOT take effect") + (" | max deviation " + ", ".join(devs) if devs else "")
+    st.counterfactual_verdict = ("took effect" if doc.get("took_effect") else "did NOT take effect") + (" | max deviation " + ", ".join(devs) if devs else "")
     img = plot.render_plot(tracks)
     im = plot.to_blender_image(img, f"PCG CF plot {scene.name}", str(d / "plot.png"))
-    st.cf_plot_image = im.name
+    st.counterfactual_plot_image = im.name
     kept = doc.get("intervened_blend")
     if kept and Path(kept).is_file():
-        kind = (doc.get("intervention") or {}).get("kind", "cf")
+        kind = (doc.get("intervention") or {}).get("kind", "counterfactual")
         sc = append_scene(Path(kept), scene.name, f"PCG CF {kind} ({scene.name})")
-        st.cf_copy_scene = sc.name if sc is not None else ""
+        st.counterfactual_copy_scene = sc.name if sc is not None else ""
     from physcodegym.physcodegym_addon import witness
 
     witness.ensure_draw_handler()
@@ -87,7 +87,7 @@ class PCG_OT_run_counterfactual(bpy.types.Operator):
         if not gate(cls, context, "counterfactual"):
             return False
         st = context.scene.physcodegym
-        if st.cf_kind not in NO_OBJECT_KINDS and not context.selected_objects:
+        if st.counterfactual_kind not in NO_OBJECT_KINDS and not context.selected_objects:
             cls.poll_message_set("select the objects to intervene on")
             return False
         return True
@@ -98,18 +98,18 @@ class PCG_OT_run_counterfactual(bpy.types.Operator):
 
         scene = context.scene
         st = scene.physcodegym
-        sel = [] if st.cf_kind in NO_OBJECT_KINDS else sorted(context.selected_objects, key=lambda o: o.name)
+        sel = [] if st.counterfactual_kind in NO_OBJECT_KINDS else sorted(context.selected_objects, key=lambda o: o.name)
         roles, mapping = scene_mapping(st, scene, sel)
         try:
-            params = json.loads(st.cf_params_json or "{}")
-            iv = Intervention(kind=st.cf_kind, roles=roles, params=params, from_frame=st.cf_from_frame or None)
+            params = json.loads(st.counterfactual_params_json or "{}")
+            iv = Intervention(kind=st.counterfactual_kind, roles=roles, params=params, from_frame=st.counterfactual_from_frame or None)
         except (json.JSONDecodeError, ValidationError) as e:
-            st.cf_status = f"bad intervention: {e}"
-            self.report({"ERROR"}, f"scene.physcodegym.cf_params_json: {e}")
+            st.counterfactual_status = f"bad intervention: {e}"
+            self.report({"ERROR"}, f"scene.physcodegym.counterfactual_params_json: {e}")
             return {"CANCELLED"}
         d = work_dir(context, "counterfactual")
         blend = save_copy(context, d / "scene.blend")
-        st.cf_objects = ",".join(o.name for o in sel)
+        st.counterfactual_objects = ",".join(o.name for o in sel)
         scene_name = scene.name
         args = ["--blend", str(blend), "--intervention", iv.model_dump_json(), "--mapping", json.dumps(mapping), "--out", str(d)]
 
@@ -119,12 +119,12 @@ class PCG_OT_run_counterfactual(bpy.types.Operator):
                 return
             if isinstance(job.doc, dict):
                 apply_counterfactual(sc, job.doc, d)
-            sc.physcodegym.cf_status = (
+            sc.physcodegym.counterfactual_status = (
                 f"done in {job.seconds:.1f} s" if job.state == "done" else f"failed: {job.message}; {(job.doc or {}).get('reason', '')}"
             )
 
-        jobs.submit(jobs.Job(JOB, launch.module_argv("physcodegym.physcodegym_addon.cf_panel_worker", args), on_done=done, cwd=str(d)))
-        st.cf_status = f"running {iv.kind.value} on {', '.join(roles) or 'the scene'}..."
+        jobs.submit(jobs.Job(JOB, launch.module_argv("physcodegym.physcodegym_addon.counterfactual_worker", args), on_done=done, cwd=str(d)))
+        st.counterfactual_status = f"running {iv.kind.value} on {', '.join(roles) or 'the scene'}..."
         return {"FINISHED"}
 
 
@@ -136,15 +136,15 @@ class PCG_OT_clear_counterfactual(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context: Any) -> bool:
-        return bool(context.scene.physcodegym.cf_copy_scene or context.scene.physcodegym.cf_result_json)
+        return bool(context.scene.physcodegym.counterfactual_copy_scene or context.scene.physcodegym.counterfactual_result_json)
 
     def execute(self, context: Any) -> set[str]:
         st = context.scene.physcodegym
-        sc = bpy.data.scenes.get(st.cf_copy_scene) if st.cf_copy_scene else None
+        sc = bpy.data.scenes.get(st.counterfactual_copy_scene) if st.counterfactual_copy_scene else None
         if sc is not None and sc != context.scene:
             bpy.data.scenes.remove(sc)
         state.TRAJECTORIES.pop(context.scene.name, None)
-        st.cf_copy_scene = st.cf_result_json = st.cf_verdict = st.cf_status = ""
+        st.counterfactual_copy_scene = st.counterfactual_result_json = st.counterfactual_verdict = st.counterfactual_status = ""
         return {"FINISHED"}
 
 

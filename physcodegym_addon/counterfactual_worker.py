@@ -1,4 +1,4 @@
-"""Child entry point for the panel's counterfactual: `python -m physcodegym.physcodegym_addon.cf_panel_worker`.
+"""Child entry point for the panel's counterfactual: `python -m physcodegym.physcodegym_addon.counterfactual_worker`.
 
 Runs the library's `run_counterfactual` (baseline vs intervened, each in its own fresh bpy process on
 the saved copy) and keeps the intervened scene as a .blend the panel appends for inspection. Prints
@@ -26,7 +26,7 @@ def _tracks(samples: Any, names: list[str]) -> dict[str, list[list[float]]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="cf_panel_worker")
+    ap = argparse.ArgumentParser(prog="counterfactual_worker")
     ap.add_argument("--blend", required=True)
     ap.add_argument("--intervention", required=True, help="Intervention JSON")
     ap.add_argument("--mapping", required=True, help="{role: object} JSON")
