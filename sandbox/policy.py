@@ -4,8 +4,11 @@ A scene program may build and simulate a Blender scene and save it in its workin
 not decode media, touch the network, spawn processes, import modules dynamically, reach builtins
 by reflection, or read files outside its working folder. This module finds such code by walking
 the AST and reports *every* violation with a stable rule id and its line, so an agent (or a
-reviewer) can fix all of them at once. It is the first barrier; `sandbox.barrier` (inside the run)
-is the second, for what a static reading cannot prove.
+reviewer) can fix all of them at once. It is the early, friendly report for agents, not the security
+boundary: the operating-system wall (`sandbox.isolation`) is, with `sandbox.barrier` (inside the run)
+as a second layer. So the checker refuses what is clearly a bypass attempt and lets ordinary scene
+code through (computed operator names, cleanup loops over `bpy.data`, paths built from `os.getcwd()`,
+in-memory text with `io`/`csv`, a generated texture saved to `//name.png`).
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ ALLOWED_MODULES = frozenset(
         "pathlib", "time", "datetime", "itertools", "functools", "collections", "json", "numpy", "colorsys",
         "typing", "dataclasses", "enum", "__future__", "statistics", "copy", "sys", "re", "string", "decimal",
         "fractions", "operator", "heapq", "bisect", "array", "warnings", "logging", "contextlib", "abc",
-        "textwrap", "numbers", "struct", "hashlib", "uuid", "traceback",
+        "textwrap", "numbers", "struct", "hashlib", "uuid", "traceback", "io", "csv", "base64", "binascii",
+        "pprint", "zlib", "weakref", "difflib", "unicodedata", "calendar", "graphlib", "reprlib", "queue",
     }
 )
 
@@ -63,7 +67,7 @@ MODULE_RULES: dict[str, str] = {
     **dict.fromkeys(["importlib", "imp", "pkgutil", "runpy", "zipimport", "addon_utils"], "dynamic-import"),
     **dict.fromkeys(["builtins", "__builtin__", "inspect", "gc", "code", "codeop", "types", "marshal", "pickle",
                      "dill", "shelve", "copyreg"], "reflection"),
-    **dict.fromkeys(["shutil", "glob", "tempfile", "io", "zipfile", "tarfile", "fileinput"], "file-outside-workdir"),
+    **dict.fromkeys(["shutil", "glob", "tempfile", "zipfile", "tarfile", "fileinput"], "file-outside-workdir"),
 }
 
 # Dotted call targets (after alias resolution) and their rule.
@@ -96,7 +100,8 @@ CALL_RULES: dict[str, str] = {
     **dict.fromkeys(["os.chdir", "os.fchdir", "os.chroot", "os.listdir", "os.scandir", "os.walk", "os.open",
                      "os.remove", "os.unlink", "os.rmdir", "os.removedirs", "os.rename", "os.renames", "os.replace",
                      "os.link", "os.symlink", "os.truncate", "os.chmod", "os.chown", "os.makedirs", "os.mkdir",
-                     "os.utime", "open", "pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath"],
+                     "os.utime", "open", "pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath", "io.open",
+                     "io.FileIO", "io.open_code"],
                     "file-outside-workdir"),
 }
 
@@ -122,6 +127,15 @@ BLOCKED_ATTR_STRINGS = frozenset(
     {"exec", "eval", "compile", "open", "system", "popen", "__import__", "import_module", "load", "new_movie",
      "new_image", "new_sound", "open_mainfile", "spawnv", "execv", "fork", "urlopen", "socket", "connect"}
 )
+
+# Operator categories that load files, run code or reach the network: a computed name on them is a bypass attempt.
+RISKY_OPS_CATEGORIES = frozenset({"wm", "script", "text", "preferences", "extensions", "image", "sequencer", "clip",
+                                  "sound", "import_scene", "import_mesh", "import_image", "import_curve", "import_anim",
+                                  "node", "file", "outliner", "buttons", "screen", "ui"})
+# bpy.data collections whose methods load media or Blender data from a path.
+MEDIA_COLLECTIONS = frozenset({"images", "movieclips", "sounds", "texts", "volumes", "cache_files", "libraries", "fonts"})
+MOVIE_SOUND_EXTS = frozenset({"mp4", "mov", "avi", "mkv", "webm", "mpg", "mpeg", "m4v", "ogv", "flv", "wav", "mp3",
+                              "ogg", "flac", "aac", "m4a"})
 
 # Properties whose assignment makes Blender decode a file.
 MEDIA_ASSIGNED_ATTRS = frozenset({"filepath", "filepath_raw", "directory", "source"})
@@ -211,11 +225,43 @@ def _leading_str(node: ast.AST | None) -> str | None:
     return None
 
 
+def _fold_str(node: ast.AST | None) -> str | None:
+    """A string expression built only from constants ('lo' + 'ad', f'{"x"}', '_'.join(['a', 'b']))."""
+    s = _const_str(node)
+    if s is not None:
+        return s
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        a, b = _fold_str(node.left), _fold_str(node.right)
+        return a + b if a is not None and b is not None else None
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for v in node.values:
+            if isinstance(v, ast.Constant):
+                parts.append(str(v.value))
+            elif isinstance(v, ast.FormattedValue) and v.format_spec is None and _fold_str(v.value) is not None:
+                parts.append(_fold_str(v.value))
+            else:
+                return None
+        return "".join(parts)
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "join"
+            and len(node.args) == 1 and isinstance(node.args[0], ast.List | ast.Tuple)):
+        sep = _fold_str(node.func.value)
+        parts = [_fold_str(e) for e in node.args[0].elts]
+        if sep is not None and all(p is not None for p in parts):
+            return sep.join(parts)
+    return None
+
+
+def _is_movie_or_sound(path: str) -> bool:
+    return path.lower().rsplit(".", 1)[-1] in MOVIE_SOUND_EXTS if "." in path else False
+
+
 class _Checker(ast.NodeVisitor):
     def __init__(self) -> None:
         self.violations: list[Violation] = []
         self.aliases: dict[str, str] = {}  # local name -> dotted module/object path
         self.modules: set[str] = set()  # top-level module names as resolved (os, sys, bpy, ...)
+        self.str_values: dict[str, set[str] | None] = {}  # name -> every string it was bound to (None: unknown)
 
     # -- helpers -------------------------------------------------------------------------
     def add(self, rule: str, node: ast.AST, message: str) -> None:
@@ -284,9 +330,29 @@ class _Checker(ast.NodeVisitor):
         self.generic_visit(node)
 
     # -- aliases through assignment (D = bpy.data; s = os.system) ---------------------------
+    def _bind_strings(self, name: str, values: set[str] | None) -> None:
+        if name in self.str_values and self.str_values[name] is not None and values is not None:
+            self.str_values[name] = self.str_values[name] | values
+        elif name in self.str_values:
+            self.str_values[name] = None  # bound to something unknown somewhere: unknown everywhere
+        else:
+            self.str_values[name] = values
+
+    def visit_For(self, node: ast.For) -> None:
+        if isinstance(node.target, ast.Name):
+            vals = None
+            if isinstance(node.iter, ast.List | ast.Tuple | ast.Set):
+                got = [_fold_str(e) for e in node.iter.elts]
+                vals = set(got) if got and all(g is not None for g in got) else None
+            self._bind_strings(node.target.id, vals)
+        self.generic_visit(node)
+
     def visit_Assign(self, node: ast.Assign) -> None:
         target_dotted = self.dotted(node.value) if isinstance(node.value, ast.Attribute | ast.Name) else None
+        folded = _fold_str(node.value)
         for t in node.targets:
+            if isinstance(t, ast.Name):
+                self._bind_strings(t.id, {folded} if folded is not None else None)
             if isinstance(t, ast.Name) and target_dotted:
                 self.aliases[t.id] = target_dotted
             self._check_store(t, node.value, node)
@@ -303,9 +369,11 @@ class _Checker(ast.NodeVisitor):
                 self.add("media-decode", node, f"setting {owner}.source = {s!r} makes Blender decode a file")
             elif attr != "source" and s is not None and path_outside(s):
                 self.add("file-outside-workdir", node, f"{owner}.{attr} points outside the working folder: {s!r}")
-            elif attr in ("filepath", "filepath_raw") and ("image" in owner.lower() or "clip" in owner.lower()
-                                                           or "sound" in owner.lower() or "[]" in owner and "images" in owner):
-                self.add("media-decode", node, f"assigning {owner}.{attr} makes Blender load a media file")
+            elif attr in ("filepath", "filepath_raw") and s is None and self._mentions_outside(value) and (
+                    "image" in owner.lower() or "clip" in owner.lower() or "sound" in owner.lower()):
+                self.add("file-outside-workdir", node, f"{owner}.{attr} is built from a path outside the working folder")
+            elif attr in ("filepath", "filepath_raw") and s is not None and _is_movie_or_sound(s):
+                self.add("media-decode", node, f"assigning {owner}.{attr} = {s!r} makes Blender decode a movie or sound")
         if attr in DANGEROUS_ATTRS and attr not in _CONTEXT_ATTRS:
             self.add("reflection", node, f"assignment to {attr!r} reaches interpreter internals")
         if attr == "binary_path":
@@ -372,26 +440,49 @@ class _Checker(ast.NodeVisitor):
         if len(node.args) < 2:
             return
         target, attr = node.args[0], node.args[1]
-        s = _const_str(attr)
         owner = self.dotted(target) or ""
-        if s is None:
-            # a plain variable naming a property of a scene object is common (`getattr(rb, key)`); string building
-            # ('lo' + 'ad', f-strings, chr/join) or computed access on modules, bpy.data/ops/app is a bypass attempt
-            top = owner.split(".")[0]
-            risky_owner = (
-                not owner
-                or top in self.modules
-                or top in ("__builtins__", "builtins")
-                or owner.startswith(("bpy.data", "bpy.ops", "bpy.app", "bpy.utils", "bpy.path"))
-                or owner in ("bpy", "bpy.context")
-            )
-            if not isinstance(attr, ast.Name) or risky_owner or fn == "delattr":
-                self.add("reflection", node, f"{fn} with a computed attribute name on {owner or 'an expression'!r} can reach anything; use the attribute directly")
+        top = owner.split(".")[0]
+        # owners where any computed name is a bypass attempt: modules, builtins, Blender's app/utils/path/script
+        # gateways, the operator categories that load files or run code, or an unnamed expression
+        risky_owner = (
+            not owner
+            or top in self.modules
+            or top in ("__builtins__", "builtins")
+            or owner.startswith(("bpy.app", "bpy.utils", "bpy.path"))
+            or owner in ("bpy", "bpy.ops")
+            or (owner.startswith("bpy.ops.") and owner.split(".")[2] in RISKY_OPS_CATEGORIES)
+        )
+        values = self._str_values(attr)
+        if values is not None:  # every value the name can take is known: check each like a literal
+            for v in sorted(values):
+                self._check_attr_name(node, fn, owner, v)
             return
+        if fn == "delattr":
+            self.add("reflection", node, f"delattr with a computed attribute name on {owner or 'an expression'!r}")
+            return
+        frags = [c.value for c in ast.walk(attr) if isinstance(c, ast.Constant) and isinstance(c.value, str) and len(c.value) >= 2]
+        hit = next((f for f in frags if any(f in b for b in BLOCKED_NAME_PARTS)), None)
+        if hit is not None:
+            self.add("reflection", node, f"{fn} builds an attribute name from {hit!r}, part of a blocked name")
+        elif risky_owner:
+            self.add("reflection", node, f"{fn} with a computed attribute name on {owner or 'an expression'!r} can reach anything; use the attribute directly")
+
+    def _check_attr_name(self, node: ast.Call, fn: str, owner: str, s: str) -> None:
         if s.startswith("__") and s.endswith("__") or s in BLOCKED_ATTR_STRINGS or s in DANGEROUS_ATTRS:
             self.add("reflection", node, f"{fn}(…, {s!r}) reaches a blocked attribute indirectly")
         elif owner in ("os", "sys", "builtins", "importlib", "subprocess", "socket"):
             self.add("reflection", node, f"{fn} on module {owner!r}")
+        elif owner.startswith("bpy.data") and s in MEDIA_COLLECTIONS:
+            self.add("media-decode", node, f"{fn}(bpy.data, {s!r}) reaches a loader of media or Blender data")
+
+    def _str_values(self, node: ast.AST) -> set[str] | None:
+        """The strings an attribute-name expression can be: a literal, constant concatenation, or a tracked name."""
+        folded = _fold_str(node)
+        if folded is not None:
+            return {folded}
+        if isinstance(node, ast.Name):
+            return self.str_values.get(node.id)
+        return None
 
     def _first_path_arg(self, node: ast.Call, kw_names: tuple[str, ...] = ("file", "path", "filepath", "filename", "directory")) -> ast.AST | None:
         if node.args:
@@ -423,12 +514,31 @@ class _Checker(ast.NodeVisitor):
             self.add("file-outside-workdir", node, f"{name} on {s!r} is outside the working folder")
 
     def _mentions_outside(self, node: ast.AST) -> bool:
+        """Does a built path climb out (`..`), start absolute/at home, or join an absolute part?
+
+        A constant after the first part of a concatenation is a suffix (`os.getcwd() + "/frames"` stays inside);
+        `os.path.join(x, "/etc")` restarts at the absolute part, so there any absolute argument counts.
+        """
+        lead = _leading_str(node)
+        if lead is not None and (lead.startswith(("/", "~")) and not lead.startswith("//")):
+            return True
         for sub in ast.walk(node):
-            s = _const_str(sub)
-            if s is not None and (s == ".." or s.startswith("../") or s.startswith("/") or "/../" in s or s.startswith("~")):
+            c = _const_str(sub)
+            if c is not None and any(part == ".." for part in c.replace("\\", "/").split("/")):
                 return True
-            if isinstance(sub, ast.Call) and (self.dotted(sub.func) or "").endswith("expanduser"):
-                return True
+            if isinstance(sub, ast.Call):
+                fname = self.dotted(sub.func) or ""
+                if fname.endswith("expanduser"):
+                    return True
+                if fname.endswith(("path.join", "Path", "PurePath", "PosixPath", "joinpath")):
+                    for a in sub.args[1:]:
+                        c2 = _const_str(a)
+                        if c2 is not None and c2.startswith(("/", "~")):
+                            return True
+            if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Div):  # Path(x) / "/etc"
+                c3 = _const_str(sub.right)
+                if c3 is not None and c3.startswith("/"):
+                    return True
         return False
 
     def _literal_paths_outside(self, node: ast.Call, name: str) -> None:
@@ -455,6 +565,9 @@ class _Checker(ast.NodeVisitor):
 
 
 MEDIA_PAIRS_WITH_ALIASES = MEDIA_METHOD_PAIRS | {("libraries", "load")}
+# Substrings a computed attribute name may not contain: it could be completed into one of these.
+BLOCKED_NAME_PARTS = frozenset(BLOCKED_ATTR_STRINGS | DANGEROUS_ATTRS | MEDIA_COLLECTIONS | MEDIA_METHODS
+                               | {"as_module", "execfile", "python_file_run", "run_script", "addon", "movie", "libraries"})
 
 
 def check_source(source: str, path: str = "scene.py") -> PolicyReport:

@@ -188,3 +188,67 @@ def test_cli_json(tmp_path: Path) -> None:
     p = subprocess.run([sys.executable, "-m", "physcodegym", "check", str(tmp_path / "nope.py"), "--json"],
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and "nope.py" in json.loads(p.stdout)["error"]["file"]
+
+
+# Ordinary scene code the checker once refused (issue 13 item 4): it is the friendly early report, not the wall.
+ISSUE_LEGIT = {
+"texture": '''import bpy
+img = bpy.data.images.new("checker", 64, 64)
+img.generated_type = "COLOR_GRID"
+img.filepath_raw = "//checker.png"
+img.file_format = "PNG"
+img.save()
+''',
+"cleanup": '''import bpy
+for name in ("meshes", "materials", "objects", "cameras", "lights"):
+    coll = getattr(bpy.data, name)
+    for block in list(coll):
+        coll.remove(block)
+''',
+"prim": '''import bpy
+for kind in ("cube", "uv_sphere", "cylinder"):
+    op = getattr(bpy.ops.mesh, "primitive_" + kind + "_add")
+    op(location=(0, 0, 1))
+''',
+"cwd": '''import bpy
+import os
+out = os.getcwd() + "/frames"
+os.makedirs(out, exist_ok=True)
+bpy.context.scene.render.filepath = os.getcwd() + "/frames/"
+bpy.ops.wm.save_as_mainfile(filepath=os.getcwd() + "/scene.blend")
+''',
+"csv": '''import bpy
+import io
+import csv
+buf = io.StringIO("name,mass\\nball,2.0\\n")
+rows = list(csv.DictReader(buf))
+out = io.StringIO()
+w = csv.writer(out)
+w.writerow(["a", 1])
+print(rows, out.getvalue())
+''',
+}
+
+# ... while the rules that catch bypass attempts behind the same constructs still hold.
+ISSUE_BAD = {
+ "lo_ad_var": "import bpy\nk = 'lo' + 'ad'\nf = getattr(bpy.data.images, k)\n",
+ "frag": "import bpy\ndef g(x):\n    return getattr(bpy.data.images, 'lo' + x)\n",
+ "wm": "import bpy\ndef f(n):\n    getattr(bpy.ops.wm, n)()\n",
+ "libs": "import bpy\nfor n in ('libraries',):\n    c = getattr(bpy.data, n)\n",
+ "joinabs": "import os\nopen(os.path.join(os.getcwd(), '/etc/passwd'))\n",
+ "dotdot": "import os\nopen(os.getcwd() + '/../truth.py')\n",
+ "ioopen": "import io\nio.open('/etc/passwd')\n",
+ "mp4": "import bpy\nimg = bpy.data.images.new('x', 4, 4)\nimg.filepath = 'ref.mp4'\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ISSUE_LEGIT))
+def test_issue_legit_programs_pass(name: str) -> None:
+    rep = check_source(ISSUE_LEGIT[name], name)
+    assert rep.ok, rep.to_dict()
+
+
+@pytest.mark.parametrize("name", sorted(ISSUE_BAD))
+def test_issue_bypasses_behind_the_same_constructs_are_refused(name: str) -> None:
+    rep = check_source(ISSUE_BAD[name], name)
+    assert not rep.ok, f"{name} not refused"
