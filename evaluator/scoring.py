@@ -4,10 +4,16 @@ Both videos are decoded once and shared by all metrics; the reference's decode a
 per process (keyed by path, size and mtime) so batch scoring of many candidates decodes each reference once.
 Every metric lands in the result with a state and a reason: an unavailable prerequisite (no judge, no LPIPS
 weights, no native scene) is reported missing, never as a number; a candidate with no valid artifact scores 0.
+
+A run folder is read only through its validated artifact set (`sandbox.artifacts.validated_run`): the runner's
+record, the files it accepted, each verified by hash as it is read. A run that is not `ok`, or whose files no
+longer match, is `invalid` with one reason (the same string `run`, `audit --task` and `batch` report): every
+requested metric scores 0 and S_val is never computed. A bare video gets the same header checks and bounds.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -17,7 +23,8 @@ import numpy as np
 from physcodegym.core.errors import InputError
 from physcodegym.metrics.aggregate import aggregate, zero_results
 from physcodegym.metrics.results import METRIC_NAMES, MetricResult, MetricState
-from physcodegym.metrics.video import NoArtifact, is_run_dir, load_candidate, load_video
+from physcodegym.metrics.video import NoArtifact, decode_png_blobs, decode_video_limited, is_run_dir, load_video
+from physcodegym.sandbox import artifacts
 
 # --metrics keywords -> metric names
 METRIC_KEYS: dict[str, str] = {
@@ -136,16 +143,136 @@ def _judge_results(
     return out
 
 
-def _validity(lt: Any, candidate: Path, is_run: bool, timeout_s: float) -> MetricResult:
-    if not is_run:
+def _validity(lt: Any, candidate: Path, vr: artifacts.ValidatedRun | None, timeout_s: float) -> MetricResult:
+    if vr is None:
         return MetricResult.missing("S_val", MetricState.not_applicable, "candidate is a bare video: no native scene (scene.blend) to verify")
-    if not (candidate / "scene.blend").is_file():
-        return MetricResult.missing("S_val", MetricState.not_applicable, f"run folder has no scene.blend ({candidate})")
+    if vr.blend is None:
+        return MetricResult.missing("S_val", MetricState.not_applicable, f"run folder has no accepted scene.blend ({candidate})")
     try:
         from physcodegym.verifier.validity import s_val_for_run
     except ImportError as e:
         return MetricResult.missing("S_val", MetricState.uncomputable, f"validity audit unavailable: {e}")
     return s_val_for_run(lt, candidate, timeout_s=timeout_s)
+
+
+def _decode_video_bytes(data: bytes, expected_frames: int) -> np.ndarray:
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="pcg_cand_") as tmp:  # a trusted place the program never had
+        p = Path(tmp) / "render.mp4"
+        fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        return decode_video_limited(p, expected_frames)
+
+
+def load_validated_frames(vr: artifacts.ValidatedRun, expected_frames: int) -> np.ndarray:
+    """The rendered frames of a validated run, each read once and verified against its recorded hash.
+
+    Raises NoArtifact with the reason when the accepted render is not the contract's `expected_frames` frames."""
+    try:
+        if vr.render == "frames":
+            names = vr.frame_names()
+            want = [f"frames/{i:04d}.png" for i in range(1, expected_frames + 1)]
+            if names != want:
+                raise NoArtifact(f"the run accepted {len(names)} frame(s); the task needs frames/0001..{expected_frames:04d}.png")
+            rfd = artifacts.open_dir(vr.run_dir)
+            try:
+                blobs = [artifacts.read_verified(vr.run_dir, n, vr.artifacts, root_fd=rfd) for n in names]
+            finally:
+                os.close(rfd)
+            for n, b in zip(names, blobs, strict=True):
+                artifacts.check_png(b[:33], n)
+            return decode_png_blobs(blobs, names)
+        if vr.render == "video":
+            data = artifacts.read_verified(vr.run_dir, "render.mp4", vr.artifacts)
+            import io
+
+            info = artifacts.mp4_info(io.BytesIO(data), len(data), "render.mp4")
+            artifacts.check_video(info, "render.mp4", expected_frames)
+            return _decode_video_bytes(data, expected_frames)
+    except artifacts.ArtifactError as e:
+        raise NoArtifact(f"accepted artifact no longer matches run.json: {e}") from e
+    except ValueError as e:
+        raise NoArtifact(f"rendered output is not a valid {expected_frames}-frame video: {e}") from e
+    raise NoArtifact("run folder has no accepted frames/ and no render.mp4")
+
+
+def _bare_frames(folder: Path, expected_frames: int) -> np.ndarray:
+    """A bare folder of numbered PNG frames: the run's header checks (no links, regular files, IHDR, count)."""
+    import re
+
+    dfd = artifacts.open_dir(folder)
+    try:
+        with os.scandir(dfd) as it:
+            names = []
+            for e in it:
+                if re.fullmatch(r"\D*\d+\.png", e.name, re.IGNORECASE):
+                    names.append(e.name)
+                if len(names) > expected_frames:
+                    break
+        names.sort(key=lambda n: int(re.search(r"(\d+)\.png$", n, re.IGNORECASE).group(1)))
+        if not names:
+            raise InputError("folder holds no numbered PNG frames", file=str(folder))
+        if len(names) != expected_frames:
+            more = "more than " if len(names) > expected_frames else ""
+            raise InputError(f"expected {expected_frames} frames, found {more}{len(names)}", file=str(folder), field="frames")
+        blobs = []
+        for n in names:
+            fd, st = artifacts.open_regular(dfd, n, artifacts.MAX_PNG_BYTES)
+            try:
+                data = os.read(fd, st.st_size + 1)
+            finally:
+                os.close(fd)
+            artifacts.check_png(data[:33], n)
+            blobs.append(data)
+    except artifacts.ArtifactError as e:
+        raise InputError(str(e), file=str(folder)) from e
+    finally:
+        os.close(dfd)
+    try:
+        return decode_png_blobs(blobs, names)
+    except ValueError as e:
+        raise InputError(str(e), file=str(folder)) from e
+
+
+def load_candidate(path: Path, expected_frames: int = 240) -> tuple[np.ndarray, artifacts.ValidatedRun | None]:
+    """Decode a candidate: a run folder through its validated artifact set, or a bare video / frame folder.
+
+    A run folder with no valid artifact raises NoArtifact with the reason (it scores 0); a bad bare video raises
+    InputError naming the file."""
+    path = Path(path)
+    if not os.path.lexists(path):
+        raise InputError("candidate not found", file=str(path))
+    if path.is_dir() and is_run_dir(path):
+        vr = artifacts.validated_run(path)
+        if not vr.valid:
+            raise NoArtifact(vr.reason or "invalid run")
+        return load_validated_frames(vr, expected_frames), vr
+    if path.is_dir():
+        return _bare_frames(path, expected_frames), None
+    try:
+        dfd = artifacts.open_dir(path.parent)
+        try:
+            fd, st = artifacts.open_regular(dfd, path.name, artifacts.MAX_VIDEO_BYTES)
+        finally:
+            os.close(dfd)
+        try:
+            data = artifacts.read_all(fd, st.st_size)
+        finally:
+            os.close(fd)
+        import io
+
+        info = artifacts.mp4_info(io.BytesIO(data), len(data), path.name)
+        artifacts.check_video(info, path.name, expected_frames)
+    except artifacts.ArtifactError as e:
+        raise InputError(str(e), file=str(path)) from e
+    except OSError as e:
+        raise InputError(f"video cannot be read: {e.strerror}", file=str(path)) from e
+    try:
+        return _decode_video_bytes(data, expected_frames), None
+    except ValueError as e:
+        raise InputError(str(e), file=str(path)) from e
 
 
 def score_run(
@@ -169,7 +296,7 @@ def score_run(
     timings: dict[str, float] = {}
     wanted = parse_metrics(metrics)
     candidate = Path(candidate)
-    if not candidate.exists():
+    if not os.path.lexists(candidate):
         raise InputError("candidate not found (give a run folder or a video file)", file=str(candidate), field="--candidate")
     is_run = candidate.is_dir() and is_run_dir(candidate)
     ref_data = reference_data(loaded_task.video_path)
@@ -179,8 +306,9 @@ def score_run(
     t = time.perf_counter()
     no_artifact: str | None = None
     cand: np.ndarray | None = None
+    vr: artifacts.ValidatedRun | None = None
     try:
-        cand = load_candidate(candidate, expected_frames=len(ref))
+        cand, vr = load_candidate(candidate, expected_frames=len(ref))
     except NoArtifact as e:
         no_artifact = str(e)
     timings["decode_candidate_s"] = time.perf_counter() - t
@@ -219,7 +347,7 @@ def score_run(
         timings["judges_s"] = time.perf_counter() - t
         if "S_val" in wanted:
             t = time.perf_counter()
-            results["S_val"] = _guard("S_val", lambda: _validity(loaded_task, candidate, is_run, val_timeout_s))
+            results["S_val"] = _guard("S_val", lambda: _validity(loaded_task, candidate, vr, val_timeout_s))
             timings["S_val_s"] = time.perf_counter() - t
     for n in METRIC_NAMES:
         if n not in wanted:
@@ -227,8 +355,10 @@ def score_run(
 
     doc: dict[str, Any] = {"task": loaded_task.id, "candidate": str(candidate), "candidate_kind": "run" if is_run else "video"}
     doc.update(aggregate(results))
+    doc["status"] = "invalid" if no_artifact is not None else "scored"
     if no_artifact is not None:
         doc["no_artifact"] = no_artifact
+        doc["invalid_reason"] = no_artifact
     per_frame = {n: r.per_frame for n, r in results.items() if r.per_frame}
     if "S_mot" in per_frame:
         per_frame["motion_iou"] = per_frame.pop("S_mot")

@@ -2,6 +2,12 @@
 
 Every metric works on the same decoded arrays, so a video is read exactly once per scoring run.
 Downscaling uses area interpolation (the right filter for shrinking; bilinear aliases).
+
+`load_video` decodes trusted inputs (a task's reference). A candidate is never decoded here from a path the
+program left: `evaluator.scoring` reads the run's validated artifact set (sandbox.artifacts) and hands over
+PNG bytes already checked against their recorded hash and header (`decode_png_blobs`), or a verified copy
+of the video whose header was checked (`decode_video_limited`, in a child with a time and memory limit).
+Every decode loop is bounded by the task's frame count, never by a count read from the file.
 """
 
 from __future__ import annotations
@@ -21,6 +27,9 @@ from physcodegym.tasks.schema import FPS, FRAMES, SCORE_HEIGHT, SCORE_WIDTH
 VIDEO_SUFFIXES = {".mp4", ".mov", ".mkv", ".avi", ".webm", ".m4v"}
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg"}
 FPS_TOLERANCE = 0.01
+MAX_DECODE_FRAMES = 10 * FRAMES  # a trusted video of unknown length is still read only this far
+DECODE_TIMEOUT_S = 300.0
+DECODE_MEMORY_MB = 3072
 
 
 class NoArtifact(Exception):
@@ -51,22 +60,25 @@ def _read_video_file(path: Path, expected_frames: int | None) -> np.ndarray:
         fps = float(cap.get(cv2.CAP_PROP_FPS))
         if abs(fps - FPS) > FPS_TOLERANCE:
             raise InputError(f"video must be {FPS} fps, measured {fps:.3f} fps", file=str(path), field="fps")
-        n_hint = int(cap.get(cv2.CAP_PROP_FRAME_COUNT))
-        cap_n = max(expected_frames or 0, n_hint, 1)
-        out = np.empty((cap_n, SCORE_HEIGHT, SCORE_WIDTH, 3), np.uint8)
+        bound = expected_frames if expected_frames is not None else MAX_DECODE_FRAMES
+        out = np.empty((max(bound, 1), SCORE_HEIGHT, SCORE_WIDTH, 3), np.uint8)
         n = 0
-        while True:
+        while n <= bound:  # one past the bound tells "too long" without reading the rest
             ok, bgr = cap.read()
             if not ok:
                 break
-            if n >= out.shape[0]:  # container under-reported its length: grow
-                out = np.concatenate([out, np.empty_like(out)], axis=0)
+            if n >= out.shape[0]:
+                n += 1
+                break
             out[n] = to_score_size(cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB))
             n += 1
     finally:
         cap.release()
     if n == 0:
         raise InputError("video has no decodable frames", file=str(path))
+    if n > bound:
+        raise InputError(f"video holds more than {bound} frames" + (f" (expected {expected_frames})" if expected_frames else ""),
+                         file=str(path), field="frames")
     _check_count(n, expected_frames, path)
     return out[:n]
 
@@ -112,46 +124,57 @@ def load_video(path: Path, expected_frames: int = FRAMES) -> np.ndarray:
     return _read_video_file(path, expected_frames)
 
 
-def load_candidate(path: Path, expected_frames: int = FRAMES) -> np.ndarray:
-    """Decode a candidate: a run folder (frames/0001.png... or render.mp4) or a video file / frame folder.
-
-    A run folder that holds no valid artifact (run.json status != ok, no frames, wrong frame count, unreadable
-    frames) raises NoArtifact with the reason: it is scored 0, not refused. A bad bare video raises InputError.
-    """
-    path = Path(path)
-    if not path.exists():
-        raise InputError("candidate not found", file=str(path))
-    if path.is_dir() and is_run_dir(path):
-        rj = path / "run.json"
-        if rj.is_file():
-            try:
-                status = json.loads(rj.read_text(encoding="utf-8")).get("status")
-            except (json.JSONDecodeError, AttributeError) as e:
-                raise InputError(f"run.json is not a JSON object: {e}", file=str(rj)) from e
-            if status != "ok":
-                raise NoArtifact(f"run status is {status!r} (run.json), not 'ok'")
-        src = run_video_source(path)
-        if src is None:
-            raise NoArtifact("run folder has no frames/ and no render.mp4")
-        try:
-            return load_video(src, expected_frames)
-        except InputError as e:
-            raise NoArtifact(f"rendered output is not a valid {expected_frames}-frame video: {e}") from e
-    return load_video(path, expected_frames)
-
-
 def is_run_dir(path: Path) -> bool:
-    """A run folder (SPEC §3) as opposed to a bare folder of frames."""
-    return any((path / n).exists() for n in ("run.json", "frames", "render.mp4", "scene.blend", "scene.py"))
+    """A run folder (SPEC §3) as opposed to a bare folder of frames (links are not followed to decide)."""
+    return any(os.path.lexists(path / n) for n in ("run.json", "frames", "render.mp4", "scene.blend", "scene.py", "sandbox"))
 
 
-def run_video_source(run_dir: Path) -> Path | None:
-    """The rendered output of a run folder: frames/ if it holds images, else render.mp4."""
-    fr = run_dir / "frames"
-    if fr.is_dir() and _frame_files(fr):
-        return fr
-    mp4 = run_dir / "render.mp4"
-    return mp4 if mp4.is_file() else None
+def decode_png_blobs(blobs: Sequence[bytes], names: Sequence[str] | None = None) -> np.ndarray:
+    """(F, 360, 640, 3) RGB from PNG bytes whose IHDR was checked to be 640x360; ValueError naming a bad frame."""
+    out = np.empty((len(blobs), SCORE_HEIGHT, SCORE_WIDTH, 3), np.uint8)
+
+    def dec(i: int) -> None:
+        bgr = cv2.imdecode(np.frombuffer(blobs[i], np.uint8), cv2.IMREAD_COLOR)
+        name = names[i] if names else f"frame {i + 1}"
+        if bgr is None:
+            raise ValueError(f"{name} cannot be decoded as a PNG")
+        if bgr.shape[:2] != (SCORE_HEIGHT, SCORE_WIDTH):
+            raise ValueError(f"{name} decodes to {bgr.shape[1]}x{bgr.shape[0]} (expected {SCORE_WIDTH}x{SCORE_HEIGHT})")
+        cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB, dst=out[i])
+
+    with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
+        for fut in [pool.submit(dec, i) for i in range(len(blobs))]:
+            fut.result()
+    return out
+
+
+def decode_video_limited(path: Path, expected_frames: int, timeout_s: float = DECODE_TIMEOUT_S,
+                         memory_mb: int = DECODE_MEMORY_MB) -> np.ndarray:
+    """Decode a header-checked video in a child with a time and memory limit; ValueError with the reason."""
+    import sys
+    import tempfile
+
+    from physcodegym.core.limits import run_limited
+
+    with tempfile.TemporaryDirectory(prefix="pcg_decode_") as tmp:
+        out = Path(tmp) / "frames.npy"
+        cmd = [sys.executable, "-m", "physcodegym.metrics.decode_worker", str(path), str(out), "--frames", str(int(expected_frames))]
+        res = run_limited(cmd, timeout_s=timeout_s, memory_mb=memory_mb, cwd=tmp)
+        if res.killed_reason:
+            raise ValueError(f"video decode stopped: {res.killed_reason}")
+        if res.returncode != 0:
+            msg = None
+            for ln in res.stdout.splitlines()[::-1]:
+                try:
+                    msg = json.loads(ln).get("error")
+                    break
+                except (ValueError, AttributeError):
+                    continue
+            raise ValueError(msg or f"video decode exited {res.returncode}: {res.stderr.strip()[-300:]}")
+        arr = np.load(out, mmap_mode=None, allow_pickle=False)
+    if arr.shape != (expected_frames, SCORE_HEIGHT, SCORE_WIDTH, 3) or arr.dtype != np.uint8:
+        raise ValueError(f"decoded video has shape {arr.shape} (expected {expected_frames}x{SCORE_HEIGHT}x{SCORE_WIDTH}x3)")
+    return arr
 
 
 def frame_index(t_s: float, n_frames: int, fps: int = FPS) -> int:

@@ -84,6 +84,22 @@ def write_mp4(path: Path, frames: np.ndarray, fps: float = 30) -> Path:
     return path
 
 
+def seal_run(d: Path, status: str = "ok", n_frames: int = F) -> Path:
+    """Accept whatever `d/sandbox/` holds (sandbox.artifacts) and write the runner's record with `status`.
+
+    Frames-only runs (no scene.blend) get the given status anyway: these clips test scoring, not the runner."""
+    from physcodegym.core import atomic
+    from physcodegym.sandbox.artifacts import accept_outputs
+    from physcodegym.sandbox.runner import RunRecord
+
+    (d / "sandbox").mkdir(parents=True, exist_ok=True)
+    acc = accept_outputs(d / "sandbox", d, "full", n_frames)
+    rec = RunRecord(status=status, seconds=1.0, artifacts=acc.artifacts, expected_frames=n_frames,
+                    reason=None if status == "ok" else f"{status} in the test")
+    atomic.write_text(d / "run.json", rec.model_dump_json())
+    return d
+
+
 def write_pngs(folder: Path, frames: np.ndarray) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     for i, f in enumerate(frames, start=1):
@@ -120,12 +136,12 @@ class Clips:
         self.ref = load_video(self.task_dir / "reference.mp4")  # what the scorer sees (after the codec)
 
     def run_dir(self, name: str, frames: np.ndarray | None, status: str = "ok") -> Path:
+        """A run folder as the runner leaves it: frames accepted from the scratch folder, the record written by us."""
         d = self.root / name
         d.mkdir()
-        (d / "run.json").write_text(json.dumps({"status": status, "seconds": 1.0}))
         if frames is not None:
-            write_pngs(d / "frames", frames)
-        return d
+            write_pngs(d / "sandbox" / "frames", frames)
+        return seal_run(d, status, n_frames=len(frames) if frames is not None else F)
 
 
 @pytest.fixture(scope="session")
@@ -138,4 +154,5 @@ def tools():
     """The clip helpers above (test modules cannot import conftest in importlib mode)."""
     from types import SimpleNamespace
 
-    return SimpleNamespace(disk_clip=disk_clip, texture=texture, write_mp4=write_mp4, write_pngs=write_pngs, minimal_task=minimal_task)
+    return SimpleNamespace(disk_clip=disk_clip, texture=texture, write_mp4=write_mp4, write_pngs=write_pngs, minimal_task=minimal_task,
+                           seal_run=seal_run)

@@ -67,7 +67,7 @@ def test_failed_run_scores_zero_on_every_metric_with_reason(task, clips):
 def test_incomplete_render_is_no_valid_artifact(task, clips):
     d = clips.run_dir("short", clips.ref[:100])
     doc = score_run(task, d, metrics=["ssim"])
-    assert doc["metrics"]["S_ssim"] == 0.0 and "decoded 100" in doc["no_artifact"]
+    assert doc["metrics"]["S_ssim"] == 0.0 and "accepted 100 frame" in doc["no_artifact"] and doc["status"] == "invalid"
 
 
 def test_bare_video_candidate_has_no_native_scene(task, clips, tmp_path, tools):
@@ -82,7 +82,7 @@ def test_bad_inputs_raise_input_error(task, tmp_path, tools):
     with pytest.raises(InputError, match="candidate not found"):
         score_run(task, tmp_path / "nope")
     short = tools.write_mp4(tmp_path / "short.mp4", tools.disk_clip(n=30))
-    with pytest.raises(InputError, match="decoded 30") as e:
+    with pytest.raises(InputError, match="30 frames") as e:
         score_run(task, short)
     assert e.value.file == str(short)
     with pytest.raises(InputError, match="unknown metric"):

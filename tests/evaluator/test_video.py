@@ -8,7 +8,7 @@ import cv2
 import numpy as np
 import pytest
 from physcodegym.core.errors import InputError
-from physcodegym.metrics.video import NoArtifact, encode_png, load_candidate, load_video, sample_frames
+from physcodegym.metrics.video import NoArtifact, encode_png, load_video, sample_frames
 
 
 def test_png_sequence_and_mp4_decode_to_rgb(tmp_path, tools):
@@ -51,20 +51,30 @@ def test_errors_name_file_and_field(tmp_path, tools):
 
 
 def test_run_folder_without_valid_artifact(tmp_path, tools):
+    from physcodegym.evaluator.scoring import load_candidate
+
     run = tmp_path / "run"
     run.mkdir()
-    (run / "run.json").write_text(json.dumps({"status": "failed"}))
+    (run / "run.json").write_text(json.dumps({"status": "ok"}))  # a record the runner did not write
+    with pytest.raises(NoArtifact, match="not written by this runner"):
+        load_candidate(run)
+    tools.seal_run(run, "failed")
     with pytest.raises(NoArtifact, match="failed"):
         load_candidate(run)
-    (run / "run.json").write_text(json.dumps({"status": "ok"}))
-    with pytest.raises(NoArtifact, match="no frames"):
+    tools.seal_run(run, "ok")
+    with pytest.raises(NoArtifact, match="no accepted frames"):
         load_candidate(run)
-    tools.write_pngs(run / "frames", tools.disk_clip(n=5))
-    with pytest.raises(NoArtifact, match="decoded 5"):
+    tools.write_pngs(run / "sandbox" / "frames", tools.disk_clip(n=5))
+    tools.seal_run(run, "ok", n_frames=5)
+    with pytest.raises(NoArtifact, match="accepted 5 frame"):
         load_candidate(run)
-    assert load_candidate(run, expected_frames=5).shape == (5, 360, 640, 3)
+    frames, vr = load_candidate(run, expected_frames=5)
+    assert frames.shape == (5, 360, 640, 3) and vr.valid and len(vr.frame_names()) == 5
+    (run / "frames" / "0003.png").write_bytes((run / "frames" / "0002.png").read_bytes())  # changed after the run
+    with pytest.raises(NoArtifact, match="0003.png does not match"):
+        load_candidate(run, expected_frames=5)
     (run / "run.json").write_text("[1, 2]")
-    with pytest.raises(InputError, match="run.json"):
+    with pytest.raises(NoArtifact, match="run.json"):
         load_candidate(run)
 
 

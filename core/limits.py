@@ -1,0 +1,107 @@
+"""Trusted child processes with a wall-clock limit, an address-space limit and bounded captured output.
+
+Every piece of trusted work that touches something a scene program produced (the post-run media audit, the
+S_val audit, counterfactual workers, the decode of a candidate video) runs through `run_limited`: its own
+session (a timeout kills the whole group), RLIMIT_AS, no core dumps, PR_SET_PDEATHSIG (it dies with its parent),
+stdout/stderr to temp files of which at most `max_output` bytes are read back. It never raises for the child's
+faults: the result says what happened.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+
+DEFAULT_MEMORY_MB = 4096
+MAX_OUTPUT = 16 * 1024 * 1024
+
+
+@dataclass
+class Limited:
+    returncode: int | None
+    stdout: str
+    stderr: str
+    timed_out: bool
+    seconds: float
+    peak_memory_mb: float | None
+    timeout_s: float
+    memory_mb: int | None
+
+    @property
+    def killed_reason(self) -> str | None:
+        """One line when the child did not end by itself normally (timeout or a signal), else None."""
+        if self.timed_out:
+            return f"wall-clock limit of {self.timeout_s:g} s reached; process group killed"
+        if self.returncode is not None and self.returncode < 0:
+            sig = -self.returncode
+            mem = f" (memory limit {self.memory_mb} MiB?)" if sig in (signal.SIGKILL, signal.SIGSEGV, signal.SIGABRT) and self.memory_mb else ""
+            return f"killed by signal {sig}{mem}"
+        return None
+
+
+def _preexec(memory_mb: int | None):
+    libc = None
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+
+    def fn() -> None:
+        import resource
+
+        if memory_mb:
+            lim = int(memory_mb) * 1024 * 1024
+            resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
+        with contextlib.suppress(Exception):
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if libc is not None:
+            with contextlib.suppress(Exception):
+                libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+    return fn
+
+
+def _read_part(fh, limit: int, tail: bool = False) -> str:
+    size = fh.seek(0, os.SEEK_END)
+    fh.seek(max(0, size - limit) if tail else 0)
+    return fh.read(limit).decode("utf-8", "replace")
+
+
+def run_limited(cmd: list[str], *, timeout_s: float, memory_mb: int | None = DEFAULT_MEMORY_MB, env: dict | None = None,
+                cwd: str | None = None, max_output: int = MAX_OUTPUT) -> Limited:
+    """Run `cmd` to completion or to its limit; stdin is /dev/null."""
+    t0 = time.monotonic()
+    timed_out = False
+    rc: int | None = None
+    peak = None
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        try:
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env, cwd=cwd,
+                                    start_new_session=True, preexec_fn=_preexec(memory_mb))
+        except OSError as e:
+            return Limited(None, "", f"cannot start {cmd[0]}: {e}", False, 0.0, None, timeout_s, memory_mb)
+        deadline = t0 + float(timeout_s)
+        delay = 0.01
+        while True:
+            pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() >= deadline:
+                timed_out = True
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                _, status, ru = os.wait4(proc.pid, 0)
+                break
+            time.sleep(delay)
+            delay = min(0.1, delay * 1.5)
+        proc.returncode = rc = os.waitstatus_to_exitcode(status)
+        peak = round(ru.ru_maxrss / 1024.0, 1)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)  # nothing of the child's group outlives it
+        stdout, stderr = _read_part(out, max_output), _read_part(err, 65536, tail=True)
+    return Limited(rc, stdout, stderr, timed_out, round(time.monotonic() - t0, 3), peak, timeout_s, memory_mb)

@@ -1,0 +1,121 @@
+"""The post-run media audit, in a separate trusted process (issue 13 item 2).
+
+`python -m physcodegym.sandbox.media_audit BLEND --root DIR` opens the accepted `scene.blend` with Auto Run
+off (`use_scripts=False`, factory settings, no user config) and reports, as JSON on stdout, what Blender
+itself would load from the scene: file-backed images from outside the run folder, images that decode a
+movie, VSE strips (movie, image, sound), movie clips, sounds and libraries. It used to run inside the
+program's own interpreter, where a program could skip it (`os._exit`) or silence it (`dup2` on the status
+descriptor). The runner starts it through `core.limits.run_limited` (time and memory limit) and only
+after `sandbox.artifacts` has checked the file (regular, one link, Blender header, no library, movie
+clip or sound block), so opening it reads nothing outside the run folder.
+
+`audit(blend, root)` is also callable from a process that already has bpy (tests).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+TIMEOUT_S = 120.0
+MEMORY_MB = 4096
+
+
+def audit(blend: str, root: str) -> list[dict[str, Any]]:
+    import bpy
+
+    with_prefs = getattr(bpy.context, "preferences", None)
+    if with_prefs is not None:
+        with_prefs.filepaths.use_scripts_auto_execute = False
+    bpy.ops.wm.open_mainfile(filepath=blend, load_ui=False, use_scripts=False)
+    wd = os.path.realpath(root)
+    out: list[dict[str, Any]] = []
+
+    def outside(fp: str, lib: Any = None) -> bool:
+        if not fp:
+            return False
+        ap = os.path.realpath(bpy.path.abspath(fp, library=lib))
+        return not (ap == wd or ap.startswith(wd + "/"))
+
+    for img in bpy.data.images:
+        src = getattr(img, "source", "")
+        if src == "MOVIE":
+            out.append({"rule": "media-decode", "detail": f"image {img.name!r} decodes a movie {img.filepath!r}"})
+        elif src in ("FILE", "SEQUENCE", "TILED") and outside(img.filepath):
+            out.append({"rule": "media-decode", "detail": f"image {img.name!r} loads {img.filepath!r} from outside the folder"})
+    for clip in bpy.data.movieclips:
+        out.append({"rule": "media-decode", "detail": f"movie clip {clip.name!r} loaded from {clip.filepath!r}"})
+    for snd in bpy.data.sounds:
+        out.append({"rule": "media-decode", "detail": f"sound {snd.name!r} loaded from {snd.filepath!r}"})
+    for lib in bpy.data.libraries:
+        out.append({"rule": "load-external-blend", "detail": f"library {lib.filepath!r} linked into the scene"})
+    for sc in bpy.data.scenes:
+        sed = sc.sequence_editor
+        if sed is None:
+            continue
+        for st in list(getattr(sed, "strips_all", []))[:10000]:
+            if st.type in ("MOVIE", "IMAGE", "SOUND"):
+                out.append({"rule": "media-decode", "detail": f"VSE strip {st.name!r} ({st.type}) in scene {sc.name!r}"})
+    return out
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="physcodegym-media-audit")
+    ap.add_argument("blend")
+    ap.add_argument("--root", required=True)
+    a = ap.parse_args(argv)
+    real_stdout = os.dup(1)
+    os.dup2(2, 1)  # Blender's own prints go to stderr; stdout carries the one JSON line
+    try:
+        found = audit(a.blend, a.root)
+        doc: dict[str, Any] = {"ok": True, "breaches": found}
+        rc = 0
+    except Exception as e:  # noqa: BLE001 - the parent turns this into the run's reason
+        doc, rc = {"ok": False, "error": f"{type(e).__name__}: {e}"}, 3
+    sys.stdout.flush()
+    os.write(real_stdout, (json.dumps(doc) + "\n").encode())
+    return rc
+
+
+def run_trusted(blend: str, root: str, timeout_s: float = TIMEOUT_S, memory_mb: int = MEMORY_MB) -> dict[str, Any]:
+    """Start the audit in a limited child; {"ok": bool, "breaches": [...], "error": str, "seconds": float}."""
+    import tempfile
+
+    from physcodegym.core.limits import run_limited
+
+    try:
+        from physcodegym.core import launch
+
+        cmd = launch.module_argv("physcodegym.sandbox.media_audit", [blend, "--root", root])
+        parse = launch.last_json
+    except ImportError:  # pragma: no cover - launch is part of core
+        cmd = [sys.executable, "-m", "physcodegym.sandbox.media_audit", blend, "--root", root]
+
+        def parse(text: str) -> Any:
+            lines = [ln for ln in text.splitlines() if ln.strip().startswith("{")]
+            return json.loads(lines[-1]) if lines else None
+
+    with tempfile.TemporaryDirectory(prefix="pcg_media_audit_") as home:
+        env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "PHYSCODEGYM_BLENDER")}
+        env.update({"HOME": home, "TMPDIR": home, "BLENDER_USER_RESOURCES": os.path.join(home, "blender_user"),
+                    "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1"})
+        res = run_limited(cmd, timeout_s=timeout_s, memory_mb=memory_mb, env=env, cwd=home)
+    doc = None
+    try:
+        doc = parse(res.stdout)
+    except (ValueError, TypeError):
+        doc = None
+    if res.killed_reason:
+        return {"ok": False, "error": f"media audit: {res.killed_reason}", "seconds": res.seconds}
+    if not isinstance(doc, dict):
+        return {"ok": False, "error": f"media audit exited {res.returncode} without a result: {res.stderr.strip()[-300:]}",
+                "seconds": res.seconds}
+    doc["seconds"] = res.seconds
+    return doc
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
