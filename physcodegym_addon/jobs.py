@@ -1,4 +1,4 @@
-"""Long work off Blender's main thread: child processes whose output a persistent timer drains (SPEC §7).
+"""Long work off Blender's main thread: child processes whose output a persistent timer drains (docs/SPEC.md §7).
 
 bpy is not thread-safe, so nothing here touches bpy from a thread: a reader thread only moves the
 child's stderr lines into a queue; `tick()` (the registered `bpy.app.timers` callback, also callable

@@ -22,7 +22,7 @@ from physcodegym.core.errors import InputError, from_validation
 from pydantic import ValidationError
 
 NAME = "counterfactual"
-HELP = "re-simulate an intervened copy of a native scene and compare with the baseline (SPEC §7)"
+HELP = "re-simulate an intervened copy of a native scene and compare with the baseline"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
