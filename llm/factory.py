@@ -19,6 +19,13 @@ and `ps`). Config file: $PHYSCODEGYM_CONFIG, else $XDG_CONFIG_HOME/physcodegym/c
     output_per_mtok = 10.0
 
 A local OpenAI-compatible server (base URL on localhost: Ollama, vLLM) needs no key.
+
+The configuration is never read from a place a scene program can write (issue 13 item 3): the file
+must be a regular file owned by this user (or root), not writable by group or others, in a folder
+others cannot write, and not inside a run folder; and once this process has started a scene program
+(`freeze_config()`, called by the sandbox runner before each child), the configuration is the
+snapshot taken then: a file that changes afterwards is not read again by this process. Keys are
+never passed to a scene program's environment (the runner builds that environment from nothing).
 """
 
 from __future__ import annotations
@@ -49,15 +56,67 @@ def config_path() -> Path:
     return base / "physcodegym" / "config.toml"
 
 
+_FROZEN: dict[str, dict[str, Any] | InputError] = {}  # resolved config path -> snapshot taken when the first program ran
+
+
+def _unsafe_reason(p: Path) -> str | None:
+    """Why `p` is a place a program (or another user) could have written, or None if it is safe to read."""
+    try:
+        real = p.resolve(strict=True)
+        st = os.stat(real)
+    except OSError as e:
+        return f"cannot stat it: {e}"
+    import stat as _stat
+
+    if not _stat.S_ISREG(st.st_mode):
+        return "it is not a regular file"
+    uid = os.getuid()
+    if st.st_uid not in (uid, 0):
+        return f"it is owned by uid {st.st_uid}, not by this user"
+    if st.st_mode & 0o022:
+        return "it is writable by group or others (chmod 600 it)"
+    for d in real.parents:
+        try:
+            dst = os.stat(d)
+        except OSError:
+            continue
+        if dst.st_mode & 0o002 and not dst.st_mode & _stat.S_ISVTX:
+            return f"its folder {d} is writable by others"
+        if (d / "run.json").is_file() or (d.name == "sandbox" and (d.parent / "run.json").is_file()):
+            return f"it lies inside a run folder ({d}), where a scene program writes"
+    return None
+
+
 def load_config(path: Path | None = None) -> dict[str, Any]:
-    """The parsed config file, {} when it does not exist; a syntax error is an InputError naming the file."""
+    """The parsed config file, {} when it does not exist; a syntax error or an unsafe place is an InputError."""
     p = path or config_path()
+    key = str(p.expanduser().absolute())
+    if key in _FROZEN:
+        snap = _FROZEN[key]
+        if isinstance(snap, InputError):
+            raise snap
+        return snap
     if not p.is_file():
         return {}
+    why = _unsafe_reason(p)
+    if why:
+        raise InputError(f"refusing to read the provider configuration: {why}", file=str(p))
     try:
         return tomllib.loads(p.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise InputError(f"cannot parse config: {e}", file=str(p)) from e
+
+
+def freeze_config() -> None:
+    """Snapshot the configuration now (before a scene program runs); this process never re-reads the file."""
+    p = config_path()
+    key = str(p.expanduser().absolute())
+    if key in _FROZEN:
+        return
+    try:
+        _FROZEN[key] = load_config(p)
+    except InputError as e:
+        _FROZEN[key] = e  # an unsafe or broken file stays refused for the rest of this process
 
 
 def _is_local(url: str) -> bool:

@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from physcodegym.core import atomic
+from physcodegym.sandbox import artifacts
+from physcodegym.sandbox import isolation as wall
 from physcodegym.sandbox.policy import check_source
 from pydantic import BaseModel, Field
 
@@ -38,7 +40,7 @@ LOG_TAIL_LINES = 40
 class RunRecord(BaseModel):
     """What happened to one execution; also `run.json` in the run folder."""
 
-    status: str  # ok | failed | timeout | policy
+    status: str  # ok | failed | timeout | policy | invalid (the program ended, its outputs break the contract)
     mode: str = "full"
     seconds: float = 0.0
     peak_memory_mb: float | None = None
@@ -57,6 +59,12 @@ class RunRecord(BaseModel):
     expected_frames: int = 240
     preview_frame: int | None = None
     started_at: str | None = None
+    isolation: str | None = None  # which wall the child ran behind (sandbox.isolation.describe)
+    # issue 19: the one validated artifact set (sandbox.artifacts), written by the runner, never by the child
+    record_version: int = artifacts.RECORD_VERSION
+    artifacts: dict[str, dict[str, Any]] = Field(default_factory=dict)  # accepted path -> {sha256, size}
+    ignored: list[str] = Field(default_factory=list)  # names the program left that are not contract outputs (never read)
+    validation: dict[str, Any] = Field(default_factory=dict)  # seconds, limits, header facts, media audit
 
     @property
     def ok(self) -> bool:
@@ -82,81 +90,26 @@ def png_size(path: Path) -> tuple[int, int] | None:
     return int(w), int(h)
 
 
-def _video_info(path: Path) -> dict | None:
-    try:
-        import cv2
-    except ImportError:
-        return None
-    cap = cv2.VideoCapture(str(path))
-    try:
-        if not cap.isOpened():
-            return None
-        return {
-            "frames": int(cap.get(cv2.CAP_PROP_FRAME_COUNT)),
-            "width": int(cap.get(cv2.CAP_PROP_FRAME_WIDTH)),
-            "height": int(cap.get(cv2.CAP_PROP_FRAME_HEIGHT)),
-            "fps": float(cap.get(cv2.CAP_PROP_FPS)),
-        }
-    finally:
-        cap.release()
+def verify_outputs(scratch: Path, out_dir: Path, mode: str, expected_frames: int) -> tuple[list[str], list[str], dict, artifacts.Acceptance]:
+    """Validate the child's outputs in `scratch` and move the accepted ones into `out_dir` (sandbox.artifacts).
 
-
-def verify_outputs(out_dir: Path, mode: str, expected_frames: int) -> tuple[list[str], list[str], dict]:
-    """Check the contract outputs; returns (missing, problems, outputs)."""
-    missing: list[str] = []
-    problems: list[str] = []
-    outputs: dict[str, Any] = {}
-    blend = out_dir / "scene.blend"
-    outputs["blend"] = str(blend) if blend.is_file() else None
-    if mode in ("full", "bake_only") and not blend.is_file():
-        missing.append("scene.blend")
+    Returns (missing, problems, outputs, acceptance); `outputs` keeps the record's summary keys (paths in OUT/)."""
+    acc = artifacts.accept_outputs(scratch, out_dir, mode, expected_frames)
+    arts = acc.artifacts
+    frames = sorted(k for k in arts if k.startswith("frames/"))
+    outputs: dict[str, Any] = {
+        "blend": str(out_dir / "scene.blend") if "scene.blend" in arts else None,
+        "frames_dir": str(out_dir / "frames") if frames else None,
+        "frame_count": len(frames),
+    }
     if mode == "preview":
-        pv = out_dir / "preview.png"
-        size = png_size(pv) if pv.is_file() else None
-        outputs["preview"] = str(pv) if pv.is_file() else None
-        if not pv.is_file():
-            missing.append("preview.png")
-        elif size != (WIDTH, HEIGHT):
-            problems.append(f"preview.png is {size[0]}x{size[1]} (expected {WIDTH}x{HEIGHT})" if size else "preview.png is not a PNG")
-    frames_dir = out_dir / "frames"
-    present = sorted(p.name for p in frames_dir.glob("*.png")) if frames_dir.is_dir() else []
-    outputs["frames_dir"] = str(frames_dir) if present else None
-    outputs["frame_count"] = len(present)
-    outputs["frames_complete"] = False
-    if mode != "full":
-        return missing, problems, outputs
-    video = out_dir / "render.mp4"
-    if not present and video.is_file():
-        info = _video_info(video)
-        outputs["video"] = str(video)
-        outputs["video_info"] = info
-        if info is None:
-            problems.append("render.mp4 cannot be decoded")
-        else:
-            if info["frames"] != expected_frames:
-                problems.append(f"render.mp4 has {info['frames']} frames (expected {expected_frames})")
-            if (info["width"], info["height"]) != (WIDTH, HEIGHT):
-                problems.append(f"render.mp4 is {info['width']}x{info['height']} (expected {WIDTH}x{HEIGHT})")
-            outputs["frames_complete"] = not problems
-        return missing, problems, outputs
-    want = [f"{i:04d}.png" for i in range(1, expected_frames + 1)]
-    have = set(present)
-    missing.extend(f"frames/{n}" for n in want if n not in have)
-    extra = sorted(have - set(want))
-    if extra:
-        problems.append(f"{len(extra)} frame(s) outside 0001..{expected_frames:04d}: {', '.join(extra[:5])}{' …' if len(extra) > 5 else ''}")
-    bad = []
-    for n in want:
-        if n in have:
-            size = png_size(frames_dir / n)
-            if size != (WIDTH, HEIGHT):
-                bad.append((n, size))
-    if bad:
-        n, size = bad[0]
-        what = f"{size[0]}x{size[1]}" if size else "not a PNG"
-        problems.append(f"{len(bad)} frame(s) not {WIDTH}x{HEIGHT} PNG (first: frames/{n} is {what})")
-    outputs["frames_complete"] = not any(m.startswith("frames/") for m in missing) and not bad and not extra
-    return missing, problems, outputs
+        outputs["preview"] = str(out_dir / "preview.png") if "preview.png" in arts else None
+    if "render.mp4" in arts:
+        outputs["video"] = str(out_dir / "render.mp4")
+        outputs["video_info"] = acc.info.get("render.mp4")
+    render_ok = len(frames) == expected_frames or "render.mp4" in arts
+    outputs["frames_complete"] = mode == "full" and render_ok and not acc.missing and not acc.problems
+    return list(acc.missing), list(acc.problems), outputs, acc
 
 
 def _log_tail(log: Path, lines: int = LOG_TAIL_LINES) -> str:
@@ -172,7 +125,13 @@ def _log_tail(log: Path, lines: int = LOG_TAIL_LINES) -> str:
     return "\n".join(keep[-lines:])
 
 
-def _preexec(memory_mb: int | None):
+FILE_CAP_MB = 2048  # RLIMIT_FSIZE of the child: no single file above this
+FOLDER_CAP_MB = 6144  # the scratch folder (+ run.log) as a whole; the runner kills the child beyond it
+FOLDER_CAP_ENTRIES = 20000  # files + folders in the scratch folder (an inode bomb is a size bomb too)
+NOFILE = 4096
+
+
+def _preexec(memory_mb: int | None, timeout_s: float | None = None, file_cap_mb: int | None = FILE_CAP_MB):
     libc = None
     with contextlib.suppress(Exception):
         import ctypes
@@ -180,16 +139,106 @@ def _preexec(memory_mb: int | None):
         libc = ctypes.CDLL(None, use_errno=True)
 
     def fn() -> None:
-        if memory_mb:
-            import resource
+        import resource
 
+        if memory_mb:
             lim = int(memory_mb) * 1024 * 1024
             resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
+        if file_cap_mb:
+            lim = int(file_cap_mb) * 1024 * 1024
+            resource.setrlimit(resource.RLIMIT_FSIZE, (lim, lim))
+        if timeout_s:
+            # CPU seconds of any one process: the wall clock limit times the cores Blender may use, plus slack
+            cpu = int(float(timeout_s) * max(2, os.cpu_count() or 2)) + 60
+            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (NOFILE, NOFILE))
         if libc is not None:
             with contextlib.suppress(Exception):
                 libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: die with the runner (a killed batch leaves no orphans)
 
     return fn
+
+
+def _folder_usage(root: Path, limit_entries: int) -> tuple[int, int]:
+    """(bytes on disk, entries) under `root`, links not followed; stops counting past `limit_entries`."""
+    total, n = 0, 0
+    stack = [str(root)]
+    while stack and n <= limit_entries:
+        d = stack.pop()
+        try:
+            with os.scandir(d) as it:
+                for e in it:
+                    n += 1
+                    try:
+                        st = e.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    total += max(st.st_blocks * 512, 0)
+                    if e.is_dir(follow_symlinks=False):
+                        stack.append(e.path)
+        except OSError:
+            continue
+    return total, n
+
+
+def _spawn(cmd: list[str], *, cwd: Path, env: dict, log_path: Path, fd: int, timeout_s: float, memory_mb: int | None,
+           watch: list[Path], folder_cap_mb: int | None) -> tuple[int | None, Any, bool, str | None]:
+    """Start the child (own session), wait for it within the limits; returns (rc, rusage, timed_out, cap_reason).
+
+    Nothing of the child outlives this call: its process group is killed, and behind bwrap its PID namespace
+    ends with it. The folder cap is enforced by polling the scratch folder (and the log) while it runs.
+    """
+    import subprocess
+
+    timed_out = False
+    cap_reason: str | None = None
+    rusage = None
+    rc: int | None = None
+    cap = int(folder_cap_mb) * 1024 * 1024 if folder_cap_mb else None
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(cmd, cwd=str(cwd), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                env=env, start_new_session=True, pass_fds=(fd,),
+                                preexec_fn=_preexec(memory_mb, timeout_s))
+        deadline = time.monotonic() + float(timeout_s)
+        next_check = time.monotonic() + 0.5
+        delay = 0.02
+        while True:
+            pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                rusage = ru
+                rc = os.waitstatus_to_exitcode(status)
+                break
+            now = time.monotonic()
+            if cap is not None and now >= next_check:
+                next_check = now + 1.0
+                used, entries = 0, 0
+                for w in watch:
+                    if w.is_dir() and not w.is_symlink():
+                        u, n = _folder_usage(w, FOLDER_CAP_ENTRIES)
+                        used, entries = used + u, entries + n
+                    elif w.is_file():
+                        used += w.stat().st_blocks * 512
+                if used > cap or entries > FOLDER_CAP_ENTRIES:
+                    cap_reason = (f"the run folder exceeded its cap ({used / 2**20:.0f} MiB, {entries} entries; "
+                                  f"limits {folder_cap_mb} MiB, {FOLDER_CAP_ENTRIES} entries); process group killed")
+            if now >= deadline or cap_reason:
+                timed_out = cap_reason is None
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                _, status, ru = os.wait4(proc.pid, 0)
+                rusage = ru
+                rc = os.waitstatus_to_exitcode(status)
+                break
+            time.sleep(delay)
+            delay = min(0.2, delay * 1.5)
+        proc.returncode = rc
+        # behind bwrap the PID namespace is gone with its init; without it, kill what is left of the group
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    return rc, rusage, timed_out, cap_reason
 
 
 def _read_status(path: Path) -> list[dict]:
@@ -206,12 +255,24 @@ def _read_status(path: Path) -> list[dict]:
 
 
 def _clear_outputs(out_dir: Path) -> None:
-    """A re-run starts clean: stale frames from an earlier run must not count."""
-    for name in ("frames",):
-        shutil.rmtree(out_dir / name, ignore_errors=True)
-    for name in ("scene.blend", "scene.blend1", "preview.png", "render.mp4", "run.json", "run.log"):
+    """A re-run starts clean: stale outputs (and any link planted at their names) are removed, never followed."""
+    for name in ("frames", "sandbox", "scene.blend", "scene.blend1", "preview.png", "render.mp4", "run.json", "run.log",
+                 ".scene.py.tmp", "audit_samples.npz"):
+        p = out_dir / name
         with contextlib.suppress(FileNotFoundError):
-            (out_dir / name).unlink()
+            if p.is_symlink() or not p.is_dir():
+                p.unlink()
+            else:
+                shutil.rmtree(p)
+
+
+def _fresh_dir(d: Path) -> None:
+    """An empty real folder at `d` (a planted link or file there is removed, never followed)."""
+    if d.is_symlink() or d.is_file():
+        d.unlink()
+    elif d.is_dir():
+        shutil.rmtree(d, ignore_errors=True)
+    d.mkdir()
 
 
 def run_program(
@@ -223,8 +284,18 @@ def run_program(
     preview_frame: int | None = None,
     expected_frames: int = 240,
     blender_binary: str | None = None,
+    *,
+    isolation: str = "bwrap",
+    barrier: bool = True,
+    folder_cap_mb: int | None = FOLDER_CAP_MB,
 ) -> RunRecord:
-    """Run `program` in isolation with `out_dir` as its working folder; never raises for the program's faults."""
+    """Run `program` in isolation; never raises for the program's faults.
+
+    The child runs behind the operating-system wall of `sandbox.isolation` (`isolation="bwrap"`, the default;
+    "none" is the explicit `--unsafe-no-isolation`), with `OUT/sandbox/` as its working folder and its only
+    writable place. A host where bwrap cannot run gets status `failed` with the reason, never a weaker run.
+    `barrier=False` disables the in-process audit hook (tests prove the wall holds without it).
+    """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     program = Path(program)
@@ -243,9 +314,7 @@ def run_program(
     _clear_outputs(out_dir)
     copy = out_dir / "scene.py"
     if program.resolve() != copy.resolve():
-        tmp = copy.with_name(".scene.py.tmp")
-        tmp.write_bytes(src_bytes)
-        os.replace(tmp, copy)
+        atomic.write_bytes(copy, src_bytes)  # O_EXCL | O_NOFOLLOW temp: a planted link is never written through
     src = src_bytes.decode("utf-8", "replace")
     report = check_source(src, str(program))
     if not report.ok:
@@ -258,55 +327,45 @@ def run_program(
 
     blender = configured_blender(blender_binary)
     rec.blender_binary = blender
-    tmpdir = out_dir / ".tmp"
-    tmpdir.mkdir(exist_ok=True)
+    try:
+        probe = wall.require(isolation)
+    except (wall.IsolationUnavailable, ValueError) as e:
+        rec.isolation = isolation
+        rec.reason = str(e)
+        (out_dir / "run.log").write_text(f"not run: {e}\n")
+        return _finish(rec, out_dir, t0)
+    rec.isolation = wall.describe(isolation, probe)
+    from physcodegym.llm.factory import freeze_config
+
+    freeze_config()  # this process never re-reads a provider config a program might have written (issue 13 item 3)
+    scratch = out_dir / "sandbox"  # the child's working folder and its only writable place
+    _fresh_dir(scratch)
     status_fd, status_path = tempfile.mkstemp(prefix="pcg_status_", suffix=".jsonl")
     os.close(status_fd)
     status_file = Path(status_path)
     fd = os.open(status_path, os.O_WRONLY | os.O_APPEND)
-    args = ["--workdir", str(out_dir), "--program", str(copy), "--status-fd", str(fd), "--mode", mode]
+    args = ["--workdir", str(scratch), "--program", str(copy), "--status-fd", str(fd), "--mode", mode]
     if preview_frame is not None:
         args += ["--preview-frame", str(int(preview_frame))]
+    if not barrier:
+        args.append("--no-barrier")
     if blender:
         cmd = [blender, "-b", "--factory-startup", "--python-exit-code", "1", "--python", str(BOOTSTRAP), "--", *args]
     else:
         cmd = [sys.executable, "-I", str(BOOTSTRAP), *args]
-    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "HOME", "PHYSCODEGYM_BLENDER")}
-    env.update({"TMPDIR": str(tmpdir), "TEMP": str(tmpdir), "TMP": str(tmpdir), "PYTHONDONTWRITEBYTECODE": "1",
-                "BLENDER_USER_RESOURCES": str(tmpdir / "blender_user"), "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2")})
+    env = wall.child_env(scratch, isolation)
     log_path = out_dir / "run.log"
-    timed_out = False
-    rusage = None
     rc: int | None = None
-    import subprocess
-
+    rusage = None
+    timed_out = False
+    cap_reason = None
     try:
-        with open(log_path, "wb") as log:
-            proc = subprocess.Popen(cmd, cwd=str(out_dir), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                    env=env, start_new_session=True, pass_fds=(fd,), preexec_fn=_preexec(memory_mb))
-            deadline = time.monotonic() + float(timeout_s)
-            delay = 0.02
-            while True:
-                pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
-                if pid:
-                    rusage = ru
-                    rc = os.waitstatus_to_exitcode(status)
-                    proc.returncode = rc
-                    break
-                if time.monotonic() >= deadline:
-                    timed_out = True
-                    with contextlib.suppress(ProcessLookupError):
-                        os.killpg(proc.pid, signal.SIGKILL)
-                    _, status, ru = os.wait4(proc.pid, 0)
-                    rusage = ru
-                    rc = os.waitstatus_to_exitcode(status)
-                    proc.returncode = rc
-                    break
-                time.sleep(delay)
-                delay = min(0.2, delay * 1.5)
-            # a program cannot leave children behind (the barrier refuses them), but make sure
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
+        if isolation == "bwrap":
+            cmd = wall.bwrap_argv(cmd, scratch=scratch, readonly_files=[copy], bwrap=probe.bwrap if probe else None,
+                                  blender_binary=blender)
+        rc, rusage, timed_out, cap_reason = _spawn(cmd, cwd=scratch, env=env, log_path=log_path, fd=fd,
+                                                   timeout_s=timeout_s, memory_mb=memory_mb, watch=[scratch, log_path],
+                                                   folder_cap_mb=folder_cap_mb)
     except Exception as e:  # the runner itself failed to launch: record, do not raise
         rec.reason = f"could not launch the sandbox: {type(e).__name__}: {e}"
     finally:
@@ -314,23 +373,39 @@ def run_program(
     events = _read_status(status_file)
     with contextlib.suppress(OSError):
         status_file.unlink()
-    shutil.rmtree(tmpdir, ignore_errors=True)
     rec.returncode = rc
     if rusage is not None:
         rec.peak_memory_mb = round(rusage.ru_maxrss / 1024.0, 1)
     for ev in events:
         if ev.get("event") == "start":
             rec.bpy_version = ev.get("bpy_version")
+        elif ev.get("event") == "end" and isinstance(ev.get("peak_rss_mb"), int | float):
+            # behind bwrap the waited process is bwrap itself; the child reports its own peak (informative only)
+            rec.peak_memory_mb = max(rec.peak_memory_mb or 0.0, float(ev["peak_rss_mb"]))
     breaches = [ev for ev in events if ev.get("event") == "breach"]
     rec.violations = [{"rule": b.get("rule"), "line": None, "message": b.get("detail"), "stage": "runtime",
                        "audit_event": b.get("audit_event")} for b in breaches]
     rec.log_tail = _log_tail(log_path)
-    missing, problems, outputs = verify_outputs(out_dir, mode, expected_frames)
+    # the child and its whole group are gone: validate what it left, from the trusted side (issue 19)
+    missing, problems, outputs, acc = verify_outputs(scratch, out_dir, mode, expected_frames)
     rec.missing, rec.problems, rec.outputs = missing, problems, outputs
+    rec.artifacts, rec.ignored = acc.artifacts, acc.ignored
+    rec.validation = {"seconds": acc.seconds, "limits": artifacts.limits(), "headers": acc.info}
+    post = [{"rule": b["rule"], "detail": b["detail"], "audit_event": "post-run"} for b in acc.breaches]
     ended = any(ev.get("event") == "end" for ev in events)
+    if not (breaches or post or cap_reason or timed_out or rec.reason or rc != 0 or missing or problems) and "scene.blend" in acc.artifacts:
+        post += _media_audit(rec, out_dir)
+    rec.violations += [{"rule": b["rule"], "line": None, "message": b["detail"], "stage": "runtime", "audit_event": "post-run"}
+                       for b in post]
     if breaches:
         rec.status = "policy"
         rec.reason = f"run-time barrier refused {len(breaches)} action(s); first: [{breaches[0].get('rule')}] {breaches[0].get('detail')}"
+    elif post:
+        rec.status = "policy"
+        rec.reason = f"post-run audit of scene.blend found {len(post)} load(s) the policy forbids; first: [{post[0]['rule']}] {post[0]['detail']}"
+    elif cap_reason:
+        rec.status = "failed"
+        rec.reason = cap_reason
     elif timed_out:
         rec.status = "timeout"
         rec.reason = f"wall-clock limit of {timeout_s:g} s reached; process group killed"
@@ -342,24 +417,34 @@ def run_program(
             rec.reason = f"killed by signal {-rc}" + (" (memory limit?)" if -rc in (signal.SIGKILL, signal.SIGSEGV) else "")
         else:
             rec.reason = f"program exited with status {rc}" + ("" if ended else " before the end of the bootstrap (crash)")
-    elif missing or problems:
-        rec.status = "failed"
-        bits = []
-        if missing:
-            bits.append(f"{len(missing)} missing output(s) (first: {missing[0]})")
-        bits.extend(problems)
-        rec.reason = "; ".join(bits)
+    elif missing or problems or rec.validation.get("media_audit_error"):
+        rec.status = "invalid"
+        rec.reason = acc.reason or rec.validation["media_audit_error"]
     else:
         rec.status = "ok"
+    shutil.rmtree(scratch, ignore_errors=True)  # what was not accepted is never read; the accepted files are in OUT/
     return _finish(rec, out_dir, t0)
+
+
+def _media_audit(rec: RunRecord, out_dir: Path) -> list[dict]:
+    """The post-run media audit in a separate trusted process (Auto Run off, time and memory limit)."""
+    from physcodegym.sandbox.media_audit import run_trusted
+
+    doc = run_trusted(str(out_dir / "scene.blend"), str(out_dir))
+    rec.validation["media_audit_s"] = doc.get("seconds")
+    if not doc.get("ok"):
+        rec.validation["media_audit_error"] = f"scene.blend cannot be opened by the trusted audit: {doc.get('error')}"
+        return []
+    return [{"rule": b.get("rule"), "detail": b.get("detail")} for b in doc.get("breaches") or []][:50]
 
 
 def _finish(rec: RunRecord, out_dir: Path, t0: float) -> RunRecord:
     rec.seconds = round(time.monotonic() - t0, 3)
     try:
         atomic.write_text(out_dir / "run.json", rec.model_dump_json(indent=2))
-    except OSError:
-        pass
+    except OSError as e:  # never silent: the caller gets the record, the folder has none (so it is never scored)
+        rec.problems.append(f"run.json could not be written: {e}")
+        print(f"physcodegym runner: run.json could not be written in {out_dir}: {e}", file=sys.stderr)
     return rec
 
 
