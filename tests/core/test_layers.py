@@ -29,6 +29,7 @@ ORDER = [
     "batch",  # 6 workflows
     "report",  # 6 workflows
     "testing",  # 6 test support (loopback LLM, demo scenes)
+    "mcp_server",  # 7 faces: the agent tools as an MCP server (over agent)
     "headless",  # 7 faces: the command line
     "physcodegym_addon",  # 7 faces: the Blender UI (add-on state, jobs)
     "operators",  # 7 faces
