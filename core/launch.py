@@ -11,7 +11,8 @@ Two worlds start children:
   where BOOTSTRAP loads this package from its own folder under the name `physcodegym` and runs MODULE as
   `__main__` with `sys.argv = [MODULE, *args]`.
 
-A real Blender prints a banner on stdout before our code runs; `last_json` reads a child's JSON document
+Children that need no bpy can use `python_argv` (Blender's bundled Python with the same bootstrap inside a
+Blender binary). A real Blender prints a banner on stdout before our code runs; `last_json` reads a child's JSON document
 whichever form started it. A leaf module: it imports nothing of ours, and never imports `bpy` itself (a
 process that has not imported bpy is not inside Blender).
 """
@@ -92,6 +93,18 @@ def module_argv(module: str, args: list[str] | tuple[str, ...] = (), binary: str
     if binary:
         expr = bootstrap(module, extra_paths=[p for p in sys.path if p])
         return [binary, "-b", "--factory-startup", "--python-exit-code", "1", "--python-expr", expr, "--", *args]
+    return [sys.executable, "-m", module, *args]
+
+
+def python_argv(module: str, args: list[str] | tuple[str, ...] = ()) -> list[str]:
+    """Command line running `python -m MODULE ARGS` for a child that needs no `bpy` (decoding, pure numpy work).
+
+    Inside a Blender binary that is Blender's bundled Python (`sys.executable`) with the same bootstrap as the
+    binary form, so the package and the extension's wheels import there; otherwise the module form.
+    """
+    args = [str(a) for a in args]
+    if blender_binary():
+        return [sys.executable, "-c", bootstrap(module, extra_paths=[p for p in sys.path if p]), "--", *args]
     return [sys.executable, "-m", module, *args]
 
 

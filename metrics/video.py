@@ -151,14 +151,14 @@ def decode_png_blobs(blobs: Sequence[bytes], names: Sequence[str] | None = None)
 def decode_video_limited(path: Path, expected_frames: int, timeout_s: float = DECODE_TIMEOUT_S,
                          memory_mb: int = DECODE_MEMORY_MB) -> np.ndarray:
     """Decode a header-checked video in a child with a time and memory limit; ValueError with the reason."""
-    import sys
     import tempfile
 
+    from physcodegym.core import launch
     from physcodegym.core.limits import run_limited
 
     with tempfile.TemporaryDirectory(prefix="pcg_decode_") as tmp:
         out = Path(tmp) / "frames.npy"
-        cmd = [sys.executable, "-m", "physcodegym.metrics.decode_worker", str(path), str(out), "--frames", str(int(expected_frames))]
+        cmd = launch.python_argv("physcodegym.metrics.decode_worker", [str(path), str(out), "--frames", str(int(expected_frames))])
         res = run_limited(cmd, timeout_s=timeout_s, memory_mb=memory_mb, cwd=tmp)
         if res.killed_reason:
             raise ValueError(f"video decode stopped: {res.killed_reason}")

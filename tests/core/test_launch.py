@@ -33,6 +33,9 @@ for name, args in (("show", ["tasks", "show", sys.argv[2], "--json"]), ("bad", [
     p = subprocess.run(argv, capture_output=True, text=True, timeout=240, env=launch.child_env())
     runs[name] = {"argv0": argv[0], "flags": argv[1:6], "rc": p.returncode, "doc": launch.last_json(p.stdout),
                   "stdout_head": p.stdout.splitlines()[:1], "stderr": p.stderr[-1500:]}
+argv = launch.python_argv("physcodegym", ["tasks", "show", sys.argv[2], "--json"])  # a child that needs no bpy
+p = subprocess.run(argv, capture_output=True, text=True, timeout=240)
+runs["python"] = {"argv": argv[:2], "rc": p.returncode, "doc": launch.last_json(p.stdout), "stderr": p.stderr[-1500:]}
 out["runs"] = runs
 print("RESULT " + json.dumps(out))
 """
@@ -89,6 +92,7 @@ def test_pip_bpy_process_uses_the_module_form() -> None:
     assert show["argv0"] == sys.executable and show["rc"] == 0, show["stderr"]
     assert show["doc"]["task"]["id"] == "ball_bounce"
     assert bad["rc"] == 2 and bad["doc"]["error"]["type"] == "input"
+    assert out["runs"]["python"]["argv"] == [sys.executable, "-m"] and out["runs"]["python"]["rc"] == 0
 
 
 def test_inside_a_blender_binary_children_run_through_it(standin: Path) -> None:
@@ -103,9 +107,54 @@ def test_inside_a_blender_binary_children_run_through_it(standin: Path) -> None:
     assert show["rc"] == 0, show["stderr"]
     assert show["doc"]["task"]["id"] == "ball_bounce"
     assert bad["rc"] == 2 and bad["doc"]["error"]["type"] == "input" and "/nonexistent/task" in bad["doc"]["error"]["message"]
+    py = out["runs"]["python"]  # no-bpy children: the bundled Python with the same bootstrap
+    assert py["argv"] == [sys.executable, "-c"] and py["rc"] == 0 and py["doc"]["task"]["id"] == "ball_bounce", py["stderr"]
 
 
 def test_last_json_skips_banners_and_non_json() -> None:
     assert launch.last_json("Blender 5.0.1\n{\"a\": 1}\n\nBlender quit\n") == {"a": 1}
     assert launch.last_json("no json here\n{broken\n") is None
     assert launch.last_json("") is None
+
+
+# ---------------------------------------------------------------- every child start goes through core.launch
+
+# The sandbox starts its scene-program child under its own isolation wall (sandbox/runner.py, sandbox/bootstrap.py);
+# it is the one place allowed to build a child command line itself.
+OWN_CHILDREN = {"sandbox"}
+
+
+def _direct_starts(path: Path) -> list[int]:
+    """Lines where a list/tuple holds `sys.executable` next to one of our module names (`python -m physcodegym...`)."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    lines = []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.List, ast.Tuple)):
+            continue
+        exe = any(isinstance(e, ast.Attribute) and e.attr == "executable" and isinstance(e.value, ast.Name) and e.value.id == "sys"
+                  for e in node.elts)
+        ours = any(isinstance(e, ast.Constant) and isinstance(e.value, str) and e.value.split(".")[0] == "physcodegym"
+                   for e in node.elts)
+        if exe and ours:
+            lines.append(node.lineno)
+    return lines
+
+
+def test_children_are_started_through_core_launch() -> None:
+    """`[sys.executable, "-m", "physcodegym..."]` breaks inside a real Blender (its Python cannot import bpy)."""
+    skip = {".venv", ".venv-harbor", "tests", "benchmarks", "submissions", "packs", "scripts", ".git", "build", "dist"}
+    bad = []
+    for path in ROOT.rglob("*.py"):
+        rel = path.relative_to(ROOT)
+        if any(part in skip for part in rel.parts) or rel.parts[0] in OWN_CHILDREN or rel == Path("core/launch.py"):
+            continue
+        bad += [f"{rel}:{n}" for n in _direct_starts(path)]
+    assert not bad, "start these children with physcodegym.core.launch.module_argv / cli_argv: " + ", ".join(sorted(bad))
+
+
+def test_the_routing_check_sees_a_direct_start(tmp_path: Path) -> None:
+    mod = tmp_path / "bad.py"
+    mod.write_text('import sys\ncmd = [sys.executable, "-m", "physcodegym.probes.cf_worker", "x"]\nok = [sys.executable, "-m", "pip"]\n')
+    assert _direct_starts(mod) == [2]
