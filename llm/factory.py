@@ -20,7 +20,7 @@ and `ps`). Config file: $PHYSCODEGYM_CONFIG, else $XDG_CONFIG_HOME/physcodegym/c
 
 A local OpenAI-compatible server (base URL on localhost: Ollama, vLLM) needs no key.
 
-The configuration is never read from a place a scene program can write (issue 13 item 3): the file
+The configuration is never read from a place a scene program can write (docs/SPEC.md §3): the file
 must be a regular file owned by this user (or root), not writable by group or others, in a folder
 others cannot write, and not inside a run folder; and once this process has started a scene program
 (`freeze_config()`, called by the sandbox runner before each child), the configuration is the
