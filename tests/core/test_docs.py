@@ -74,3 +74,13 @@ def _has_attrs(spec, attrs: list[str]) -> bool:
         return False
     src = Path(spec.origin).read_text(encoding="utf-8")
     return re.search(rf"^\s*(def|class)\s+{attrs[0]}\b|^\s*{attrs[0]}\s*[:=]", src, flags=re.M) is not None
+
+
+def test_architecture_table_names_the_layer_order() -> None:
+    """docs/ARCHITECTURE.md's package table lists the packages in the order the import-graph test enforces."""
+    from tests.core.test_layers import ORDER
+
+    text = (ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| \d+ [^|]*\| ([^|]+) \|", text, flags=re.M)
+    folders = [f for row in rows for f in re.findall(r"`([a-z_]+)/`", row)]
+    assert folders == [p for p in ORDER if p != "<root>"]
