@@ -102,7 +102,10 @@ def install(workdir: str, status_fd: int | None, read_roots: list[str], program:
     flag_bits = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
     blocked_events, path_events, blocked_imports = dict(BLOCKED_EVENTS), dict(PATH_EVENTS_ONE), dict(BLOCKED_IMPORTS)
     untrusted_events, frame_attrs = dict(UNTRUSTED_EVENTS), FRAME_ATTRS
-    state = [False]  # re-entrancy guard only
+    import _thread
+
+    get_ident = _thread.get_ident
+    busy: set[int] = set()  # re-entrancy guard, per thread (another thread's events are never skipped)
 
     def emit(doc: dict) -> None:
         if status_fd is None:
@@ -210,13 +213,14 @@ def install(workdir: str, status_fd: int | None, read_roots: list[str], program:
             return
 
     def hook(event: str, args: tuple) -> None:
-        if state[0]:
+        tid = get_ident()
+        if tid in busy:
             return
-        state[0] = True
+        busy.add(tid)
         try:
             check(event, args)
         finally:
-            state[0] = False
+            busy.discard(tid)
 
     sys.addaudithook(hook)
 

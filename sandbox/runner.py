@@ -201,7 +201,7 @@ def _spawn(cmd: list[str], *, cwd: Path, env: dict, log_path: Path, fd: int, tim
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(cmd, cwd=str(cwd), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                 env=env, start_new_session=True, pass_fds=(fd,),
-                                preexec_fn=_preexec(memory_mb, timeout_s))
+                                preexec_fn=_preexec(memory_mb, timeout_s, FILE_CAP_MB))
         deadline = time.monotonic() + float(timeout_s)
         next_check = time.monotonic() + 0.5
         delay = 0.02
