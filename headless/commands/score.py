@@ -31,12 +31,12 @@ def run(args: argparse.Namespace) -> CommandResult:
     from physcodegym.tasks.loader import load_task
 
     metrics = parse_metrics(args.metrics)  # bad --metrics fails before any decoding
-    lt = load_task(args.task)
+    loaded_task = load_task(args.task)
     judge = None
     if args.judge_provider:
         judge = {"provider": args.judge_provider, "model": args.judge_model, "base_url": args.judge_base_url, "cache_dir": args.judge_cache}
     doc = score_run(
-        lt,
+        loaded_task,
         Path(args.candidate),
         metrics=metrics,
         judge=judge,

@@ -32,9 +32,9 @@ def run(args: argparse.Namespace) -> Any:
     results = []
     with Progress(transient=True) as prog:
         bar = prog.add_task("selftest", total=len(tasks) * len(defects))
-        for lt in tasks:
-            wd = Path(args.work_dir) / lt.id if args.work_dir else None
-            results.append(run_selftest(lt, defects, wd, progress=lambda k, r, lt=lt: prog.update(bar, advance=1, description=f"{lt.id}: {k}")))
+        for loaded_task in tasks:
+            wd = Path(args.work_dir) / loaded_task.id if args.work_dir else None
+            results.append(run_selftest(loaded_task, defects, wd, progress=lambda k, r, loaded_task=loaded_task: prog.update(bar, advance=1, description=f"{loaded_task.id}: {k}")))
     matrix = {r["task"]: {k: v.get("caught") for k, v in r["defects"].items()} for r in results}
     penalised = {r["task"]: {k: v.get("penalised") for k, v in r["defects"].items()} for r in results}
     doc = {"tasks": results, "matrix": matrix, "penalised": penalised, "all_caught": all(r["all_caught"] for r in results)}
