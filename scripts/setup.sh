@@ -39,6 +39,17 @@ else
   echo "$want" > "$stamp"
   say ".venv ready with extras [$extras] ($((SECONDS - t0)) s)"
 fi
+# The sandbox's operating-system wall is bubblewrap (`run` refuses without it unless --unsafe-no-isolation).
+if ! command -v bwrap >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    say "installing bubblewrap (the sandbox wall) ..."
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; } >.venv/apt-bubblewrap.log 2>&1 \
+      && say "bubblewrap ready ($(bwrap --version 2>/dev/null))" \
+      || say "installing bubblewrap failed (log: .venv/apt-bubblewrap.log): 'run' will refuse until it is installed"
+  else
+    say "bubblewrap (bwrap) is missing and this is not root: ask an administrator for the Debian package 'bubblewrap'; until then 'run' refuses (or pass --unsafe-no-isolation for trusted programs only)"
+  fi
+fi
 find_py312() {
   # pyenv shims answer `command -v` even when that version is not active, so try each candidate for real.
   local c
