@@ -126,7 +126,7 @@ def run_batch(tasks_dir: Path, submissions_dir: Path, out: Path, *, workers: int
             "ran": len(todo),
             "skipped_final": skipped,
             "seconds": round(time.monotonic() - t0, 3),
-            "by_status": {s: sum(1 for r in mine if r["status"] == s) for s in ("done", "failed", "error")},
+            "by_status": {s: sum(1 for r in mine if r["status"] == s) for s in ("done", "failed", "invalid", "error")},
             "executor": f"ray:{ray_address}" if ray_address else f"pool:{workers or default_workers()}",
             "failures": [{"config": r["config"], "task_id": r["task_id"], "attempt": r["attempt"], "status": r["status"],
                           "reason": r["reason"]} for r in mine if r["status"] != "done"],

@@ -170,13 +170,19 @@ def execute_unit(spec_d: dict) -> dict:
         rec = run_program(Path(spec.program), run_dir, timeout_s=spec.timeout_s, memory_mb=spec.memory_mb,
                           expected_frames=spec.expected_frames)
         row.update(run_status=rec.status, seconds_run=rec.seconds, peak_memory_mb=rec.peak_memory_mb)
-        artifact = bool(rec.outputs.get("frames_complete")) and rec.status != "policy"
+        # one verdict vocabulary (issue 19): only an `ok` run has a valid artifact; anything else scores 0 where counted
+        artifact = rec.status == "ok"
         row["artifact"] = artifact
         evidence = {"run_dir": str(run_dir), "run_json": str(run_dir / "run.json"), "log": str(run_dir / "run.log"),
                     "frames_dir": rec.outputs.get("frames_dir"), "video": rec.outputs.get("video"),
                     "blend": rec.outputs.get("blend")}
         if not artifact:
-            row.update(status="failed", reason=f"{rec.status}: {rec.reason}", metrics=None, score=None)
+            from physcodegym.sandbox.artifacts import invalid_reason
+
+            if rec.status == "invalid":  # the same reason string as run.json, score and audit --task
+                row.update(status="invalid", reason=invalid_reason(rec.status, rec.reason), metrics=None, score=None)
+            else:
+                row.update(status="failed", reason=f"{rec.status}: {rec.reason}", metrics=None, score=None)
         else:
             t1 = time.monotonic()
             try:
@@ -184,8 +190,10 @@ def execute_unit(spec_d: dict) -> dict:
                 row["seconds_score"] = round(time.monotonic() - t1, 3)
                 atomic.write_json(unit_dir / "score.json", doc)
                 evidence["score_json"] = str(unit_dir / "score.json")
-                row.update(status="done", metrics=doc.get("metrics"), score=doc,
-                           reason=None if rec.status == "ok" else f"scored, but run {rec.status}: {rec.reason}")
+                if doc.get("status") == "invalid":  # the accepted files no longer match the record
+                    row.update(status="invalid", artifact=False, metrics=None, score=None, reason=doc.get("invalid_reason"))
+                else:
+                    row.update(status="done", metrics=doc.get("metrics"), score=doc, reason=None)
             except Exception as e:
                 row["seconds_score"] = round(time.monotonic() - t1, 3)
                 (unit_dir / "score_error.txt").write_text(traceback.format_exc())

@@ -539,9 +539,9 @@ def _video_check(expected_frames: int):
 def _blend_check(expected_frames: int, acc: Acceptance):
     def fn(fd: int, st: os.stat_result, rel: str) -> dict:
         info = blend_info(fd, rel)
-        check_scene_range(info, rel, expected_frames)
         for rule, detail in info.pop("refused"):
             acc.breaches.append({"rule": rule, "detail": detail})
+        check_scene_range(info, rel, expected_frames)
         return info
 
     return fn

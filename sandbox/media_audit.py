@@ -84,20 +84,11 @@ def run_trusted(blend: str, root: str, timeout_s: float = TIMEOUT_S, memory_mb: 
     """Start the audit in a limited child; {"ok": bool, "breaches": [...], "error": str, "seconds": float}."""
     import tempfile
 
+    from physcodegym.core import launch
     from physcodegym.core.limits import run_limited
 
-    try:
-        from physcodegym.core import launch
-
-        cmd = launch.module_argv("physcodegym.sandbox.media_audit", [blend, "--root", root])
-        parse = launch.last_json
-    except ImportError:  # pragma: no cover - launch is part of core
-        cmd = [sys.executable, "-m", "physcodegym.sandbox.media_audit", blend, "--root", root]
-
-        def parse(text: str) -> Any:
-            lines = [ln for ln in text.splitlines() if ln.strip().startswith("{")]
-            return json.loads(lines[-1]) if lines else None
-
+    cmd = launch.module_argv("physcodegym.sandbox.media_audit", [blend, "--root", root])
+    parse = launch.last_json
     with tempfile.TemporaryDirectory(prefix="pcg_media_audit_") as home:
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "PHYSCODEGYM_BLENDER")}
         env.update({"HOME": home, "TMPDIR": home, "BLENDER_USER_RESOURCES": os.path.join(home, "blender_user"),

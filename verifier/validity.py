@@ -2,30 +2,39 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from typing import Any
 
 from physcodegym.core import launch
+from physcodegym.core.limits import run_limited
 from physcodegym.metrics.results import MetricResult, MetricState
 
+AUDIT_MEMORY_MB = 4096
 
-def s_val_for_run(loaded_task: Any, run_dir: Path, timeout_s: float = 900) -> MetricResult:
-    """Run `python -m physcodegym audit RUN_DIR --task ID --json` and turn its document into MetricResult 'S_val'."""
+
+def s_val_for_run(loaded_task: Any, run_dir: Path, timeout_s: float = 900, memory_mb: int = AUDIT_MEMORY_MB) -> MetricResult:
+    """Run `physcodegym audit RUN_DIR --task ID --json` in a limited child and turn its document into 'S_val'.
+
+    The audit command reads the run only through its validated artifact set (an invalid run gets no S_val) and
+    runs its own bpy work in a child with `--timeout` / `--memory-mb`; this process adds a slightly longer wall."""
     run_dir = Path(run_dir)
     blend = run_dir / "scene.blend" if run_dir.is_dir() else run_dir
     if not blend.is_file():
         return MetricResult.missing("S_val", MetricState.not_applicable, f"no native scene at {blend}: nothing to verify")
-    cmd = launch.cli_argv(["audit", str(run_dir), "--task", str(loaded_task.folder), "--json"])
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        return MetricResult.missing("S_val", MetricState.error, f"audit timed out after {timeout_s:.0f} s")
-    doc = launch.last_json(p.stdout)  # a Blender binary prints a banner first
+    cmd = launch.cli_argv(["audit", str(run_dir), "--task", str(loaded_task.folder), "--json",
+                           "--timeout", f"{float(timeout_s):g}", "--memory-mb", str(int(memory_mb))])
+    res = run_limited(cmd, timeout_s=float(timeout_s) + 30, memory_mb=None)
+    if res.killed_reason:
+        return MetricResult.missing("S_val", MetricState.error, f"audit stopped: {res.killed_reason}")
+    doc = launch.last_json(res.stdout)  # a Blender binary prints a banner first
     if not isinstance(doc, dict):
-        return MetricResult.missing("S_val", MetricState.error, f"audit exited {p.returncode} without JSON: {p.stderr.strip()[-400:]}")
-    if p.returncode != 0:
-        return MetricResult.missing("S_val", MetricState.error, f"audit exited {p.returncode}: {doc.get('error') or doc}")
+        return MetricResult.missing("S_val", MetricState.error, f"audit exited {res.returncode} without JSON: {res.stderr.strip()[-400:]}")
+    if res.returncode != 0:
+        return MetricResult.missing("S_val", MetricState.error, f"audit exited {res.returncode}: {doc.get('error') or doc}")
+    if doc.get("status") == "invalid":
+        return MetricResult.missing("S_val", MetricState.not_applicable, f"invalid run: {doc.get('invalid_reason')}")
+    if doc.get("status") == "error":
+        return MetricResult.missing("S_val", MetricState.error, doc.get("S_val_reason") or "audit failed")
     return result_from_audit(doc)
 
 

@@ -1,12 +1,20 @@
 """`physcodegym audit DIR_OR_BLEND [--program scene.py] [--task TASK] [--plot DIR] --json`.
 
-Opens the run folder or .blend in this process (bpy), runs the task-independent audit (SPEC §5) and,
-with --task, the task rubric (S_val). Prints {"findings": [...], "criteria": [...], "S_val": ...}.
+Runs the task-independent audit (SPEC §5) and, with --task, the task rubric (S_val). Prints
+{"findings": [...], "criteria": [...], "S_val": ...}.
+
+The input is checked here first, without bpy (issue 19): a run folder is read only through its validated
+artifact set (`sandbox.artifacts.validated_run`: the runner's record, status ok, every accepted file matching
+its hash); a run that is not is `invalid` with the reason, no findings and no S_val (exit 0). A plain folder or
+a .blend must hold a regular `scene.blend` whose header and block list check out (no linked library, movie
+clip or sound; a frame range within the task's bound). The bpy work then runs in a child of this process
+with a wall-clock and an address-space limit (`--timeout`, `--memory-mb`), Auto Run off.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from physcodegym.core.errors import InputError
@@ -23,17 +31,112 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plot", help="write PNG witnesses (one per curve-backed finding) to this folder")
     p.add_argument("--no-evidence", action="store_true", help="omit the evidence records from the output")
     p.add_argument("--save", help="also write the full report JSON here (atomic)")
+    p.add_argument("--timeout", type=float, default=900.0, help="wall-clock limit of the audit's bpy child in seconds (default 900)")
+    p.add_argument("--memory-mb", type=int, default=4096, help="address-space limit of the audit's bpy child in MiB (default 4096)")
+    p.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)  # the limited child itself
+
+
+def _invalid_doc(reason: str, task_id: str | None) -> dict:
+    doc = {"findings": [], "criteria": [], "S_val": None, "status": "invalid", "invalid_reason": reason,
+           "S_val_reason": f"invalid run: {reason}"}
+    if task_id:
+        doc["task"] = task_id
+    return doc
+
+
+def _check_input(path: Path, task_id: str | None) -> dict | None:
+    """None when the input may be opened; an `invalid` document for a run folder that is not valid.
+
+    Raises InputError for a path that is not a run folder, a folder with a scene.blend, or a .blend we accept."""
+    from physcodegym.sandbox import artifacts
+    from physcodegym.tasks.schema import FRAMES
+
+    if path.is_dir():
+        if os.path.lexists(path / artifacts.RECORD):
+            vr = artifacts.validated_run(path)
+            if not vr.valid:
+                return _invalid_doc(vr.reason or "invalid run", task_id)
+            if vr.blend is None:
+                return _invalid_doc("the run has no accepted scene.blend", task_id)
+            return None
+        blend = path / "scene.blend"
+        if not os.path.lexists(blend):
+            raise InputError("run folder has no scene.blend", file=str(path), field="scene.blend")
+    elif path.suffix == ".blend":
+        blend = path
+    else:
+        raise InputError("expected a run folder or a .blend file", file=str(path))
+    try:
+        artifacts.check_bare_blend(blend, expected_frames=FRAMES)
+    except artifacts.ArtifactError as e:
+        raise InputError(str(e), file=str(blend), field="scene.blend") from e
+    except OSError as e:
+        raise InputError(f"cannot be read: {e.strerror}", file=str(blend), field="scene.blend") from e
+    return None
+
+
+def _human(doc: dict, path: Path) -> str:
+    if doc.get("status") == "invalid":
+        return f"invalid run {path}: {doc.get('invalid_reason')}"
+    lines = [f"{len(doc.get('findings') or [])} finding(s) in {path}"]
+    for f in doc.get("findings") or []:
+        fr = f"frames {f['frames'][0]}-{f['frames'][-1]}" if f.get("frames") else "no frames"
+        val = f" {f['value']:.4g} {f.get('unit') or ''}" if f.get("value") is not None else ""
+        lines.append(f"  {f['kind']:<24} {','.join(f.get('objects') or []):<28} {fr:<16}{val}  {f.get('message', '')}")
+    if doc.get("S_val") is not None:
+        lines.append(f"S_val = {doc['S_val']:.3f}")
+    elif doc.get("S_val_reason"):
+        lines.append(f"S_val: {doc['S_val_reason']}")
+    return "\n".join(lines)
+
+
+def _supervise(args: argparse.Namespace, path: Path) -> CommandResult:
+    """Run the audit's bpy work in a limited child and relay its document."""
+    from physcodegym.core import launch
+    from physcodegym.core.limits import run_limited
+
+    if args.timeout <= 0:
+        raise InputError("must be positive", field="--timeout")
+    fwd = ["audit", str(path.resolve()), "--json", "--in-process"]
+    for opt in ("program", "task", "plot", "save"):
+        v = getattr(args, opt)
+        if v:
+            fwd += [f"--{opt}", str(Path(v).resolve()) if opt != "task" or Path(v).exists() else str(v)]
+    if args.no_evidence:
+        fwd.append("--no-evidence")
+    res = run_limited(launch.cli_argv(fwd), timeout_s=args.timeout, memory_mb=args.memory_mb or None)
+    doc = launch.last_json(res.stdout)
+    if res.killed_reason or not isinstance(doc, dict):
+        why = res.killed_reason or f"exited {res.returncode} without a result: {res.stderr.strip()[-400:]}"
+        doc = {"findings": [], "criteria": [], "S_val": None, "status": "error", "S_val_reason": f"audit stopped: {why}"}
+        return CommandResult(doc, human=_human(doc, path))
+    err = doc.get("error")
+    if res.returncode == 2 and isinstance(err, dict):
+        raise InputError(err.get("message") or "bad input", file=err.get("file"), field=err.get("field"))
+    if res.returncode != 0:
+        raise RuntimeError(f"audit child exited {res.returncode}: {(err or {}).get('message') if isinstance(err, dict) else doc}")
+    doc.setdefault("status", "ok")
+    doc.setdefault("limits", {"timeout_s": args.timeout, "memory_mb": args.memory_mb})
+    return CommandResult(doc, human=_human(doc, path))
 
 
 def run(args: argparse.Namespace) -> CommandResult:
     path = Path(args.path)
-    if not path.exists():
+    if not os.path.lexists(path):
         raise InputError("no such run folder or .blend", file=str(path))
     loaded = None
     if args.task:
         from physcodegym.tasks.loader import load_task
 
         loaded = load_task(args.task)
+    invalid = _check_input(path, loaded.id if loaded is not None else None)
+    if invalid is not None:
+        return CommandResult(invalid, human=_human(invalid, path))
+    if not getattr(args, "in_process", False):
+        return _supervise(args, path)
+    import bpy
+
+    bpy.context.preferences.filepaths.use_scripts_auto_execute = False  # Auto Run off for every file opened here
     from physcodegym.probes.audit import audit_path_full
 
     report, samples, scene = audit_path_full(path, Path(args.program) if args.program else None)

@@ -43,7 +43,7 @@ def test_faulty_submissions_are_recorded_and_good_ones_scored(baseline: Path) ->
     assert by_attempt[("mini_b", "2")]["run_status"] == "timeout"
     assert by_attempt[("mini_a", "3")]["run_status"] == "policy"
     partial = rows[("partial", "mini_b", "1")]
-    assert partial["status"] == "failed" and "frames/0238.png" in partial["reason"]
+    assert partial["status"] == "invalid" and partial["run_status"] == "invalid" and "frames/0238.png" in partial["reason"]
     for r in rows.values():
         unit = Path(r["evidence"]["run_dir"]).parent
         assert (unit / "unit.json").is_file() and (Path(r["evidence"]["run_dir"]) / "run.json").is_file()
