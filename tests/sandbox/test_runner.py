@@ -35,7 +35,7 @@ def test_ok_run_and_record(tmp_path: Path) -> None:
     assert _record(out) == rec
     # re-running into the same folder starts clean: a program that renders nothing leaves no stale frames
     rec2 = run_program(_prog(tmp_path, scene(3, render="pass"), "norender.py"), out, timeout_s=120, expected_frames=3)
-    assert rec2.status == "failed" and "frames/0001.png" in rec2.missing
+    assert rec2.status == "invalid" and "frames/0001.png" in rec2.missing
 
 
 def test_timeout_kills_the_group(tmp_path: Path) -> None:
@@ -62,10 +62,10 @@ def test_static_policy_stops_before_running(tmp_path: Path) -> None:
 
 def test_missing_and_wrong_size_outputs(tmp_path: Path) -> None:
     rec = run_program(_prog(tmp_path, scene(3)), tmp_path / "a", timeout_s=120, expected_frames=4)
-    assert rec.status == "failed" and rec.missing == ["frames/0004.png"]
+    assert rec.status == "invalid" and rec.missing == ["frames/0004.png"]
     src = scene(2, w=320, h=180).replace('bpy.ops.wm.save_as_mainfile(filepath=os.path.abspath("scene.blend"))', "")
     rec = run_program(_prog(tmp_path, src, "small.py"), tmp_path / "b", timeout_s=120, expected_frames=2)
-    assert rec.status == "failed" and "scene.blend" in rec.missing
+    assert rec.status == "invalid" and "scene.blend" in rec.missing
     assert any("320x180" in p for p in rec.problems)
 
 
