@@ -449,10 +449,8 @@ def _finish(rec: RunRecord, out_dir: Path, t0: float) -> RunRecord:
 
 
 def load_record(run_dir: Path) -> RunRecord | None:
-    p = Path(run_dir) / "run.json"
-    if not p.is_file():
-        return None
+    """The runner's record of a run folder, read without following links (sandbox.artifacts.read_record); None if unusable."""
     try:
-        return RunRecord.model_validate_json(p.read_text(encoding="utf-8"))
+        return RunRecord.model_validate(artifacts.read_record(Path(run_dir)))
     except Exception:
         return None
