@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 
 DEFAULT_MEMORY_MB = 4096
-MAX_OUTPUT = 16 * 1024 * 1024
+MAX_OUTPUT = 64 * 1024 * 1024
 
 
 @dataclass

@@ -274,12 +274,11 @@ def mp4_info(fh: BinaryIO, size: int, rel: str) -> dict[str, Any]:
         w, h = struct.unpack(">HH", moov[es + 32 : es + 36])
         count = struct.unpack(">I", moov[stsz[0] + 8 : stsz[0] + 12])[0]
         n_tts = struct.unpack(">I", moov[stts[0] + 4 : stts[0] + 8])[0]
-        if stts[0] + 8 + 8 * n_tts > stts[1]:
+        if stts[0] + 8 + 8 * n_tts > stts[1] or n_tts > 100_000:
             raise ArtifactError(f"{rel}: time-to-sample table overruns its box")
         deltas = set()
         total = 0
-        for i in range(n_tts):
-            c, d = struct.unpack(">II", moov[stts[0] + 8 + 8 * i : stts[0] + 16 + 8 * i])
+        for c, d in struct.iter_unpack(">II", moov[stts[0] + 8 : stts[0] + 8 + 8 * n_tts]):
             total += c
             deltas.add(d)
         tw = th = None
@@ -518,6 +517,9 @@ def _accept_one(sfd: int, ofd: int, rel: str, max_bytes: int, check, acc: Accept
     except ArtifactError as e:
         acc.problems.append(str(e))
         return False
+    except OSError as e:  # e.g. a planted non-folder where the accepted file must go
+        acc.problems.append(f"{rel} could not be accepted: {e.strerror or e}")
+        return False
     finally:
         os.close(fd)
 
@@ -558,8 +560,19 @@ def _listing(dfd: int, limit: int) -> list[str]:
 
 
 def accept_outputs(scratch: Path, out: Path, mode: str, expected_frames: int) -> Acceptance:
-    """Validate the contract outputs in `scratch` (the program's folder, the program gone) and move them into `out`."""
+    """Validate the contract outputs in `scratch` (the program's folder, the program gone) and move them into `out`.
+
+    Never raises for what the folder holds: anything unexpected becomes a problem (the run is then invalid)."""
     t0 = time.perf_counter()
+    try:
+        acc = _accept_outputs(scratch, out, mode, expected_frames)
+    except Exception as e:  # noqa: BLE001 - recorded as the run's reason
+        acc = Acceptance(problems=[f"output validation failed: {type(e).__name__}: {e}"])
+    acc.seconds = round(time.perf_counter() - t0, 4)
+    return acc
+
+
+def _accept_outputs(scratch: Path, out: Path, mode: str, expected_frames: int) -> Acceptance:
     acc = Acceptance()
     try:
         sfd = open_dir(scratch)
@@ -586,7 +599,6 @@ def accept_outputs(scratch: Path, out: Path, mode: str, expected_frames: int) ->
     finally:
         os.close(sfd)
         os.close(ofd)
-    acc.seconds = round(time.perf_counter() - t0, 4)
     return acc
 
 
