@@ -56,6 +56,9 @@ def _preexec(memory_mb: int | None):
 
         if memory_mb:
             lim = int(memory_mb) * 1024 * 1024
+            _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+            if hard != resource.RLIM_INFINITY:
+                lim = min(lim, hard)  # a limited parent's children stay within its limit
             resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
         with contextlib.suppress(Exception):
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))

@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from physcodegym.core import launch
+from physcodegym.core.limits import run_limited
 from physcodegym.samples import SceneSamples
 from physcodegym.tasks.schema import ExpectedResponse, Intervention, InterventionKind
 
 WORKER_TIMEOUT_S = 600.0
+WORKER_MEMORY_MB = 8192  # address space of one worker (clamped to a limited parent's own limit)
 
 
 def run_branches(blend: Path, jobs: list[dict[str, Any]], mapping: dict[str, str] | None = None, timeout_s: float = WORKER_TIMEOUT_S) -> list[tuple[SceneSamples | None, dict[str, Any]]]:
@@ -49,12 +50,12 @@ def run_branches(blend: Path, jobs: list[dict[str, Any]], mapping: dict[str, str
     jobs_file.write_text(json.dumps(spec))
     cmd = launch.module_argv("physcodegym.probes.cf_worker", ["--blend", str(blend), "--jobs", str(jobs_file), "--mapping", json.dumps(mapping or {})])
     err = None
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s * len(jobs), env=dict(os.environ))
-        if p.returncode not in (0, 1):
-            err = f"worker exited {p.returncode}: {p.stderr[-800:]}"
-    except subprocess.TimeoutExpired:
-        err = f"worker timed out after {timeout_s * len(jobs):.0f} s"
+    # a trusted child with a time and memory limit (issue 19); its whole process group goes with it
+    p = run_limited(cmd, timeout_s=timeout_s * len(jobs), memory_mb=WORKER_MEMORY_MB, env=dict(os.environ))
+    if p.killed_reason:
+        err = f"worker stopped: {p.killed_reason}"
+    elif p.returncode not in (0, 1):
+        err = f"worker exited {p.returncode}: {p.stderr[-800:]}"
     res = []
     for j in jobs:
         out = Path(j["out"])

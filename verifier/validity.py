@@ -9,7 +9,7 @@ from physcodegym.core import launch
 from physcodegym.core.limits import run_limited
 from physcodegym.metrics.results import MetricResult, MetricState
 
-AUDIT_MEMORY_MB = 4096
+AUDIT_MEMORY_MB = 6144  # address space of the audit child (bpy, sampling) and, inherited, its counterfactual workers
 
 
 def s_val_for_run(loaded_task: Any, run_dir: Path, timeout_s: float = 900, memory_mb: int = AUDIT_MEMORY_MB) -> MetricResult:

@@ -32,7 +32,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-evidence", action="store_true", help="omit the evidence records from the output")
     p.add_argument("--save", help="also write the full report JSON here (atomic)")
     p.add_argument("--timeout", type=float, default=900.0, help="wall-clock limit of the audit's bpy child in seconds (default 900)")
-    p.add_argument("--memory-mb", type=int, default=4096, help="address-space limit of the audit's bpy child in MiB (default 4096)")
+    p.add_argument("--memory-mb", type=int, default=6144,
+                   help="address-space limit of the audit's bpy child and its counterfactual workers in MiB (default 6144)")
     p.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)  # the limited child itself
 
 
