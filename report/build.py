@@ -1,9 +1,15 @@
-"""`physcodegym report RESULTS --out DIR`: leaderboard (md/csv/json) and one self-contained HTML report.
+"""`physcodegym report RESULTS --out DIR`: leaderboard (md/csv/json) and an HTML report that opens from disk.
 
-The leaderboard follows the paper's Tab. 2 layout (Harness, Model | S_SSIM S_LPIPS S_obj S_vis | S_evt S_mot
-S_val S_phys | S_tot), once per averaging set (batch.accounting.SETS), plus a per-category breakdown. The HTML
-embeds its plots as base64 PNGs (metric bars per configuration, S_tot vs cost, per-task heat map) and, per
-task, the reference/candidate frame strip and the validity findings with a witness plot.
+Layout of DIR (everything relative, no server, no network):
+- `index.html`: the leaderboard in the paper's Tab. 2 layout with sortable columns, filters by category,
+  configuration and averaging set (the set and its n shown next to every mean), the metric bars, S_tot vs
+  cost and vs launches, the per-task heat map, task cards and every unit;
+- `tasks/<task>.html`: the reference and each configuration's counted candidate as videos playing in sync
+  (one control, frame stepping, the task's timed events on the timeline), role trajectories of candidate vs
+  truth, motion-mask IoU over time, and per configuration its metrics, rubric criteria in sentences (raw
+  numbers folded) and findings grouped by kind with their witness plot and a still with the objects outlined;
+- `media/<task>/*.mp4` (H.264, see `report.media`), `img/…png`, `report.css`, `report.js`;
+- `leaderboard.md|csv|json`.
 """
 
 from __future__ import annotations
@@ -13,18 +19,26 @@ import csv
 import html
 import io
 import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from physcodegym.batch.accounting import SETS, leaderboard
+from physcodegym.batch.accounting import SETS, leaderboard, select
 from physcodegym.batch.store import ResultsStore
-from physcodegym.core import atomic
+from physcodegym.core import atomic, launch
 from physcodegym.metrics.results import METRIC_NAMES
+from physcodegym.report import assets, evidence, plots
 
-COLS = ["S_ssim", "S_lpips", "S_obj", "S_vis", "S_evt", "S_mot", "S_val", "S_phys", "S_tot"]
+COLS = plots.COLS
 HEAD = {"S_ssim": "S_SSIM", "S_lpips": "S_LPIPS", "S_obj": "S_obj", "S_vis": "S_vis", "S_evt": "S_evt",
         "S_mot": "S_mot", "S_val": "S_val", "S_phys": "S_phys", "S_tot": "S_tot"}
-STRIP_TIMES = (0, 48, 96, 144, 192, 239)
+STRIP_TIMES = (0, 80, 160, 239)
+FPS = 30
+e = html.escape
 
 
 def _fmt(x: float | None) -> str:
@@ -32,6 +46,11 @@ def _fmt(x: float | None) -> str:
 
 
 def load(results_dir: Path) -> tuple[dict, list[dict]]:
+    lb, rows, _ = _load(results_dir)
+    return lb, rows
+
+
+def _load(results_dir: Path) -> tuple[dict, list[dict], dict]:
     store = ResultsStore(Path(results_dir), readonly=True)
     try:
         rows = store.rows()
@@ -39,10 +58,10 @@ def load(results_dir: Path) -> tuple[dict, list[dict]]:
         configs = store.get_meta("configs", {}) or {}
     finally:
         store.close()
-    return leaderboard(rows, tasks, configs), rows
+    return leaderboard(rows, tasks, configs), rows, configs
 
 
-# -- tables ------------------------------------------------------------------------------------------
+# -- tables (markdown, csv) ------------------------------------------------------------------------
 def markdown(lb: dict) -> str:
     out = ["# PhysCodeGym leaderboard", ""]
     cov = lb["covered_metrics"]
@@ -80,311 +99,554 @@ def csv_text(lb: dict) -> str:
     return buf.getvalue()
 
 
-# -- plots -------------------------------------------------------------------------------------------
-def _png(fig) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
-    return base64.b64encode(buf.getvalue()).decode()
+# -- helpers ---------------------------------------------------------------------------------------
+def _b64(png: bytes | None) -> str | None:
+    return base64.b64encode(png).decode() if png else None
 
 
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+def _slug(s: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in str(s))
 
 
-def plot_bars(lb: dict) -> str:
-    plt = _plt()
-    import numpy as np
-
-    board = lb["leaderboard"]
-    fig, ax = plt.subplots(figsize=(10, 3.6))
-    w = 0.8 / max(1, len(board))
-    x = np.arange(len(COLS))
-    for i, b in enumerate(board):
-        vals = [b["sets"]["all_tasks"][c]["mean"] for c in COLS]
-        ax.bar(x + i * w, [v if v is not None else 0 for v in vals], w, label=b["config"],
-               hatch=None, edgecolor="k", linewidth=0.3)
-        for j, v in enumerate(vals):
-            if v is None:
-                ax.text(x[j] + i * w, 0.02, "n/a", rotation=90, fontsize=7, ha="center")
-    ax.set_xticks(x + w * (len(board) - 1) / 2, [HEAD[c] for c in COLS])
-    ax.set_ylim(0, 1)
-    ax.set_title("Metrics per configuration (all tasks, missing artifacts = 0)")
-    ax.legend(fontsize=8)
-    return _png(fig)
+def _rel(target: str | Path, page_dir: Path) -> str:
+    return Path(os.path.relpath(Path(target).resolve(), page_dir.resolve())).as_posix()
 
 
-def plot_cost(lb: dict) -> str:
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(5, 3.6))
-    for b in lb["leaderboard"]:
-        c, s = b["cost_usd_per_task"], b["sets"]["all_tasks"]["S_tot"]["mean"]
-        if c is None or s is None:
-            continue
-        ax.scatter([c], [s])
-        ax.annotate(b["config"], (c, s), fontsize=8, xytext=(3, 3), textcoords="offset points")
-    ax.set_xlabel("cost per task (USD)")
-    ax.set_ylabel("S_tot")
-    ax.set_ylim(0, 1)
-    ax.set_title("S_tot vs cost")
-    return _png(fig)
+def _page(title: str, body: str, depth: int, nav: str = "") -> str:
+    up = "../" * depth
+    return (f"<!doctype html><html lang=en><head><meta charset=utf-8><meta name=viewport content='width=device-width,initial-scale=1'>"
+            f"<title>{e(title)}</title><link rel=icon href='data:,'><link rel=stylesheet href='{up}report.css'></head><body>"
+            f"<header class=top><h1>{e(title)}</h1><a href='{up}index.html'>Leaderboard</a>{nav}</header><main>{body}</main>"
+            f"<script src='{up}report.js'></script></body></html>")
 
 
-def plot_heat(lb: dict) -> str:
-    plt = _plt()
-    import numpy as np
-
-    cfgs = [b["config"] for b in lb["leaderboard"]]
-    tids = [t["id"] for t in lb["tasks"]]
-    m = np.full((len(cfgs), len(tids)), np.nan)
-    for i, c in enumerate(cfgs):
-        for j, t in enumerate(tids):
-            v = lb["per_task"][c][t]["S_tot"]
-            if v is not None:
-                m[i, j] = v
-    fig, ax = plt.subplots(figsize=(max(4, 0.9 * len(tids) + 2), max(2, 0.5 * len(cfgs) + 1)))
-    im = ax.imshow(m, vmin=0, vmax=1, cmap="viridis", aspect="auto")
-    ax.set_xticks(range(len(tids)), tids, rotation=45, ha="right", fontsize=8)
-    ax.set_yticks(range(len(cfgs)), cfgs, fontsize=8)
-    for i in range(len(cfgs)):
-        for j in range(len(tids)):
-            ax.text(j, i, "–" if np.isnan(m[i, j]) else f"{m[i, j]:.2f}", ha="center", va="center", fontsize=7, color="w")
-    fig.colorbar(im, ax=ax, label="S_tot")
-    ax.set_title("Per-task S_tot (latest run with a rendered sequence; no artifact = 0)")
-    return _png(fig)
+def _launches(cfg: dict) -> float | None:
+    v = cfg.get("launches_per_task", cfg.get("launches"))
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
 
 
-def _ref_frames(video: Path, idx: tuple[int, ...]) -> dict[int, Any]:
-    import cv2
+def _load_task(t: dict) -> Any | None:
+    from physcodegym.tasks.loader import load_task
 
-    out = {}
-    cap = cv2.VideoCapture(str(video))
     try:
-        want = set(idx)
-        i = 0
-        while want:
-            ok, fr = cap.read()
-            if not ok:
-                break
-            if i in want:
-                out[i] = cv2.resize(cv2.cvtColor(fr, cv2.COLOR_BGR2RGB), (160, 90), interpolation=cv2.INTER_AREA)
-                want.discard(i)
-            i += 1
-    finally:
-        cap.release()
-    return out
+        return load_task(t["folder"])
+    except Exception:  # a task folder that moved or no longer validates: the page says so
+        return None
 
 
-def plot_strip(task: dict, cands: dict[str, Path | None]) -> str | None:
-    """Reference row plus one row per configuration's counted run, at six times."""
-    import cv2
-    import numpy as np
+def _samples(path: Path | None) -> Any | None:
+    if path is None or not Path(path).is_file():
+        return None
+    from physcodegym.samples import SceneSamples
 
-    plt = _plt()
-    ref = _ref_frames(Path(task["video"]), STRIP_TIMES) if Path(task["video"]).is_file() else {}
-    rows = [("reference", [ref.get(i) for i in STRIP_TIMES])]
-    for c, frames_dir in cands.items():
-        imgs = []
-        for i in STRIP_TIMES:
-            f = frames_dir / f"{i + 1:04d}.png" if frames_dir else None
-            im = cv2.imread(str(f)) if f is not None and f.is_file() else None
-            imgs.append(cv2.resize(cv2.cvtColor(im, cv2.COLOR_BGR2RGB), (160, 90), interpolation=cv2.INTER_AREA) if im is not None else None)
-        rows.append((c, imgs))
-    blank = np.full((90, 160, 3), 235, np.uint8)
-    fig, axes = plt.subplots(len(rows), len(STRIP_TIMES), figsize=(1.6 * len(STRIP_TIMES), 1.0 * len(rows) + 0.3), squeeze=False)
-    for r, (label, imgs) in enumerate(rows):
-        for k, im in enumerate(imgs):
-            ax = axes[r][k]
-            ax.imshow(im if im is not None else blank)
-            ax.set_xticks([])
-            ax.set_yticks([])
-            if r == 0:
-                ax.set_title(f"t={STRIP_TIMES[k] / 30:.1f}s", fontsize=7)
-            if k == 0:
-                ax.set_ylabel(label, fontsize=7, rotation=0, ha="right", va="center")
-    return _png(fig)
+    try:
+        return SceneSamples.load_npz(path)
+    except Exception:
+        return None
 
 
-def _findings(doc: Any) -> list[dict]:
-    """Every `findings` list anywhere in a score document (S_val details carry the audit's findings)."""
-    out: list[dict] = []
-
-    def walk(x: Any) -> None:
-        if isinstance(x, dict):
-            for k, v in x.items():
-                if k == "findings" and isinstance(v, list):
-                    out.extend(f for f in v if isinstance(f, dict))
-                else:
-                    walk(v)
-        elif isinstance(x, list):
-            for v in x:
-                walk(v)
-
-    walk(doc)
-    return out
+def _frames_dir(row: dict | None) -> Path | None:
+    if not row or not row.get("artifact"):
+        return None
+    ev = row.get("evidence") or {}
+    fd = ev.get("frames_dir")
+    if fd and Path(fd).is_dir():
+        return Path(fd)
+    v = ev.get("video")
+    return Path(v) if v and Path(v).is_file() else None
 
 
-def _criteria(doc: Any) -> list[dict]:
-    d = ((doc or {}).get("details") or {}).get("S_val") or {}
+def _run_dir(row: dict | None) -> Path | None:
+    rd = ((row or {}).get("evidence") or {}).get("run_dir")
+    return Path(rd) if rd and Path(rd).is_dir() else None
+
+
+def _finding_kinds(row: dict | None) -> list[str]:
+    d = (((row or {}).get("score") or {}).get("details") or {}).get("S_val") or {}
+    f = d.get("findings") if isinstance(d, dict) else None
+    return [x if isinstance(x, str) else str((x or {}).get("kind")) for x in f] if isinstance(f, list) else []
+
+
+def _criteria(row: dict | None) -> list[dict]:
+    d = (((row or {}).get("score") or {}).get("details") or {}).get("S_val") or {}
     cr = d.get("criteria") if isinstance(d, dict) else None
     return [c for c in cr if isinstance(c, dict)] if isinstance(cr, list) else []
 
 
-def plot_witness(findings: list[dict]) -> str | None:
-    """Witness plot: which finding kinds occur at which frames (and their measured values)."""
-    pts = [(f.get("kind", "?"), fr, f.get("value")) for f in findings for fr in (f.get("frames") or [])[:240] if isinstance(fr, int | float)]
-    if not pts:
-        return None
-    plt = _plt()
-    kinds = sorted({p[0] for p in pts})
-    fig, ax = plt.subplots(figsize=(6, 0.4 * len(kinds) + 1.2))
-    for i, k in enumerate(kinds):
-        xs = [p[1] for p in pts if p[0] == k]
-        ax.scatter(xs, [i] * len(xs), s=8)
-    ax.set_yticks(range(len(kinds)), kinds, fontsize=8)
-    ax.set_xlim(0, 241)
-    ax.set_xlabel("frame")
-    ax.set_title("validity findings by frame", fontsize=9)
-    return _png(fig)
+def _mapping(row: dict | None) -> dict[str, str]:
+    d = (((row or {}).get("score") or {}).get("details") or {}).get("S_val") or {}
+    roles = ((d.get("mapping") or {}).get("roles") or {}) if isinstance(d, dict) else {}
+    return {k: v.get("object") for k, v in roles.items() if isinstance(v, dict) and v.get("object")}
 
 
-# -- html --------------------------------------------------------------------------------------------
-CSS = """body{font-family:system-ui,sans-serif;margin:24px;max-width:1200px}table{border-collapse:collapse;margin:8px 0}
-td,th{border:1px solid #ccc;padding:3px 7px;font-size:13px;text-align:right}th{background:#f3f3f3}td.l,th.l{text-align:left}
-.fail{color:#a00}.ok{color:#060}img{max-width:100%}section{margin-bottom:28px}code{font-size:12px}"""
+def _strip(t: dict, cands: dict[str, Path | None]) -> bytes | None:
+    """Small stills at four times: the reference row and one row per configuration (the task card)."""
+    import cv2
+    import numpy as np
 
-
-def _table(lb: dict, set_name: str) -> str:
-    h = ["<table><tr><th class=l>Harness</th><th class=l>Model</th><th class=l>Config</th><th>n</th>"]
-    h += [f"<th>{HEAD[c]}</th>" for c in COLS] + ["</tr>"]
-    for b in lb["leaderboard"]:
-        s = b["sets"][set_name]
-        h.append(f"<tr><td class=l>{html.escape(b['harness'])}</td><td class=l>{html.escape(str(b['model']))}</td>"
-                 f"<td class=l>{html.escape(b['config'])}</td><td>{s['tasks']}</td>")
-        h += [f"<td>{_fmt(s[c]['mean'])}</td>" for c in COLS] + ["</tr>"]
-    h.append("</table>")
-    return "".join(h)
-
-
-def html_report(lb: dict, rows: list[dict], images: dict[str, str | None]) -> str:
-    e = html.escape
-    parts = [f"<!doctype html><html><head><meta charset=utf-8><title>PhysCodeGym report</title><style>{CSS}</style></head><body>",
-             "<h1>PhysCodeGym report</h1>",
-             f"<p>{len(lb['configs'])} configurations × {len(lb['tasks'])} tasks, {len(rows)} units. Covered metrics: "
-             f"{e(', '.join(lb['covered_metrics']) or 'none')}.</p><ul>"]
-    parts += [f"<li>{e(n)} missing: {e(str(why))}</li>" for n, why in lb["missing_metrics"].items()]
-    parts.append("</ul>")
-    for set_name, label in SETS.items():
-        parts.append(f"<section><h2>Leaderboard — {e(set_name)}</h2><p>Averaging set: {e(label)}.</p>{_table(lb, set_name)}</section>")
-    parts.append("<section><h2>Per category (all tasks)</h2><table><tr><th class=l>Category</th><th class=l>Config</th><th>n</th>"
-                 + "".join(f"<th>{HEAD[c]}</th>" for c in COLS) + "</tr>")
-    for cat, by in lb["categories"].items():
-        for c, s in by.items():
-            parts.append(f"<tr><td class=l>{e(cat)}</td><td class=l>{e(c)}</td><td>{s['tasks']}</td>"
-                         + "".join(f"<td>{_fmt(s[k]['mean'])}</td>" for k in COLS) + "</tr>")
-    parts.append("</table></section>")
-    for key, title in (("bars", "Metrics per configuration"), ("cost", "S_tot vs cost"), ("heat", "Per-task heat map")):
-        if images.get(key):
-            parts.append(f"<section><h2>{title}</h2><img alt='{key}' src='data:image/png;base64,{images[key]}'></section>")
-    parts.append("<h2>Units</h2><table><tr><th class=l>Config</th><th class=l>Task</th><th class=l>Attempt</th><th class=l>Status</th>"
-                 "<th class=l>Run</th><th>S_tot</th><th>seconds</th><th class=l>Reason</th></tr>")
-    for r in rows:
-        cls = "ok" if r["status"] == "done" else "fail"
-        st = (r.get("score") or {}).get("S_tot")
-        parts.append(f"<tr><td class=l>{e(r['config'])}</td><td class=l>{e(r['task_id'])}</td><td class=l>{e(str(r['attempt']))}</td>"
-                     f"<td class='l {cls}'>{e(r['status'])}</td><td class=l>{e(str(r.get('run_status')))}</td><td>{_fmt(st)}</td>"
-                     f"<td>{r.get('seconds_total') or 0:.1f}</td><td class=l>{e(str(r.get('reason') or ''))[:300]}</td></tr>")
-    parts.append("</table>")
-    for t in lb["tasks"]:
-        tid = t["id"]
-        parts.append(f"<section id='task-{e(tid)}'><h2>Task {e(tid)}</h2><p>{e(t.get('title', ''))} — {e(t['category'])}"
-                     f"{' / ' + e(t['subcategory']) if t.get('subcategory') else ''}</p>")
-        if images.get(f"strip:{tid}"):
-            parts.append(f"<img alt='strip {e(tid)}' src='data:image/png;base64,{images[f'strip:{tid}']}'>")
-        for c in lb["configs"]:
-            pt = lb["per_task"][c][tid]
-            parts.append(f"<h3>{e(c)} (attempt {e(str(pt.get('attempt')))}): "
-                         f"{'artifact' if pt['artifact'] else 'no valid artifact'} — S_tot {_fmt(pt['S_tot'])}</h3>")
-            if not pt["artifact"] or pt["status"] != "done":
-                parts.append(f"<p class=fail>{e(str(pt.get('reason')))}</p>")
-            vals = pt["values"]
-            parts.append("<p>" + ", ".join(f"{n} {_fmt(vals[n])}" for n in METRIC_NAMES) + "</p>")
-            fnd = images.get(f"findings:{c}:{tid}")
-            if fnd:
-                parts.append(fnd)
-            wit = images.get(f"witness:{c}:{tid}")
-            if wit:
-                parts.append(f"<img alt='witness {e(c)} {e(tid)}' src='data:image/png;base64,{wit}'>")
-        parts.append("</section>")
-    parts.append("</body></html>")
-    return "\n".join(parts)
-
-
-def _findings_html(findings: list[dict], criteria: list[dict]) -> str:
-    e = html.escape
-    out = []
-    if criteria:
-        out.append("<table><tr><th class=l>criterion</th><th>score</th><th class=l>evidence</th></tr>")
-        for c in criteria:
-            ev = c.get("evidence") or c.get("message") or c.get("reason") or ""
-            sc = c.get("score", c.get("value"))
-            out.append(f"<tr><td class=l>{e(str(c.get('id', '?')))}</td><td>{_fmt(sc) if isinstance(sc, int | float) else e(str(sc))}</td>"
-                       f"<td class=l>{e(json.dumps(ev, default=str) if not isinstance(ev, str) else ev)[:400]}</td></tr>")
-        out.append("</table>")
-    if findings:
-        out.append("<table><tr><th class=l>kind</th><th class=l>objects</th><th class=l>frames</th><th>value</th><th class=l>unit</th><th class=l>message</th></tr>")
-        for f in findings[:50]:
-            frames = f.get("frames") or []
-            fr = f"{frames[0]}–{frames[-1]} ({len(frames)})" if isinstance(frames, list) and frames else ""
-            out.append(f"<tr><td class=l>{e(str(f.get('kind')))}</td><td class=l>{e(', '.join(map(str, f.get('objects') or [])))}</td>"
-                       f"<td class=l>{e(fr)}</td><td>{e(str(f.get('value')))}</td><td class=l>{e(str(f.get('unit') or ''))}</td>"
-                       f"<td class=l>{e(str(f.get('message') or ''))[:300]}</td></tr>")
-        out.append("</table>")
-    return "".join(out)
-
-
-def build_report(results_dir: Path, out_dir: Path) -> dict:
-    """Write leaderboard.{md,csv,json} and index.html into out_dir; returns their paths and a summary."""
-    results_dir, out_dir = Path(results_dir), Path(out_dir)
-    lb, rows = load(results_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    images: dict[str, str | None] = {}
-    if lb["leaderboard"]:
-        images["bars"] = plot_bars(lb)
-        images["cost"] = plot_cost(lb)
-        if lb["tasks"]:
-            images["heat"] = plot_heat(lb)
-    from physcodegym.batch.accounting import select
-
-    chosen = select(rows)
-    for t in lb["tasks"]:
-        cands: dict[str, Path | None] = {}
-        for c in lb["configs"]:
-            r = chosen.get((c, t["id"]))
-            fd = ((r or {}).get("evidence") or {}).get("frames_dir") if r and r.get("artifact") else None
-            cands[c] = Path(fd) if fd else None
-            if r and r.get("score"):
-                f, cr = _findings(r["score"]), _criteria(r["score"])
-                images[f"findings:{c}:{t['id']}"] = _findings_html(f, cr) or None
-                images[f"witness:{c}:{t['id']}"] = plot_witness(f)
+    def ref_frames() -> dict[int, Any]:
+        out: dict[int, Any] = {}
+        if not Path(t["video"]).is_file():
+            return out
+        cap = cv2.VideoCapture(str(t["video"]))
         try:
-            images[f"strip:{t['id']}"] = plot_strip(t, cands)
-        except Exception:  # a broken reference video must not lose the report
-            images[f"strip:{t['id']}"] = None
+            i = 0
+            while len(out) < len(STRIP_TIMES):
+                ok, fr = cap.read()
+                if not ok:
+                    break
+                if i in STRIP_TIMES:
+                    out[i] = cv2.resize(fr, (128, 72), interpolation=cv2.INTER_AREA)
+                i += 1
+        finally:
+            cap.release()
+        return out
+
+    blank = np.full((72, 128, 3), 60, np.uint8)
+    ref = ref_frames()
+    rows = [[ref.get(i, blank) for i in STRIP_TIMES]]
+    for fd in cands.values():
+        r = []
+        for i in STRIP_TIMES:
+            im = cv2.imread(str(fd / f"{i + 1:04d}.png")) if fd is not None and fd.is_dir() else None
+            r.append(cv2.resize(im, (128, 72), interpolation=cv2.INTER_AREA) if im is not None else blank)
+        rows.append(r)
+    grid = np.vstack([np.hstack([np.pad(c, ((1, 1), (1, 1), (0, 0)), constant_values=255) for c in r]) for r in rows])
+    ok, buf = cv2.imencode(".png", grid)
+    return buf.tobytes() if ok else None
+
+
+# -- the builder -----------------------------------------------------------------------------------
+class _Builder:
+    def __init__(self, results_dir: Path, out_dir: Path, videos: bool, log: Callable[[str], None]) -> None:
+        self.results, self.out, self.videos, self.log = results_dir, out_dir, videos, log
+        self.lb, self.rows, self.configs = _load(results_dir)
+        self.chosen = select(self.rows)
+        self.media: dict[str, Any] = {"clips": [], "errors": []}
+        self.notes: list[str] = []
+
+    def write_img(self, rel: str, png: bytes | None) -> str | None:
+        if not png:
+            return None
+        p = self.out / "img" / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        atomic.write_bytes(p, png)
+        return f"img/{rel}"
+
+    # media ----------------------------------------------------------------------------------------
+    def clips(self) -> dict[tuple[str, str], dict]:
+        """(task, config or '') -> {"rel": media path} or {"error": reason}; encodes what is not cached."""
+        from physcodegym.report.media import prepare_clip
+
+        jobs: list[tuple[tuple[str, str], Path, Path]] = []
+        for t in self.lb["tasks"]:
+            tid = t["id"]
+            if Path(t["video"]).is_file():
+                jobs.append(((tid, ""), Path(t["video"]), self.out / "media" / _slug(tid) / "reference.mp4"))
+            for c in self.lb["configs"]:
+                src = _frames_dir(self.chosen.get((c, tid)))
+                if src is not None:
+                    jobs.append(((tid, c), src, self.out / "media" / _slug(tid) / f"{_slug(c)}.mp4"))
+        out: dict[tuple[str, str], dict] = {}
+        if not self.videos:
+            return {k: {"error": "videos disabled (--no-videos)"} for k, _, _ in jobs}
+        done = [0]
+
+        def one(job: tuple[tuple[str, str], Path, Path]) -> None:
+            key, src, dst = job
+            t0 = time.monotonic()
+            name = f"{key[0]} / {key[1] or 'reference'}"
+            try:
+                rec = prepare_clip(src, dst)
+            except Exception as ex:  # one bad clip must not lose the report
+                out[key] = {"error": f"{type(ex).__name__}: {ex}"}
+                self.media["errors"].append({"task": key[0], "config": key[1] or "reference", "error": str(ex)[:300]})
+                done[0] += 1
+                self.log(f"report: video {done[0]}/{len(jobs)} {name}: FAILED ({ex})")
+                return
+            out[key] = {"rel": Path(rec["path"]).resolve().relative_to(self.out.resolve()).as_posix(), "bytes": rec["bytes"]}
+            self.media["clips"].append({"task": key[0], "config": key[1] or "reference", **rec})
+            done[0] += 1
+            if rec["how"] != "cached":
+                self.log(f"report: video {done[0]}/{len(jobs)} {name} {rec['how']} ({rec['bytes'] / 1024:.0f} KiB, {time.monotonic() - t0:.1f} s)")
+
+        # each encode is one Blender child (1-2 cores busy); two at a time
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=2) as ex:
+            list(ex.map(one, jobs))
+        return out
+
+    def findings_of(self, c: str, tid: str, row: dict | None) -> tuple[list[dict], str | None]:
+        """Full findings (evidence, still boxes) of a counted run whose score lists finding kinds; cached."""
+        kinds = _finding_kinds(row)
+        rd = _run_dir(row)
+        if not kinds:
+            return [], None
+        if rd is None or not (rd / "scene.blend").is_file():
+            return [{"kind": k, "objects": [], "frames": [], "message": "(run folder gone: only the kind is known)"} for k in kinds], None
+        cache = self.out / "evidence" / f"{_slug(c)}__{_slug(tid)}.json"
+        blend = rd / "scene.blend"
+        key = {"blend": str(blend.resolve()), "mtime_ns": blend.stat().st_mtime_ns}
+        if cache.is_file():
+            try:
+                doc = json.loads(cache.read_text())
+                if doc.get("key") == key:
+                    return doc["findings"], None
+            except (OSError, ValueError, KeyError):
+                pass
+        self.log(f"report: reading the findings of {c} / {tid} (audit of its scene, once)")
+        tmp = cache.with_name(cache.name + ".worker.json")
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            p = subprocess.run(launch.module_argv("physcodegym.report.evidence_worker", [str(rd), str(tmp)]),
+                               capture_output=True, text=True, timeout=900)
+        except subprocess.TimeoutExpired:
+            return [], "audit of the run timed out (900 s): findings shown by kind only"
+        if p.returncode != 0 or not tmp.is_file():
+            return ([{"kind": k, "objects": [], "frames": [], "message": "(details unavailable)"} for k in kinds],
+                    f"re-reading the findings failed (exit {p.returncode}): {p.stderr.strip()[-300:]}")
+        doc = json.loads(tmp.read_text())
+        tmp.unlink()
+        atomic.write(cache, json.dumps({"key": key, "findings": doc["findings"]}))
+        return doc["findings"], None
+
+    # pages ----------------------------------------------------------------------------------------
+    def build(self) -> dict:
+        out = self.out
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "tasks").mkdir(exist_ok=True)
+        atomic.write(out / "report.css", assets.CSS)
+        atomic.write(out / "report.js", assets.JS)
+        clips = self.clips()
+        task_cards = []
+        for t in self.lb["tasks"]:
+            task_cards.append(self.task_page(t, clips))
+        atomic.write(out / "index.html", self.index(task_cards))
+        return clips
+
+    def _mean_cell(self, s: dict, c: str, set_name: str) -> str:
+        m = s[c]["mean"]
+        n = s[c].get("n", s["tasks"]) if c in METRIC_NAMES else s["tasks"]
+        title = f"{SETS[set_name]}; n = {n}" + (f"; covers {', '.join(s[c].get('covers') or [])}" if "covers" in s[c] else "")
+        bar = f"<span class=bar style='width:{int(40 * m)}px'></span>" if m is not None else ""
+        return f"<td data-v='{'' if m is None else f'{m:.6f}'}' title='{e(title)}'>{_fmt(m)}<small>n={n}</small>{bar}</td>"
+
+    def _board_table(self, lb: dict, set_name: str, cat: str) -> str:
+        h = [f"<div data-row data-set='{set_name}' data-cat-eq='{e(cat)}'>",
+             f"<p class='muted small'>Averaging set <b>{e(set_name)}</b>: {e(SETS[set_name])}"
+             + (f" — category <b>{e(cat)}</b> only" if cat else "") + ". n next to a mean = the tasks it averages.</p>",
+             "<div class=tw><table class=sortable><thead><tr><th class='l sortable'>Harness</th><th class='l sortable'>Model</th>"
+             "<th class='l sortable'>Config</th><th class=sortable>tasks</th><th class=sortable>artifacts</th>"
+             "<th class=sortable>cost/task</th><th class=sortable>launches/task</th>"]
+        h += [f"<th class=sortable>{HEAD[c]}</th>" for c in COLS] + ["</tr></thead><tbody>"]
+        for b in lb["leaderboard"]:
+            s = b["sets"][set_name]
+            cost, lau = b.get("cost_usd_per_task"), _launches(self.configs.get(b["config"], {}))
+            h.append(f"<tr data-row data-config='{e(b['config'])}'><td class=l>{e(b['harness'])}</td><td class=l>{e(str(b['model']))}</td>"
+                     f"<td class=l><a href='#cfg-{_slug(b['config'])}'>{e(b['config'])}</a></td><td data-v={s['tasks']}>{s['tasks']}</td>"
+                     f"<td data-v={b['artifacts']}>{b['artifacts']}/{b['tasks']}</td>"
+                     f"<td data-v='{'' if cost is None else cost}'>{'–' if cost is None else f'${cost:.2f}'}</td>"
+                     f"<td data-v='{'' if lau is None else lau}'>{'–' if lau is None else f'{lau:g}'}</td>")
+            h += [self._mean_cell(s, c, set_name) for c in COLS] + ["</tr>"]
+        h.append("</tbody></table></div></div>")
+        return "".join(h)
+
+    def index(self, task_cards: list[str]) -> str:
+        lb = self.lb
+        cats = sorted({t["category"] for t in lb["tasks"]})
+        boards = {"": lb}
+        for cat in cats:
+            boards[cat] = leaderboard(self.rows, [t for t in lb["tasks"] if t["category"] == cat], self.configs)
+        p = [f"<p>{len(lb['configs'])} configurations × {len(lb['tasks'])} tasks, {len(self.rows)} units "
+             f"(results <code>{e(str(self.results))}</code>). Covered metrics: <b>{e(', '.join(lb['covered_metrics']) or 'none')}</b>.</p>"]
+        if lb["missing_metrics"]:
+            p.append("<ul class=small>" + "".join(f"<li>{e(n)} missing: {e(str(why))}</li>" for n, why in lb["missing_metrics"].items()) + "</ul>")
+        p.append("<div class='filters card'><label>Averaging set <select data-filter=set>"
+                 + "".join(f"<option value='{k}'>{e(k)}</option>" for k in SETS) + "</select></label>"
+                 "<label>Category <select data-filter=cat><option value=''>all</option>"
+                 + "".join(f"<option>{e(c)}</option>" for c in cats) + "</select></label>"
+                 "<label>Configuration <select data-filter=config><option value=''>all</option>"
+                 + "".join(f"<option>{e(c)}</option>" for c in lb["configs"]) + "</select></label>"
+                 "<span class='muted small'>Click a column header to sort.</span></div>")
+        p.append("<h2 id=leaderboard>Leaderboard</h2>")
+        for cat, b in boards.items():
+            for set_name in SETS:
+                p.append(self._board_table(b, set_name, cat))
+        bars = _b64(plots.metric_bars(lb))
+        cost = _b64(plots.scatter(lb, "cost_usd_per_task", "cost per task (USD)"))
+        for b in lb["leaderboard"]:
+            b["launches_per_task"] = _launches(self.configs.get(b["config"], {}))
+        lau = _b64(plots.scatter(lb, "launches_per_task", "Blender launches per task"))
+        heat = _b64(plots.heat(lb))
+        p.append("<h2>Metrics per configuration</h2>")
+        p.append(f"<img class=plot alt='metric bars' src='data:image/png;base64,{bars}'>" if bars else "<p class=muted>No configuration.</p>")
+        p.append("<div class=grid2><div><h3>S_tot vs cost</h3>"
+                 + (f"<img class=plot alt='S_tot vs cost' src='data:image/png;base64,{cost}'>" if cost else
+                    "<p class=muted>No configuration records cost_usd_per_task.</p>")
+                 + "</div><div><h3>S_tot vs launches used</h3>"
+                 + (f"<img class=plot alt='S_tot vs launches' src='data:image/png;base64,{lau}'>" if lau else
+                    "<p class=muted>No configuration records launches_per_task (config.json).</p>")
+                 + "</div></div>")
+        if heat:
+            p.append(f"<h2>Per-task S_tot</h2><img class=plot alt='heat map' src='data:image/png;base64,{heat}'>")
+        p.append("<h2 id=tasks>Tasks</h2><div class=tasks>" + "".join(task_cards) + "</div>")
+        p.append("<h2 id=configs>Configurations</h2>")
+        for c in lb["configs"]:
+            cfg = self.configs.get(c, {})
+            note = cfg.get("note") or cfg.get("notes") or ""
+            p.append(f"<div class=card id='cfg-{_slug(c)}' data-row data-config='{e(c)}'><b>{e(c)}</b> — model {e(str(cfg.get('model') or c))}, "
+                     f"harness {e(str(cfg.get('harness') or '–'))}<div class='small muted'>{e(str(note))}</div></div>")
+        p.append("<h2 id=units>Units</h2><table class=sortable><thead><tr><th class='l sortable'>Config</th><th class='l sortable'>Task</th>"
+                 "<th class='l sortable'>Attempt</th><th class='l sortable'>Status</th><th class='l sortable'>Run</th><th class=sortable>S_tot</th>"
+                 "<th class=sortable>seconds</th><th class=l>Reason</th></tr></thead><tbody>")
+        cat_of = {t["id"]: t["category"] for t in lb["tasks"]}
+        for r in self.rows:
+            cls = "pass" if r["status"] == "done" else "fail"
+            st = (r.get("score") or {}).get("S_tot")
+            href = f"tasks/{_slug(r['task_id'])}.html#unit-{_slug(r['config'])}-{_slug(r['attempt'])}"
+            p.append(f"<tr data-row data-config='{e(r['config'])}' data-cat='{e(cat_of.get(r['task_id'], ''))}'>"
+                     f"<td class=l>{e(r['config'])}</td><td class=l><a href='{href}'>{e(r['task_id'])}</a></td>"
+                     f"<td class=l>{e(str(r['attempt']))}</td><td class='l {cls}'>{e(r['status'])}</td><td class=l>{e(str(r.get('run_status')))}</td>"
+                     f"<td data-v='{'' if st is None else st}'>{_fmt(st)}</td><td data-v='{r.get('seconds_total') or 0}'>{r.get('seconds_total') or 0:.1f}</td>"
+                     f"<td class='l wrap small'>{e(str(r.get('reason') or ''))[:300]}</td></tr>")
+        p.append("</tbody></table>")
+        return _page("PhysCodeGym report", "".join(p), 0, "<a href='#tasks'>Tasks</a><a href='#units'>Units</a>")
+
+    def task_page(self, t: dict, clips: dict) -> str:
+        tid = t["id"]
+        page_dir = self.out / "tasks"
+        lt = _load_task(t)
+        task = lt.task if lt is not None else None
+        cfgs = self.lb["configs"]
+        chosen = {c: self.chosen.get((c, tid)) for c in cfgs}
+        events = [ev.model_dump(mode="json") for ev in task.events] if task is not None else []
+        b = [f"<p>{e(t.get('title', ''))} — <span class=pill>{e(t['category'])}</span>"
+             + (f" <span class=pill>{e(t['subcategory'])}</span>" if t.get("subcategory") else "") + "</p>"]
+        if task is not None and task.summary:
+            b.append(f"<p class=muted>{e(task.summary)}</p>")
+        if lt is None:
+            b.append(f"<p class=fail>The task folder {e(t['folder'])} cannot be loaded: events, rubric texts and truth trajectories are not shown.</p>")
+        # scores at a glance
+        b.append("<table class=sortable><thead><tr><th class='l sortable'>Config</th><th class='l'>Attempt</th><th class='l'>Artifact</th>"
+                 + "".join(f"<th class=sortable>{HEAD[c]}</th>" for c in (*METRIC_NAMES, "S_tot")) + "</tr></thead><tbody>")
+        for c in cfgs:
+            pt = self.lb["per_task"][c][tid]
+            vals = {**pt["values"], "S_tot": pt["S_tot"]}
+            b.append(f"<tr data-row data-config='{e(c)}'><td class=l><a href='#cfg-{_slug(c)}'>{e(c)}</a></td><td class=l>{e(str(pt.get('attempt')))}</td>"
+                     f"<td class=l>{'yes' if pt['artifact'] else '<span class=fail>no</span>'}</td>"
+                     + "".join(f"<td data-v='{'' if vals[n] is None else vals[n]}'>{_fmt(vals[n])}</td>" for n in (*METRIC_NAMES, "S_tot"))
+                     + "</tr>")
+        b.append("</tbody></table>")
+        # synchronised videos
+        b.append(self._player(tid, cfgs, chosen, clips, events, page_dir))
+        # plots
+        truth = _samples(lt.truth_trajectories) if lt is not None else None
+        cand_s = {}
+        for c in cfgs:
+            rd = _run_dir(chosen[c])
+            s = _samples(rd / "audit_samples.npz") if rd is not None and chosen[c] and chosen[c].get("artifact") else None
+            if s is not None:
+                cand_s[c] = (s, _mapping(chosen[c]))
+        roles = [{"name": r.name, "truth_object": r.truth_object} for r in task.roles if r.core] if task is not None else []
+        traj = self.write_img(f"{_slug(tid)}/trajectories.png", plots.trajectories(roles, truth, cand_s)) if roles else None
+        b.append("<h2>Trajectories: candidate vs truth</h2>")
+        if traj:
+            b.append(f"<img class=plot alt='trajectories {e(tid)}' src='../{traj}'>")
+        why = []
+        if truth is None:
+            why.append("this task ships no truth trajectories" if lt is None or lt.truth_trajectories is None or not lt.truth_trajectories.is_file()
+                       else "the truth trajectories cannot be read")
+        nos = [c for c in cfgs if c not in cand_s]
+        if nos:
+            why.append(f"no sampled candidate scene for {', '.join(nos)} (no artifact, or S_val was not computed)")
+        if why:
+            b.append(f"<p class='muted small'>{e('; '.join(why))}.</p>")
+        ious = {c: ((chosen[c] or {}).get("score") or {}).get("per_frame", {}).get("motion_iou") for c in cfgs}
+        iou = self.write_img(f"{_slug(tid)}/iou.png", plots.iou_over_time({c: v for c, v in ious.items() if v}, events))
+        b.append("<h2>Motion-mask IoU over time</h2>" + (f"<img class=plot alt='iou {e(tid)}' src='../{iou}'>" if iou else
+                 "<p class=muted>No configuration has a per-frame motion IoU for this task (S_mot not computed or no artifact).</p>"))
+        # per configuration
+        crit_spec = {c.id: c for c in task.rubric.criteria} if task is not None else {}
+        for c in cfgs:
+            b.append(self._config_section(c, tid, chosen[c], crit_spec, page_dir))
+        # every unit of this task
+        b.append("<h2 id=units>Units of this task</h2>")
+        for r in [r for r in self.rows if r["task_id"] == tid]:
+            b.append(self._unit(r, page_dir))
+        atomic.write(page_dir / f"{_slug(tid)}.html", _page(f"Task {tid}", "".join(b), 1,
+                                                             "<a href='#player'>Videos</a><a href='#units'>Units</a>"))
+        # the card on the index page
+        strip = _b64(_strip(t, {c: _frames_dir(chosen[c]) for c in cfgs}))
+        sc = "".join(f"<div class=small>{e(c)}: S_tot <b>{_fmt(self.lb['per_task'][c][tid]['S_tot'])}</b></div>" for c in cfgs)
+        return (f"<div class=card data-row data-cat='{e(t['category'])}'><a href='tasks/{_slug(tid)}.html'><b>{e(tid)}</b></a> "
+                f"<span class=pill>{e(t['category'])}</span><div class='small muted'>{e(t.get('title', ''))}</div>"
+                + (f"<a href='tasks/{_slug(tid)}.html'><img alt='strip {e(tid)}' src='data:image/png;base64,{strip}'></a>" if strip else "")
+                + f"<div class='small muted'>rows: reference, {e(', '.join(cfgs))}</div>{sc}</div>")
+
+    def _player(self, tid: str, cfgs: list[str], chosen: dict, clips: dict, events: list[dict], page_dir: Path) -> str:
+        dur = 240 / FPS
+        figs = []
+        order = [("", "reference")] + [(c, c) for c in cfgs]
+        for key, label in order:
+            clip = clips.get((tid, key))
+            if key and clip is None:
+                r = chosen.get(key)
+                reason = "no submission" if r is None else (r.get("reason") or r.get("status"))
+                figs.append(f"<figure><div class=nov>{e(label)}: no valid artifact — {e(str(reason))[:200]}</div></figure>")
+                continue
+            if clip is None or "error" in clip:
+                figs.append(f"<figure><div class=nov>{e(label)}: video unavailable — {e(str((clip or {}).get('error', 'no video')))[:200]}</div></figure>")
+                continue
+            pt = self.lb["per_task"][key][tid]["S_tot"] if key else None
+            cap = f"<span>{e(label)}</span><span>{'' if pt is None else 'S_tot ' + _fmt(pt)}</span>"
+            figs.append(f"<figure><video muted playsinline preload=auto src='../{clip['rel']}' data-label='{e(label)}'></video>"
+                        f"<figcaption>{cap}</figcaption></figure>")
+        marks = []
+        for ev in events:
+            iv = ev.get("interval") or {}
+            s0, s1 = float(iv.get("start_s") or 0), float(iv.get("end_s") or iv.get("start_s") or 0)
+            left, width = 100 * s0 / dur, max(0.8, 100 * (s1 - s0) / dur)
+            marks.append(f"<div class='ev{' key' if ev.get('key') else ''}' style='left:{left:.2f}%;width:{width:.2f}%' "
+                         f"data-seek='{int(round(s0 * FPS)) + 1}' title='{e(ev.get('id', ''))}: {e(ev.get('description', ''))} "
+                         f"({s0:.2f}–{s1:.2f} s)'>{e(ev.get('id', ''))}</div>")
+        ctrl = ("<div class=controls><button class=first title='first frame'>|◀ first</button><button class=prev title='previous frame (←)'>◀ frame</button>"
+                "<button class=play>▶ play</button><button class=next title='next frame (→)'>frame ▶</button>"
+                "<label class='small muted'>speed <select class=speed><option value=0.25>0.25×</option><option value=0.5>0.5×</option>"
+                "<option value=1 selected>1×</option><option value=2>2×</option></select></label><span class=time>frame 1 / 240</span></div>")
+        ev_list = "".join(f"<li><a href='#player' data-seek='{int(round(float((ev.get('interval') or {}).get('start_s') or 0) * FPS)) + 1}'>"
+                          f"{e(ev.get('id', ''))}</a> {'<b>key</b> ' if ev.get('key') else ''}"
+                          f"({float((ev.get('interval') or {}).get('start_s') or 0):.2f}–{float((ev.get('interval') or {}).get('end_s') or 0):.2f} s, "
+                          f"weight {ev.get('weight')}): {e(ev.get('description', ''))}</li>" for ev in events)
+        return (f"<h2 id=player>Reference and candidates, in sync</h2><div class='sync card' data-fps={FPS} data-duration={dur:g}>"
+                f"<div class=videos>{''.join(figs)}</div>{ctrl}<div class=timeline><input type=range min=1 max=240 value=1 step=1>"
+                f"{''.join(marks)}</div><p class='small muted'>One control drives every video (the reference is the clock). "
+                f"← / → step one frame, space plays. Markers: the task's timed events (red: key items); click one to jump to it.</p>"
+                + (f"<ul class=small>{ev_list}</ul>" if ev_list else "<p class='small muted'>This task has no timed events.</p>")
+                + "</div>")
+
+    def _config_section(self, c: str, tid: str, row: dict | None, crit_spec: dict, page_dir: Path) -> str:
+        pt = self.lb["per_task"][c][tid]
+        h = [f"<section class=card id='cfg-{_slug(c)}' data-row data-config='{e(c)}'><h2>{e(c)} — attempt {e(str(pt.get('attempt')))}: "
+             f"S_tot {_fmt(pt['S_tot'])}</h2>"]
+        if row is None:
+            h.append("<p class=fail>No submission for this task: it scores 0 on every metric and stays in the denominator.</p></section>")
+            return "".join(h)
+        h.append(f"<p class=small><a href='#unit-{_slug(c)}-{_slug(row['attempt'])}'>unit details and files</a></p>")
+        if not pt["artifact"]:
+            h.append(f"<p class=fail>No valid artifact — {e(str(pt.get('reason') or row.get('reason')))}. Every metric counts as 0 "
+                     "for this task and it stays in the denominator.</p>")
+        elif row.get("status") != "done":
+            h.append(f"<p class=fail>Scoring failed — {e(str(row.get('reason')))}. Its metrics are technical gaps (left out of the means).</p>")
+        sc = row.get("score") or {}
+        states = sc.get("states") or {}
+        if sc:
+            h.append("<table><thead><tr><th class=l>metric</th><th>value</th><th class=l>state</th><th class=l>reason</th></tr></thead><tbody>")
+            for n in METRIC_NAMES:
+                st = states.get(n) or {}
+                v = (sc.get("metrics") or {}).get(n)
+                h.append(f"<tr><td class=l>{n}</td><td>{_fmt(v)}</td><td class=l>{e(str(st.get('state', '–')))}</td>"
+                         f"<td class='l wrap small'>{e(str(st.get('reason') or ''))}</td></tr>")
+            h.append("</tbody></table>")
+            cov = sc.get("coverage") or {}
+            h.append(f"<p class='small muted'>S_vis {_fmt(sc.get('S_vis'))} covers {e(', '.join(cov.get('S_vis') or []) or 'nothing')}; "
+                     f"S_phys {_fmt(sc.get('S_phys'))} covers {e(', '.join(cov.get('S_phys') or []) or 'nothing')}.</p>")
+        crit = _criteria(row)
+        if crit:
+            h.append("<h3>Rubric criteria (S_val)</h3><ul>")
+            for cr in crit:
+                cls, word = evidence.verdict(cr)
+                sent = evidence.criterion_sentence(cr, crit_spec.get(cr.get("id")))
+                raw = json.dumps({k: v for k, v in cr.items()}, indent=1, default=str)
+                h.append(f"<li><span class={cls}>{word}</span> <code>{e(str(cr.get('id')))}</code> — {e(sent)}"
+                         f"<details><summary>raw numbers</summary><pre>{e(raw[:6000])}</pre></details></li>")
+            h.append("</ul>")
+        elif sc:
+            st = states.get("S_val") or {}
+            h.append(f"<p class='muted small'>No rubric criteria: S_val {e(str(st.get('state', 'missing')))} — {e(str(st.get('reason') or ''))}</p>")
+        findings, err = self.findings_of(c, tid, row)
+        if err:
+            h.append(f"<p class='small fail'>{e(err)}</p>")
+        if findings:
+            h.append(f"<h3>Findings ({len(findings)})</h3>")
+            fd = _frames_dir(row)
+            for kind, fs in evidence.group_findings(findings).items():
+                h.append(f"<div class=kind id='finding-{_slug(c)}-{_slug(kind)}'><h4>{e(evidence.KIND_TEXT.get(kind, kind))} — {len(fs)}</h4>")
+                for k, f in enumerate(fs):
+                    h.append(self._finding(f, c, tid, kind, k, fd))
+                h.append("</div>")
+        elif sc and "S_val" in (sc.get("metrics") or {}) and (states.get("S_val") or {}).get("state") == "ok":
+            h.append("<p class='small pass'>The audit found no task-independent violation.</p>")
+        h.append("</section>")
+        return "".join(h)
+
+    def _finding(self, f: dict, c: str, tid: str, kind: str, k: int, frames_dir: Path | None) -> str:
+        objs = ", ".join(map(str, f.get("objects") or [])) or "–"
+        val = f.get("value")
+        vtxt = f"{val:.4g} {f.get('unit') or ''}" if isinstance(val, int | float) else "–"
+        h = [f"<div class=finding><p><b>{e(objs)}</b> · {e(evidence.frames_text(f.get('frames') or []))} · measured {e(vtxt)}<br>"
+             f"{e(str(f.get('message') or ''))}</p><div class=stills>"]
+        base = f"{_slug(tid)}/{_slug(c)}_{_slug(kind)}_{k}"
+        w = self.write_img(base + "_witness.png", plots.witness(f))
+        if w:
+            h.append(f"<img alt='witness {e(kind)}' src='../{w}'>")
+        still = f.get("still") or {}
+        fr = still.get("frame")
+        if frames_dir is not None and frames_dir.is_dir() and fr:
+            src = frames_dir / f"{int(fr):04d}.png"
+            if src.is_file():
+                boxes = still.get("boxes") or {}
+                png = plots.still_with_boxes(src.read_bytes(), boxes, f"frame {fr}: {kind}")
+                s = self.write_img(base + "_still.png", png)
+                if s:
+                    h.append(f"<img alt='still {e(kind)}' src='../{s}'>")
+                if not boxes:
+                    h.append("<p class='small muted'>(the objects could not be projected with the scene camera at this frame)</p>")
+        h.append("</div>")
+        ev = {k2: v for k2, v in (f.get("evidence") or {}).items() if k2 != "series"}
+        if ev:
+            h.append(f"<details><summary>raw evidence</summary><pre>{e(json.dumps(ev, indent=1, default=str)[:6000])}</pre></details>")
+        h.append("</div>")
+        return "".join(h)
+
+    def _unit(self, r: dict, page_dir: Path) -> str:
+        ev = r.get("evidence") or {}
+        links = []
+        for label, key in (("run.log", "log"), ("run.json", "run_json"), ("score.json", "score_json"), ("scene.blend", "blend")):
+            pth = ev.get(key)
+            if pth and Path(pth).is_file():
+                links.append(f"<a href='{e(_rel(pth, page_dir))}'>{label}</a>")
+        rd = ev.get("run_dir")
+        if rd and (Path(rd) / "scene.py").is_file():
+            links.append(f"<a href='{e(_rel(Path(rd) / 'scene.py', page_dir))}'>scene.py</a>")
+        cls = "pass" if r["status"] == "done" else "fail"
+        return (f"<div class=card id='unit-{_slug(r['config'])}-{_slug(r['attempt'])}' data-row data-config='{e(r['config'])}'>"
+                f"<b>{e(r['config'])}</b> attempt {e(str(r['attempt']))}: <span class={cls}>{e(r['status'])}</span> "
+                f"(run {e(str(r.get('run_status')))}, {r.get('seconds_total') or 0:.1f} s, peak {r.get('peak_memory_mb') or 0:.0f} MB)"
+                f"{' — <span class=small>' + e(str(r.get('reason')))[:400] + '</span>' if r.get('reason') else ''}"
+                f"<div class=small>{' · '.join(links) or 'no files kept'}</div></div>")
+
+
+def _size(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+def build_report(results_dir: Path, out_dir: Path, videos: bool = True, log: Callable[[str], None] | None = None) -> dict:
+    """Write leaderboard.{md,csv,json}, index.html and the task pages into out_dir; returns paths and a summary."""
+    results_dir, out_dir = Path(results_dir), Path(out_dir)
+    t0 = time.monotonic()
+    b = _Builder(results_dir, out_dir, videos, log or (lambda s: print(s, file=sys.stderr, flush=True)))
+    b.build()
+    lb = b.lb
     paths = {"markdown": out_dir / "leaderboard.md", "csv": out_dir / "leaderboard.csv", "json": out_dir / "leaderboard.json",
              "html": out_dir / "index.html"}
     atomic.write(paths["markdown"], markdown(lb))
     atomic.write(paths["csv"], csv_text(lb))
     atomic.write(paths["json"], json.dumps(lb, indent=2, default=str))
-    atomic.write(paths["html"], html_report(lb, rows, images))
-    return {"report": str(paths["html"]), "files": {k: str(v) for k, v in paths.items()},
+    pages = sorted(str(p) for p in (out_dir / "tasks").glob("*.html"))
+    return {"report": str(paths["html"]), "files": {k: str(v) for k, v in paths.items()}, "pages": pages,
             "configs": lb["configs"], "tasks": [t["id"] for t in lb["tasks"]],
-            "leaderboard": [{"config": b["config"], "S_tot": b["sets"]["all_tasks"]["S_tot"]["mean"],
-                             "artifacts": b["artifacts"], "tasks": b["tasks"]} for b in lb["leaderboard"]]}
+            "videos": {"clips": len(b.media["clips"]), "bytes": sum(c["bytes"] for c in b.media["clips"]), "errors": b.media["errors"]},
+            "bytes": _size(out_dir), "seconds": round(time.monotonic() - t0, 2),
+            "leaderboard": [{"config": x["config"], "S_tot": x["sets"]["all_tasks"]["S_tot"]["mean"],
+                             "artifacts": x["artifacts"], "tasks": x["tasks"]} for x in lb["leaderboard"]]}

@@ -1,0 +1,44 @@
+"""Pieces of the report that are plain functions: contact moments from a trajectory, and set-up's pip filter."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_contact_moments_are_the_impacts_of_a_shipped_truth_and_none_in_free_flight() -> None:
+    from physcodegym.report.plots import contact_frames, role_track
+    from physcodegym.samples import SceneSamples
+    from physcodegym.tasks.loader import load_task
+
+    lt = load_task("ball_bounce")
+    truth = SceneSamples.load_npz(lt.truth_trajectories)
+    track = role_track(truth, "Ball")
+    hits = contact_frames(track, truth.fps)
+    first = next(ev for ev in lt.task.events if ev.id == "first_impact").interval
+    assert hits, "no contact found in a bouncing ball"
+    assert first.start_s - 2 / 30 <= hits[0] / truth.fps <= first.end_s + 2 / 30, (hits, first)
+    assert len(hits) >= 3  # it bounces several times
+    t = np.arange(240) / 30.0
+    flight = np.stack([0.5 * t, 0 * t, 3 + 2 * t - 4.905 * t * t], axis=1)  # a thrown ball, never touching
+    assert contact_frames(flight, 30.0) == []
+
+
+def test_setup_filters_pip_location_noise_and_keeps_errors(tmp_path: Path) -> None:
+    fake = tmp_path / "python"
+    fake.write_text("#!/usr/bin/env bash\n"
+                    "echo \"WARNING: Location 'file:///opt/pypi-more/simple/bpy/' is ignored: it is neither a file nor a directory.\" >&2\n"
+                    "echo 'ERROR: No matching distribution found for nothing-here' >&2\n"
+                    "exit 3\n")
+    fake.chmod(0o755)
+    body = (REPO / "scripts" / "setup.sh").read_text()
+    fn = body[body.index("pipq() {"):]
+    fn = fn[: fn.index("\n}\n") + 3]
+    p = subprocess.run(["bash", "-c", f"set -uo pipefail\n{fn}\npipq {fake} install x; echo rc=$?"], capture_output=True, text=True)
+    assert "rc=3" in p.stdout
+    assert "ERROR: No matching distribution" in p.stderr
+    assert "Location" not in p.stderr
