@@ -31,7 +31,14 @@ def read_progress(run_dir: Path) -> dict[str, Any]:
     """Launches, tokens, cost and status of a run folder (its agent_run.json, else the trace's last budget),
     the newest image and the newest saved scene (the submission's first)."""
     run_dir = Path(run_dir)
-    out: dict[str, Any] = {"launches": 0, "tokens": 0, "cost_usd": 0.0, "status": "", "preview": None, "submission_blend": None}
+    out: dict[str, Any] = {
+        "launches": 0,
+        "tokens": 0,
+        "cost_usd": 0.0,
+        "status": "",
+        "preview": None,
+        "submission_blend": None,
+    }
     budget: dict[str, Any] | None = None
     doc_path = run_dir / AGENT_RUN_FILE
     if doc_path.is_file():

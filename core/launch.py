@@ -12,8 +12,8 @@ Two worlds start children:
   `__main__` with `sys.argv = [MODULE, *args]`.
 
 Children that need no bpy can use `python_argv` (Blender's bundled Python with the same bootstrap inside a
-Blender binary). A real Blender prints a banner on stdout before our code runs; `last_json` reads a child's JSON document
-whichever form started it. A leaf module: it imports nothing of ours, and never imports `bpy` itself (a
+Blender binary). A real Blender prints a banner on stdout before our code runs; `last_json` reads a child's
+JSON document whichever form started it. A leaf module: it imports nothing of ours, and never imports `bpy` itself (a
 process that has not imported bpy is not inside Blender).
 """
 
@@ -60,7 +60,8 @@ def bootstrap(module: str, root: Path = PACKAGE_ROOT, extra_paths: list[str] | N
         "    if _p not in sys.path and os.path.isdir(_p):",
         "        sys.path.append(_p)",
         f"if {PACKAGE!r} not in sys.modules:",
-        f"    _s = importlib.util.spec_from_file_location({PACKAGE!r}, {init!r}, submodule_search_locations=[{str(root)!r}])",
+        f"    _s = importlib.util.spec_from_file_location({PACKAGE!r}, {init!r},",
+        f"                                                submodule_search_locations=[{str(root)!r}])",
         "    _m = importlib.util.module_from_spec(_s)",
         f"    sys.modules[{PACKAGE!r}] = _m",
         "    _s.loader.exec_module(_m)",

@@ -23,7 +23,7 @@ from pathlib import Path
 
 BANNER = "Blender 5.0.1 (stand-in for tests)"
 
-_SOURCE = r'''#!{python} -S
+_SOURCE = r"""#!{python} -S
 import sys, traceback
 for _p in {site!r}:
     if _p not in sys.path:
@@ -67,7 +67,7 @@ except BaseException:
     sys.stdout.flush()
     sys.exit(exit_code)
 print("\nBlender quit", flush=True)
-'''
+"""
 
 
 def write_standin(path: Path) -> Path:

@@ -39,7 +39,12 @@ def measure(loaded_task: LoadedTask | str | Path, work_dir: Path | None = None) 
                 continue
             cf = c.counterfactual
             doc = run_counterfactual(
-                blend, cf.intervention, mapping, control=cf.control, expected=cf.expected, work_dir=wd / f"counterfactual_{c.id}"
+                blend,
+                cf.intervention,
+                mapping,
+                control=cf.control,
+                expected=cf.expected,
+                work_dir=wd / f"counterfactual_{c.id}",
             )
             v = doc.get("verdict", {})
             out["criteria"][c.id] = {

@@ -64,7 +64,9 @@ def test_modules_named_in_the_docs_exist() -> None:
 
 
 def test_the_docs_check_sees_a_dead_name() -> None:
-    text = "`physcodegym.probes.worker`, `physcodegym.probes.audit.audit_scene`, `physcodegym.probes.audit.nothing_here`"
+    text = (
+        "`physcodegym.probes.worker`, `physcodegym.probes.audit.audit_scene`, `physcodegym.probes.audit.nothing_here`"
+    )
     assert _dead_names(text) == ["physcodegym.probes.audit.nothing_here", "physcodegym.probes.worker"]
 
 

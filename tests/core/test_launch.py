@@ -28,7 +28,8 @@ if sys.argv[1]:
     bpy.app.binary_path = sys.argv[1]
 out["binary"] = launch.blender_binary()
 runs = {}
-for name, args in (("show", ["tasks", "show", sys.argv[2], "--json"]), ("bad", ["tasks", "show", "/nonexistent/task", "--json"])):
+cases = (("show", ["tasks", "show", sys.argv[2], "--json"]), ("bad", ["tasks", "show", "/nonexistent/task", "--json"]))
+for name, args in cases:
     argv = launch.cli_argv(args)
     p = subprocess.run(argv, capture_output=True, text=True, timeout=240, env=launch.child_env())
     runs[name] = {"argv0": argv[0], "flags": argv[1:6], "rc": p.returncode, "doc": launch.last_json(p.stdout),
@@ -58,7 +59,11 @@ def test_module_form_without_a_blender_binary() -> None:
     """This test process has not imported bpy: no binary, children are `python -m MODULE`."""
     assert "bpy" not in sys.modules or not launch.blender_binary()
     assert launch.module_argv("physcodegym.probes.cf_worker", ["--blend", "x.blend"]) == [
-        sys.executable, "-m", "physcodegym.probes.cf_worker", "--blend", "x.blend",
+        sys.executable,
+        "-m",
+        "physcodegym.probes.cf_worker",
+        "--blend",
+        "x.blend",
     ]
     assert launch.cli_argv(["audit", 3]) == [sys.executable, "-m", "physcodegym", "audit", "3"]
 
@@ -75,11 +80,19 @@ def test_binary_form_argv_and_bootstrap(standin: Path) -> None:
 def test_the_standin_cannot_import_the_project_by_itself(standin: Path) -> None:
     """Without the bootstrap our package is not importable there (as in Blender's bundled Python), so the
     end-to-end test below proves the bootstrap, not the venv's editable install."""
-    p = subprocess.run([str(standin), "-b", "--python-exit-code", "3", "--python-expr", "import physcodegym"],
-                       capture_output=True, text=True, timeout=120)
+    p = subprocess.run(
+        [str(standin), "-b", "--python-exit-code", "3", "--python-expr", "import physcodegym"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 3 and "No module named 'physcodegym'" in p.stderr
-    p = subprocess.run([str(standin), "-b", "--python-expr", "import bpy; print(bpy.app.binary_path)"],
-                       capture_output=True, text=True, timeout=120)
+    p = subprocess.run(
+        [str(standin), "-b", "--python-expr", "import bpy; print(bpy.app.binary_path)"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 0 and p.stdout.splitlines()[:2] == [BANNER, str(standin)]
     assert subprocess.run([str(standin), "--bogus"], capture_output=True, timeout=60).returncode == 64
 
@@ -106,13 +119,19 @@ def test_inside_a_blender_binary_children_run_through_it(standin: Path) -> None:
     assert show["stdout_head"] == [BANNER]  # it really went through the stand-in
     assert show["rc"] == 0, show["stderr"]
     assert show["doc"]["task"]["id"] == "ball_bounce"
-    assert bad["rc"] == 2 and bad["doc"]["error"]["type"] == "input" and "/nonexistent/task" in bad["doc"]["error"]["message"]
+    assert (
+        bad["rc"] == 2
+        and bad["doc"]["error"]["type"] == "input"
+        and "/nonexistent/task" in bad["doc"]["error"]["message"]
+    )
     py = out["runs"]["python"]  # no-bpy children: the bundled Python with the same bootstrap
-    assert py["argv"] == [sys.executable, "-c"] and py["rc"] == 0 and py["doc"]["task"]["id"] == "ball_bounce", py["stderr"]
+    assert py["argv"] == [sys.executable, "-c"] and py["rc"] == 0 and py["doc"]["task"]["id"] == "ball_bounce", py[
+        "stderr"
+    ]
 
 
 def test_last_json_skips_banners_and_non_json() -> None:
-    assert launch.last_json("Blender 5.0.1\n{\"a\": 1}\n\nBlender quit\n") == {"a": 1}
+    assert launch.last_json('Blender 5.0.1\n{"a": 1}\n\nBlender quit\n') == {"a": 1}
     assert launch.last_json("no json here\n{broken\n") is None
     assert launch.last_json("") is None
 
@@ -133,10 +152,17 @@ def _direct_starts(path: Path) -> list[int]:
     for node in ast.walk(tree):
         if not isinstance(node, (ast.List, ast.Tuple)):
             continue
-        exe = any(isinstance(e, ast.Attribute) and e.attr == "executable" and isinstance(e.value, ast.Name) and e.value.id == "sys"
-                  for e in node.elts)
-        ours = any(isinstance(e, ast.Constant) and isinstance(e.value, str) and e.value.split(".")[0] == "physcodegym"
-                   for e in node.elts)
+        exe = any(
+            isinstance(e, ast.Attribute)
+            and e.attr == "executable"
+            and isinstance(e.value, ast.Name)
+            and e.value.id == "sys"
+            for e in node.elts
+        )
+        ours = any(
+            isinstance(e, ast.Constant) and isinstance(e.value, str) and e.value.split(".")[0] == "physcodegym"
+            for e in node.elts
+        )
         if exe and ours:
             lines.append(node.lineno)
     return lines
@@ -151,10 +177,15 @@ def test_children_are_started_through_core_launch() -> None:
         if any(part in skip for part in rel.parts) or rel.parts[0] in OWN_CHILDREN or rel == Path("core/launch.py"):
             continue
         bad += [f"{rel}:{n}" for n in _direct_starts(path)]
-    assert not bad, "start these children with physcodegym.core.launch.module_argv / cli_argv: " + ", ".join(sorted(bad))
+    assert not bad, "start these children with physcodegym.core.launch.module_argv / cli_argv: " + ", ".join(
+        sorted(bad)
+    )
 
 
 def test_the_routing_check_sees_a_direct_start(tmp_path: Path) -> None:
     mod = tmp_path / "bad.py"
-    mod.write_text('import sys\ncmd = [sys.executable, "-m", "physcodegym.probes.cf_worker", "x"]\nok = [sys.executable, "-m", "pip"]\n')
+    mod.write_text(
+        'import sys\ncmd = [sys.executable, "-m", "physcodegym.probes.cf_worker", "x"]\n'
+        'ok = [sys.executable, "-m", "pip"]\n'
+    )
     assert _direct_starts(mod) == [2]

@@ -1,4 +1,4 @@
-"""The panel's view of an agent run folder (`agent.run_files.read_progress`), on folders laid out as the loop writes them."""
+"""The panel's view of an agent run folder (`agent.run_files.read_progress`), laid out as the loop writes it."""
 
 from __future__ import annotations
 
@@ -28,13 +28,25 @@ def test_progress_from_the_agent_run_document(tmp_path: Path) -> None:
     pr = read_progress(tmp_path)
     assert pr["status"] == "running" and pr["launches"] == 3 and pr["tokens"] == 120 and pr["cost_usd"] == 0.5
     assert pr["preview"] == str(newest)
-    assert pr["submission_blend"] == str(sub) and str(late) != pr["submission_blend"]  # the submission wins over newer launches
+    assert (
+        pr["submission_blend"] == str(sub) and str(late) != pr["submission_blend"]
+    )  # the submission wins over newer launches
 
 
 def test_progress_falls_back_to_the_trace_while_the_document_is_being_replaced(tmp_path: Path) -> None:
-    (tmp_path / AGENT_RUN_FILE).write_text('{"status": "runn')  # torn (never happens with the atomic write, but the UI copes)
-    lines = [json.dumps({"type": "start"}), json.dumps({"type": "tool", "budget": {"launches_used": 1, "input_tokens": 5, "output_tokens": 5, "cost_usd": 0.1}}),
-             json.dumps({"type": "tool", "budget": {"launches_used": 2, "input_tokens": 7, "output_tokens": 3, "cost_usd": 0.2}}), '{"type": "mod']
+    (tmp_path / AGENT_RUN_FILE).write_text(
+        '{"status": "runn'
+    )  # torn (never happens with the atomic write, but the UI copes)
+    lines = [
+        json.dumps({"type": "start"}),
+        json.dumps(
+            {"type": "tool", "budget": {"launches_used": 1, "input_tokens": 5, "output_tokens": 5, "cost_usd": 0.1}}
+        ),
+        json.dumps(
+            {"type": "tool", "budget": {"launches_used": 2, "input_tokens": 7, "output_tokens": 3, "cost_usd": 0.2}}
+        ),
+        '{"type": "mod',
+    ]
     (tmp_path / "trace.jsonl").write_text("\n".join(lines))
     pr = read_progress(tmp_path)
     assert pr["status"] == "" and pr["launches"] == 2 and pr["tokens"] == 10 and pr["cost_usd"] == 0.2

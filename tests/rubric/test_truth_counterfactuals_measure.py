@@ -35,7 +35,9 @@ def _task_with_truth(tmp: Path, scene: Path) -> tuple[Path, Path]:
 
 
 @pytest.mark.parametrize(("variant", "passes"), [("truth", True), ("ghost", False)])
-def test_measure_writes_the_truth_responses(variant: str, passes: bool, tmp_path: Path, scene_dir: Callable[[str], Path]) -> None:
+def test_measure_writes_the_truth_responses(
+    variant: str, passes: bool, tmp_path: Path, scene_dir: Callable[[str], Path]
+) -> None:
     folder, work = _task_with_truth(tmp_path, scene_dir(variant))
     doc = truth_counterfactuals.measure(load_task(folder), work)
     target = folder / "truth_counterfactuals.json"

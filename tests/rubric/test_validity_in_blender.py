@@ -36,8 +36,13 @@ def test_s_val_runs_through_the_blender_binary(tmp_path: Path, scene_dir: Callab
     standin = write_standin(tmp_path / "blender")
     log = tmp_path / "starts.jsonl"
     env = dict(os.environ, PHYSCODEGYM_STANDIN_LOG=str(log))
-    p = subprocess.run([sys.executable, "-c", PARENT, str(standin), str(HERE / "data" / "billiard"), str(scene_dir("truth"))],
-                       capture_output=True, text=True, timeout=900, env=env)
+    p = subprocess.run(
+        [sys.executable, "-c", PARENT, str(standin), str(HERE / "data" / "billiard"), str(scene_dir("truth"))],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
+    )
     line = next((ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")), None)
     assert line, p.stdout[-2000:] + p.stderr[-3000:]
     res = json.loads(line[7:])
@@ -46,6 +51,6 @@ def test_s_val_runs_through_the_blender_binary(tmp_path: Path, scene_dir: Callab
     starts = [json.loads(ln) for ln in log.read_text().splitlines()]
     modules = [s["module_line"] or "" for s in starts]
     first = starts[0]["argv"]  # the parent's one child: the audit with the task's rubric
-    assert "'physcodegym'" in modules[0] and first[first.index("--") + 1:][:1] == ["audit"] and "--task" in first
+    assert "'physcodegym'" in modules[0] and first[first.index("--") + 1 :][:1] == ["audit"] and "--task" in first
     assert all(s["argv"][:2] == ["-b", "--factory-startup"] for s in starts)
     assert any("'physcodegym.probes.cf_worker'" in m for m in modules), modules  # grandchildren through the binary too
