@@ -10,4 +10,4 @@ echo "demo: 1/2 batch: every bundled submission (submissions/) on the shipped ta
 .venv/bin/physcodegym batch --tasks tasks/packs --submissions submissions --out "$OUT" --resume
 echo "demo: 2/2 report: leaderboard, task pages, videos (encoded once, cached) ..." >&2
 .venv/bin/physcodegym report "$OUT" --out "$OUT/report"
-echo "demo: done in $((SECONDS - t0)) s; open $OUT/report/index.html in a browser (works from disk, offline)"
+echo "demo: done in $((SECONDS - t0)) s (the report opens from disk, offline)" >&2
