@@ -262,6 +262,7 @@ class _Checker(ast.NodeVisitor):
         self.aliases: dict[str, str] = {}  # local name -> dotted module/object path
         self.modules: set[str] = set()  # top-level module names as resolved (os, sys, bpy, ...)
         self.str_values: dict[str, set[str] | None] = {}  # name -> every string it was bound to (None: unknown)
+        self.media_vars: set[str] = set()  # names bound to a new/loaded image, clip or sound datablock
 
     # -- helpers -------------------------------------------------------------------------
     def add(self, rule: str, node: ast.AST, message: str) -> None:
@@ -350,13 +351,21 @@ class _Checker(ast.NodeVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         target_dotted = self.dotted(node.value) if isinstance(node.value, ast.Attribute | ast.Name) else None
         folded = _fold_str(node.value)
+        made = self.dotted(node.value.func) or "" if isinstance(node.value, ast.Call) else ""
         for t in node.targets:
             if isinstance(t, ast.Name):
                 self._bind_strings(t.id, {folded} if folded is not None else None)
+                if made.startswith(("bpy.data.images", "bpy.data.movieclips", "bpy.data.sounds")):
+                    self.media_vars.add(t.id)
             if isinstance(t, ast.Name) and target_dotted:
                 self.aliases[t.id] = target_dotted
             self._check_store(t, node.value, node)
         self.generic_visit(node)
+
+    def _media_owner(self, owner: str) -> bool:
+        """Is `owner` an image, movie clip or sound datablock (by its path or a name bound to one)?"""
+        low = owner.lower()
+        return (any(k in low for k in ("image", "clip", "sound")) or owner.split(".")[0] in self.media_vars)
 
     def _check_store(self, target: ast.AST, value: ast.AST, node: ast.AST) -> None:
         if not isinstance(target, ast.Attribute):
@@ -369,10 +378,9 @@ class _Checker(ast.NodeVisitor):
                 self.add("media-decode", node, f"setting {owner}.source = {s!r} makes Blender decode a file")
             elif attr != "source" and s is not None and path_outside(s):
                 self.add("file-outside-workdir", node, f"{owner}.{attr} points outside the working folder: {s!r}")
-            elif attr in ("filepath", "filepath_raw") and s is None and self._mentions_outside(value) and (
-                    "image" in owner.lower() or "clip" in owner.lower() or "sound" in owner.lower()):
+            elif attr in ("filepath", "filepath_raw") and s is None and self._mentions_outside(value) and self._media_owner(owner):
                 self.add("file-outside-workdir", node, f"{owner}.{attr} is built from a path outside the working folder")
-            elif attr in ("filepath", "filepath_raw") and s is not None and _is_movie_or_sound(s):
+            elif attr in ("filepath", "filepath_raw") and s is not None and _is_movie_or_sound(s) and self._media_owner(owner):
                 self.add("media-decode", node, f"assigning {owner}.{attr} = {s!r} makes Blender decode a movie or sound")
         if attr in DANGEROUS_ATTRS and attr not in _CONTEXT_ATTRS:
             self.add("reflection", node, f"assignment to {attr!r} reaches interpreter internals")

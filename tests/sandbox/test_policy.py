@@ -192,6 +192,13 @@ def test_cli_json(tmp_path: Path) -> None:
 
 # Ordinary scene code the checker once refused (issue 13 item 4): it is the friendly early report, not the wall.
 ISSUE_LEGIT = {
+"video_out": '''import bpy
+import os
+sc = bpy.context.scene
+sc.render.image_settings.media_type = "VIDEO"
+sc.render.filepath = os.path.abspath("render.mp4")
+sc.render.filepath = "//render.mp4"
+''',
 "texture": '''import bpy
 img = bpy.data.images.new("checker", 64, 64)
 img.generated_type = "COLOR_GRID"
