@@ -11,7 +11,7 @@ CSS = r"""
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--ink);background:var(--bg);margin:0}
 header.top{background:#18202f;color:#fff;padding:14px 28px;display:flex;gap:24px;align-items:baseline;flex-wrap:wrap}
 header.top a{color:#cfe0ff;text-decoration:none}header.top h1{font-size:20px;margin:0}
-main{max-width:1280px;margin:0 auto;padding:18px 28px 60px}
+main{max-width:1480px;margin:0 auto;padding:18px 28px 60px}
 h2{font-size:18px;margin:26px 0 8px}h3{font-size:15px;margin:18px 0 6px}
 .card{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:14px 16px;margin:12px 0}
 .muted{color:var(--mute)}.small{font-size:12px}

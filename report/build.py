@@ -329,8 +329,9 @@ class _Builder:
         m = s[c]["mean"]
         n = s[c].get("n", s["tasks"]) if c in METRIC_NAMES else s["tasks"]
         title = f"{SETS[set_name]}; n = {n}" + (f"; covers {', '.join(s[c].get('covers') or [])}" if "covers" in s[c] else "")
-        bar = f"<span class=bar style='width:{int(40 * m)}px'></span>" if m is not None else ""
-        return f"<td data-v='{'' if m is None else f'{m:.6f}'}' title='{e(title)}'>{_fmt(m)}<small>n={n}</small>{bar}</td>"
+        shade = f" style='background:rgba(47,111,222,{0.05 + 0.25 * m:.2f})'" if m is not None else ""
+        tag = f"<small>n={n}</small>" if m is not None or c in METRIC_NAMES else "<small>n/a</small>"
+        return f"<td data-v='{'' if m is None else f'{m:.6f}'}' title='{e(title)}'{shade}>{_fmt(m)}{tag}</td>"
 
     def _board_table(self, lb: dict, set_name: str, cat: str) -> str:
         h = [f"<div data-row data-set='{set_name}' data-cat-eq='{e(cat)}'>",

@@ -248,7 +248,7 @@ def witness(finding: dict) -> bytes | None:
     """The curve a finding was decided on (its evidence series, threshold and witness frames)."""
     ser = (finding.get("evidence") or {}).get("series")
     if not ser or not ser.get("x"):
-        return None
+        return frames_witness(finding)
     plt = _plt()
     y = [float("nan") if v is None else v for v in ser["y"]]
     fig, ax = plt.subplots(figsize=(5.6, 2.6))
@@ -265,4 +265,24 @@ def witness(finding: dict) -> bytes | None:
     ax.set_title(f"{finding.get('kind')}: {', '.join(finding.get('objects') or [])}"[:90], fontsize=9)
     ax.legend(fontsize=7, loc="best")
     ax.grid(alpha=0.25)
+    return _png(fig)
+
+
+def frames_witness(finding: dict) -> bytes | None:
+    """For a finding decided on structure rather than a curve: where in the 240 frames it holds."""
+    fr = [f for f in (finding.get("frames") or []) if isinstance(f, int | float)]
+    if not fr:
+        return None
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(5.6, 1.3))
+    if len(fr) == 2 and fr[1] - fr[0] > 1:
+        ax.axvspan(fr[0], fr[1], color="tab:orange", alpha=0.35, label="witness frames")
+    else:
+        ax.plot(fr, [0.5] * len(fr), "|", color="tab:red", ms=18, label="witness frames")
+    ax.set_xlim(1, 240)
+    ax.set_yticks([])
+    ax.set_xlabel("frame")
+    val = finding.get("value")
+    ax.set_title(f"{finding.get('kind')}: {', '.join(finding.get('objects') or [])}"
+                 + (f" (value {val:.3g} {finding.get('unit') or ''})" if isinstance(val, int | float) else ""), fontsize=9)
     return _png(fig)

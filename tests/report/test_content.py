@@ -33,6 +33,9 @@ def test_criteria_read_as_sentences_and_findings_are_grouped(report: dict) -> No
     assert sm and "Ball" in sm[0]["still"]["boxes"], cache
     x0, y0, x1, y1 = sm[0]["still"]["boxes"]["Ball"]
     assert 0 <= x0 < x1 <= 1 and 0 <= y0 < y1 <= 1 and (x1 - x0) < 0.5
+    # every finding has its witness plot and its still
+    n = short.count("<div class=finding>")
+    assert n == len(cache["findings"]) >= 1 and short.count("alt='witness ") == n and short.count("alt='still ") == n
     stills = re.findall(r"src='\.\./(img/[^']+_still\.png)'", short)
     assert stills and all((out / s).is_file() for s in stills)
     assert not (out / "evidence" / "good__mini_r.json").exists()  # nothing to re-read for a clean run
