@@ -8,8 +8,10 @@ child's JSON document to the job's `on_done` callback, which is where scene data
 
 from __future__ import annotations
 
+import os
 import queue
 import re
+import signal
 import subprocess
 import threading
 import time
@@ -62,6 +64,7 @@ class Job:
             stderr=subprocess.PIPE,
             text=True,
             errors="replace",
+            **_own_group(),
         )
         self.state = "running"
         t_err = threading.Thread(target=self._pump, args=(self._proc.stderr,), daemon=True)
@@ -87,14 +90,19 @@ class Job:
         return (self.ended or time.time()) - self.started if self.started else 0.0
 
     def cancel(self) -> None:
-        """Stop the child (terminate, then kill); its result is discarded."""
+        """Stop the child and what it started (terminate its process group, then kill it); the result is discarded.
+
+        The child leads its own process group, so an audit's counterfactual workers or a Blender binary's own
+        children stop with it instead of baking on after the user pressed Stop.
+        """
         if self._proc is not None and self._proc.poll() is None:
-            self._proc.terminate()
+            _signal_group(self._proc, kill=False)
             try:
                 self._proc.wait(timeout=3)
             except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
+                pass
+            _signal_group(self._proc, kill=True)  # the child if it is still there, and any straggler of its group
+            self._proc.wait()
         if self.running:
             self.state = "cancelled"
             self.message = "cancelled"
@@ -160,6 +168,25 @@ class Job:
             except queue.Empty:
                 break
         del self.log[:-200]
+
+
+def _own_group() -> dict[str, Any]:
+    """Popen arguments that make the child the leader of a new process group (session on POSIX)."""
+    if os.name == "posix":
+        return {"start_new_session": True}
+    return {"creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)}
+
+
+def _signal_group(proc: subprocess.Popen, kill: bool) -> None:
+    """SIGTERM (or SIGKILL) to the child's whole process group; on Windows (or without a group) the child itself."""
+    if os.name == "posix":
+        try:
+            os.killpg(proc.pid, signal.SIGKILL if kill else signal.SIGTERM)
+            return
+        except (ProcessLookupError, PermissionError):
+            pass
+    if proc.poll() is None:
+        proc.kill() if kill else proc.terminate()
 
 
 JOBS: dict[str, Job] = {}

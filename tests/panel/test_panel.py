@@ -279,6 +279,40 @@ def test_job_success_failure_cancel() -> None:
     assert jobs.tick() is None  # nothing left running: the timer stops itself
 
 
+GRANDPARENT = (
+    "import subprocess, sys, time\n"
+    "g = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'])\n"
+    "print('grandchild', g.pid, file=sys.stderr, flush=True)\n"
+    "time.sleep(120)\n"
+)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    return state != "Z"  # a zombie is dead, waiting for its (re)parent to reap it
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+def test_cancel_stops_what_the_child_started() -> None:
+    """Stop means stop: a child's own children (an audit's counterfactual workers) die with it."""
+    job = jobs.submit(jobs.Job("t_tree", [sys.executable, "-c", GRANDPARENT]))
+    t_end = time.time() + 60
+    while not any(ln.startswith("grandchild ") for ln in job.log) and time.time() < t_end:
+        jobs.tick()
+        time.sleep(0.05)
+    pid = int(next(ln for ln in job.log if ln.startswith("grandchild ")).split()[1])
+    assert _alive(pid)
+    t = time.time()
+    assert jobs.cancel("t_tree") and job.state == "cancelled" and time.time() - t < 10
+    t_end = time.time() + 5
+    while _alive(pid) and time.time() < t_end:
+        time.sleep(0.05)
+    assert not _alive(pid) and job._proc.poll() is not None
+
+
 # ------------------------------------------------------------------ rubric authoring
 
 
