@@ -46,6 +46,7 @@ _TITLES = {
     "finalize": "Finalize the submission",
 }
 log = logging.getLogger("physcodegym.mcp")
+HEARTBEAT_S = 5.0
 
 
 def mcp_tools() -> list[types.Tool]:
@@ -94,16 +95,35 @@ def _client_name(ctx: Any) -> str | None:
     return None
 
 
+async def _heartbeat(ctx: Any, name: str, every_s: float = HEARTBEAT_S) -> None:
+    """Progress notifications every few seconds until cancelled, so clients with idle timeouts keep waiting."""
+    t0 = anyio.current_time()
+    while True:
+        await anyio.sleep(every_s)
+        elapsed = anyio.current_time() - t0
+        try:
+            await ctx.session.report_progress(round(elapsed, 1), None, f"{name}: running for {elapsed:.0f} s")
+        except Exception:  # a client that went away: the call itself decides what happens
+            log.debug("progress notification failed", exc_info=True)
+
+
 def build_server(session: McpSession) -> Server:
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=mcp_tools())
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         session.set_client(_client_name(ctx))
-        try:
-            res = await anyio.to_thread.run_sync(session.call, params.name, dict(params.arguments or {}))
-        except WorkspaceBusy as e:
-            return types.CallToolResult(content=[types.TextContent(text=json.dumps({"error": str(e)}))], is_error=True)
+        busy: str | None = None
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_heartbeat, ctx, params.name)  # progress while a launch runs (no-op unless the client asked)
+            try:
+                res = await anyio.to_thread.run_sync(session.call, params.name, dict(params.arguments or {}))
+            except WorkspaceBusy as e:  # another connection's call holds the session: the client may retry
+                busy = str(e)
+            finally:
+                tg.cancel_scope.cancel()
+        if busy is not None:
+            return types.CallToolResult(content=[types.TextContent(text=json.dumps({"error": busy}))], is_error=True)
         return types.CallToolResult(content=to_content(res.parts), is_error=res.outcome.is_error)
 
     async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
