@@ -21,6 +21,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -330,6 +331,22 @@ class McpSession:
         except ToolInputError:
             pass
 
+    def _scene_refusal(self, name: str) -> str | None:
+        """A scene.py that is not a plain file of the workspace (a link, or a hard link to a file elsewhere, planted
+        with the client's own tools) is never run, checked or submitted: its bytes may be the truth program's."""
+        if name not in _SCENE_TOOLS:
+            return None
+        p = self.toolbox.scene_path
+        if p.is_symlink():
+            return "workspace/scene.py is a symbolic link; write the program itself with write_file"
+        if p.exists():
+            st = p.lstat()
+            if not stat.S_ISREG(st.st_mode):
+                return "workspace/scene.py is not a regular file; write the program with write_file"
+            if st.st_nlink > 1:
+                return "workspace/scene.py is a hard link to another file; write the program itself with write_file"
+        return None
+
     def stop_reason(self) -> str | None:
         """Why no tool may run any more (the wall clock), or None."""
         why = self.budget.exhausted()
@@ -347,8 +364,9 @@ class McpSession:
             before = b.launches_used
             t1 = time.monotonic()
             stop = self.stop_reason()
-            if stop:
-                out = ToolOutcome({"error": stop}, is_error=True)
+            refusal = None if stop else self._scene_refusal(name)
+            if stop or refusal:
+                out = ToolOutcome({"error": stop or refusal}, is_error=True)
             else:
                 write_json_atomic(
                     self._p(PENDING_FILE),

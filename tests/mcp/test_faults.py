@@ -261,3 +261,36 @@ def test_streamable_http_transport_shares_the_session(tmp_path, shipped_task):
 
     assert anyio.run(again)["tool_calls"] == 2
     assert json.loads((ws / AGENT_RUN_FILE).read_text())["transport"] == "stdio"
+
+
+def test_a_planted_scene_link_is_never_run_or_submitted(tmp_path, shipped_task):
+    """A scene.py linked to the truth program (planted with a client's own file tools) is refused by every tool
+    that would run, check or submit it; the twin, a plain file with the same bytes, is accepted."""
+    ws = tmp_path / "s"
+    (ws / "workspace").mkdir(parents=True)
+    scene = ws / "workspace" / "scene.py"
+    other = tmp_path / "elsewhere.py"
+    other.write_text(scenes.FIXED)
+    scene_tools = [("run_scene", {"mode": "bake_only"}), ("render_preview", {"frame": 1}), ("check_submission", {}), ("finalize", {})]
+
+    async def go() -> dict:
+        out: dict = {}
+        async with connect(shipped_task, ws, "--max-launches", "2") as c:
+            os.symlink(shipped_task.truth_program, scene)
+            out["linked"] = [await c.call_tool(n, a) for n, a in scene_tools]
+            scene.unlink()
+            os.link(other, scene)  # a hard link to a file outside the workspace
+            out["hard"] = await c.call_tool("check_submission", {})
+            scene.unlink()
+            scene.write_text(scenes.FIXED)  # the twin: a plain file (written with the client's own tools)
+            out["plain"] = await c.call_tool("check_submission", {})
+        return out
+
+    r = anyio.run(go)
+    for (name, _), res in zip(scene_tools, r["linked"], strict=True):
+        assert res.is_error and "symbolic link" in result_doc(res)["error"], name
+    assert r["hard"].is_error and "hard link" in result_doc(r["hard"])["error"]
+    assert not r["plain"].is_error and "no full run yet" in " ".join(result_doc(r["plain"])["problems"])
+    assert not (ws / "launches").exists() and json.loads((ws / "budget.json").read_text())["launches_used"] == 0
+    revs = json.loads((ws / "state.json").read_text())["revisions"]
+    assert len(revs) == 1 and (ws / revs[0]["file"]).read_text() == scenes.FIXED  # the native edit became a revision
