@@ -337,14 +337,14 @@ class _Builder:
         h = [f"<div data-row data-set='{set_name}' data-cat-eq='{e(cat)}'>",
              f"<p class='muted small'>Averaging set <b>{e(set_name)}</b>: {e(SETS[set_name])}"
              + (f" — category <b>{e(cat)}</b> only" if cat else "") + ". n next to a mean = the tasks it averages.</p>",
-             "<div class=tw><table class=sortable><thead><tr><th class='l sortable'>Harness</th><th class='l sortable'>Model</th>"
+             "<div class=tw><table class=sortable><thead><tr><th class='l sortable'>Model (harness)</th>"
              "<th class='l sortable'>Config</th><th class=sortable>tasks</th><th class=sortable>artifacts</th>"
              "<th class=sortable>cost/task</th><th class=sortable>launches/task</th>"]
         h += [f"<th class=sortable>{HEAD[c]}</th>" for c in COLS] + ["</tr></thead><tbody>"]
         for b in lb["leaderboard"]:
             s = b["sets"][set_name]
             cost, lau = b.get("cost_usd_per_task"), _launches(self.configs.get(b["config"], {}))
-            h.append(f"<tr data-row data-config='{e(b['config'])}'><td class=l>{e(b['harness'])}</td><td class=l>{e(str(b['model']))}</td>"
+            h.append(f"<tr data-row data-config='{e(b['config'])}'><td class=l>{e(str(b['model']))}<small>{e(b['harness'])}</small></td>"
                      f"<td class=l><a href='#cfg-{_slug(b['config'])}'>{e(b['config'])}</a></td><td data-v={s['tasks']}>{s['tasks']}</td>"
                      f"<td data-v={b['artifacts']}>{b['artifacts']}/{b['tasks']}</td>"
                      f"<td data-v='{'' if cost is None else cost}'>{'–' if cost is None else f'${cost:.2f}'}</td>"
@@ -478,12 +478,13 @@ class _Builder:
         atomic.write(page_dir / f"{_slug(tid)}.html", _page(f"Task {tid}", "".join(b), 1,
                                                              "<a href='#player'>Videos</a><a href='#units'>Units</a>"))
         # the card on the index page
-        strip = _b64(_strip(t, {c: _frames_dir(chosen[c]) for c in cfgs}))
+        with_art = {c: _frames_dir(chosen[c]) for c in cfgs if _frames_dir(chosen[c]) is not None}
+        strip = _b64(_strip(t, with_art))
         sc = "".join(f"<div class=small>{e(c)}: S_tot <b>{_fmt(self.lb['per_task'][c][tid]['S_tot'])}</b></div>" for c in cfgs)
         return (f"<div class=card data-row data-cat='{e(t['category'])}'><a href='tasks/{_slug(tid)}.html'><b>{e(tid)}</b></a> "
                 f"<span class=pill>{e(t['category'])}</span><div class='small muted'>{e(t.get('title', ''))}</div>"
                 + (f"<a href='tasks/{_slug(tid)}.html'><img alt='strip {e(tid)}' src='data:image/png;base64,{strip}'></a>" if strip else "")
-                + f"<div class='small muted'>rows: reference, {e(', '.join(cfgs))}</div>{sc}</div>")
+                + f"<div class='small muted'>rows: reference{''.join(', ' + e(c) for c in with_art) or ' (no candidate artifact)'}</div>{sc}</div>")
 
     def _player(self, tid: str, cfgs: list[str], chosen: dict, clips: dict, events: list[dict], page_dir: Path) -> str:
         dur = 240 / FPS

@@ -38,7 +38,7 @@ KIND_TEXT = {
 
 UNITS = (("_mps", "m/s"), ("_m_s", "m/s"), ("_mm", "mm"), ("_m", "m"), ("_s", "s"), ("_j", "J"), ("_deg", "°"),
          ("_rad", "rad"), ("_kg", "kg"), ("_pct", "%"), ("_frames", "frames"))
-THRESHOLD_WORDS = ("threshold", "tolerance", "tol", "limit", "allowed", "expected", "max_", "min_", "bound")
+THRESHOLD_WORDS = ("threshold", "tolerance", "tol", "limit", "allowed", "expected", "bound")
 
 
 def _unit(key: str) -> str:

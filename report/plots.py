@@ -181,6 +181,10 @@ def trajectories(roles: list[dict], truth: Any, cands: dict[str, tuple[Any, dict
                 cf = contact_frames(v, fps_c)
                 ax.plot([f / fps_c for f in cf], [ymin] * len(cf), "v", color=cols[c], ms=5)
             ax.set_xlim(0, 8)
+            lo, hi = ax.get_ylim()
+            if hi - lo < 0.1:  # a coordinate that barely moves: show it on a 10 cm scale, not as float noise
+                mid = 0.5 * (hi + lo)
+                ax.set_ylim(mid - 0.05, mid + 0.05)
             ax.set_ylabel(lab, fontsize=8)
             ax.grid(alpha=0.25)
             if k == 0:
@@ -202,13 +206,13 @@ def iou_over_time(series: dict[str, list[float]], events: list[dict]) -> bytes |
     for (c, v), col in zip(series.items(), colours(len(series) + 1)[1:], strict=True):
         y = np.array([np.nan if x is None else x for x in v], float)
         ax.plot(np.arange(len(y)) / 30.0, y, color=col, lw=1.3, label=c)
-    for e in events:
+    for k, e in enumerate(events):
         iv = e.get("interval") or {}
         if iv.get("start_s") is not None:
             ax.axvspan(iv["start_s"], max(iv.get("end_s") or iv["start_s"], iv["start_s"] + 1 / 30), color="#f4c430", alpha=0.18)
-            ax.text(iv["start_s"], 1.02, e.get("id", ""), fontsize=7, rotation=0, va="bottom")
+            ax.text(iv["start_s"], 1.01 + 0.055 * (k % 2), e.get("id", ""), fontsize=7, rotation=0, va="bottom")
     ax.set_xlim(0, 8)
-    ax.set_ylim(0, 1.12)
+    ax.set_ylim(0, 1.14)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("motion-mask IoU")
     ax.grid(alpha=0.25)

@@ -114,7 +114,7 @@ def test_leaderboard_sorts_and_filters(report: dict, ctx) -> None:
     table = "div[data-set=all_tasks][data-cat-eq=''] table"
 
     def configs() -> list[str]:
-        return page.evaluate(f"Array.from(document.querySelectorAll(\"{table} tbody tr\")).map(r => r.cells[2].textContent)")
+        return page.evaluate(f"Array.from(document.querySelectorAll(\"{table} tbody tr\")).map(r => r.cells[1].textContent)")
 
     col = page.locator(f"{table} th", has_text="S_tot")
     col.click()
