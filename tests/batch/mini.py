@@ -130,7 +130,8 @@ def build(root: Path, tasks: dict[str, tuple[float, float, str]] | None = None, 
             d = b / tid / "attempts" / str(i + 1)
             d.mkdir(parents=True)
             (d / "scene.py").write_text(progs[kind])
-        (b / "config.json").write_text(json.dumps({"model": "Broken-Model", "harness": "test", "timeout_s": 4, "cost_usd_per_task": 0.2}))
+        (b / "config.json").write_text(json.dumps({"model": "Broken-Model", "harness": "test", "timeout_s": 10, "cost_usd_per_task": 0.2}))
+        # 10 s: the crash unit must reach its crash (bpy import behind the wall) on a loaded machine; the hang still times out
         # missing frames: renders 237 of 240 (own config: it needs a normal timeout)
         m = sdir / "partial" / ids[-1]
         m.mkdir(parents=True)
