@@ -35,6 +35,21 @@ def _load(name: str):
     return mod
 
 
+def _watch_lifeline(fd: int) -> None:
+    """End this process when the runner is gone: the runner holds the write end of this pipe, EOF means it died."""
+    import threading
+
+    def watch() -> None:
+        try:
+            while os.read(fd, 64):
+                pass
+        except OSError:
+            pass
+        os._exit(137)  # behind bwrap the PID namespace (every process the program made) ends with this process
+
+    threading.Thread(target=watch, name="pcg-lifeline", daemon=True).start()
+
+
 def _install_barrier(workdir: str, program: str, status_fd: int | None) -> None:
     """Install the audit hook; nothing of it is returned or kept in this module (the program runs after this frame)."""
     barrier_mod = _load("barrier")
@@ -55,6 +70,7 @@ def _args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--mode", default="full", choices=("full", "bake_only", "preview"))
     ap.add_argument("--preview-frame", type=int, default=None)
     ap.add_argument("--no-barrier", action="store_true")
+    ap.add_argument("--lifeline-fd", type=int, default=None)
     return ap.parse_args(argv)
 
 
@@ -94,6 +110,8 @@ def _media_audit(bpy, workdir: str) -> list[dict]:
 
 def main(argv: list[str]) -> int:
     a = _args(argv)
+    if a.lifeline_fd is not None:
+        _watch_lifeline(a.lifeline_fd)
     workdir = os.path.realpath(a.workdir)
     rewrite_mod = _load("rewrite")
     status_fd = a.status_fd

@@ -104,6 +104,139 @@ def describe(mode: str, pr: Probe | None = None) -> str:
     return f"bwrap {v or '?'} (namespaces: user, pid, net, ipc, uts, cgroup; read-only system; writable: scratch folder only)"
 
 
+# -- cgroup limits (best effort) -----------------------------------------------------------------
+PIDS_MAX = 1024  # tasks (processes + threads) of one run: a fork bomb stops here, not at the host's pid_max
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+
+
+def _own_cgroup_v1(controller: str) -> str | None:
+    try:
+        for ln in Path("/proc/self/cgroup").read_text().splitlines():
+            _, ctrls, path = ln.split(":", 2)
+            if controller in ctrls.split(","):
+                return path
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def make_cgroups(tag: str, memory_mb: int | None) -> list[Path]:
+    """Per-run cgroups (v1 `pids`/`memory` hierarchies, or v2 with those controllers delegated) when this
+    process may create them; [] otherwise. The runner writes the child's pid into each `cgroup.procs`."""
+    made: list[Path] = []
+    limits = {"pids": {"pids.max": str(int(PIDS_MAX))}}
+    if memory_mb:
+        limits["memory"] = {"memory.limit_in_bytes": str(int(memory_mb * 1.5) << 20), "memory.max": str(int(memory_mb * 1.5) << 20)}
+    v2 = CGROUP_ROOT / "cgroup.controllers"
+    for ctrl, files in limits.items():
+        base = None
+        if (CGROUP_ROOT / ctrl / "cgroup.procs").exists():  # v1
+            own = _own_cgroup_v1(ctrl) or "/"
+            base = CGROUP_ROOT / ctrl / own.lstrip("/")
+        elif v2.exists() and ctrl in v2.read_text().split():
+            try:
+                if ctrl not in (CGROUP_ROOT / "cgroup.subtree_control").read_text().split():
+                    continue
+            except OSError:
+                continue
+            base = CGROUP_ROOT
+        if base is None:
+            continue
+        _sweep_stale(base)
+        d = base / f"physcodegym-{tag}"
+        try:
+            d.mkdir()
+        except OSError:
+            continue
+        ok = False
+        for name, value in files.items():
+            if (d / name).exists():
+                try:
+                    (d / name).write_text(value)
+                    ok = True
+                except OSError:
+                    pass
+        if ok:
+            made.append(d)
+        else:
+            remove_cgroups([d])
+    return made
+
+
+def _sweep_stale(base: Path) -> None:
+    """Remove empty per-run cgroups left by a runner that was killed (named physcodegym-<runner pid>-...)."""
+    try:
+        entries = list(base.glob("physcodegym-*"))
+    except OSError:
+        return
+    for d in entries:
+        try:
+            pid = int(d.name.split("-")[1])
+        except (IndexError, ValueError):
+            continue
+        if not Path(f"/proc/{pid}").exists():
+            try:
+                d.rmdir()
+            except OSError:
+                pass
+
+
+def join_cgroups(groups: list[Path]) -> None:
+    """Called in the child between fork and exec (runner preexec): move this process into the run's cgroups."""
+    for d in groups:
+        try:
+            with open(d / "cgroup.procs", "w") as fh:
+                fh.write(str(os.getpid()))
+        except OSError:
+            pass
+
+
+def remove_cgroups(groups: list[Path]) -> None:
+    """Remove the run's cgroups once empty (the kernel may need a moment after the last task is reaped)."""
+    import time
+
+    for d in groups:
+        deadline = time.monotonic() + 15.0  # a thousand forked bpy processes take seconds to tear down
+        while True:
+            try:
+                d.rmdir()
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    break
+                kill_cgroup_members([d])
+                time.sleep(0.05)
+
+
+def describe_cgroups(groups: list[Path]) -> str:
+    if not groups:
+        return "no per-run cgroup (processes bounded by the timeout and the PID namespace only)"
+    kinds = sorted({k for d in groups for k in ("pids", "memory") if any((d / f).exists() for f in
+                    (("pids.max",) if k == "pids" else ("memory.limit_in_bytes", "memory.max")))})
+    return f"per-run cgroup: {'+'.join(kinds)} (pids.max {PIDS_MAX})"
+
+
+def kill_cgroup_members(groups: list[Path]) -> int:
+    """SIGKILL whatever is still in the run's cgroups (a detached child without the PID namespace); returns how many."""
+    import signal
+
+    n = 0
+    for d in groups:
+        try:
+            pids = [int(x) for x in (d / "cgroup.procs").read_text().split()]
+        except (OSError, ValueError):
+            continue
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                n += 1
+            except OSError:
+                pass
+    return n
+
+
 # -- argv ---------------------------------------------------------------------------------------
 def _namespace_args() -> list[str]:
     return ["--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session", "--cap-drop", "ALL",

@@ -131,7 +131,8 @@ FOLDER_CAP_ENTRIES = 20000  # files + folders in the scratch folder (an inode bo
 NOFILE = 4096
 
 
-def _preexec(memory_mb: int | None, timeout_s: float | None = None, file_cap_mb: int | None = FILE_CAP_MB):
+def _preexec(memory_mb: int | None, timeout_s: float | None = None, file_cap_mb: int | None = FILE_CAP_MB,
+             cgroups: list[Path] = ()):
     libc = None
     with contextlib.suppress(Exception):
         import ctypes
@@ -141,6 +142,7 @@ def _preexec(memory_mb: int | None, timeout_s: float | None = None, file_cap_mb:
     def fn() -> None:
         import resource
 
+        wall.join_cgroups(list(cgroups))
         if memory_mb:
             lim = int(memory_mb) * 1024 * 1024
             resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
@@ -184,8 +186,8 @@ def _folder_usage(root: Path, limit_entries: int) -> tuple[int, int]:
     return total, n
 
 
-def _spawn(cmd: list[str], *, cwd: Path, env: dict, log_path: Path, fd: int, timeout_s: float, memory_mb: int | None,
-           watch: list[Path], folder_cap_mb: int | None) -> tuple[int | None, Any, bool, str | None]:
+def _spawn(cmd: list[str], *, cwd: Path, env: dict, log_path: Path, fd: int | tuple[int, ...], timeout_s: float, memory_mb: int | None,
+           watch: list[Path], folder_cap_mb: int | None, cgroups: list[Path] = ()) -> tuple[int | None, Any, bool, str | None]:
     """Start the child (own session), wait for it within the limits; returns (rc, rusage, timed_out, cap_reason).
 
     Nothing of the child outlives this call: its process group is killed, and behind bwrap its PID namespace
@@ -200,8 +202,8 @@ def _spawn(cmd: list[str], *, cwd: Path, env: dict, log_path: Path, fd: int, tim
     cap = int(folder_cap_mb) * 1024 * 1024 if folder_cap_mb else None
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(cmd, cwd=str(cwd), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                env=env, start_new_session=True, pass_fds=(fd,),
-                                preexec_fn=_preexec(memory_mb, timeout_s, FILE_CAP_MB))
+                                env=env, start_new_session=True, pass_fds=fd if isinstance(fd, tuple) else (fd,),
+                                preexec_fn=_preexec(memory_mb, timeout_s, FILE_CAP_MB, cgroups))
         deadline = time.monotonic() + float(timeout_s)
         next_check = time.monotonic() + 0.5
         delay = 0.02
@@ -235,9 +237,11 @@ def _spawn(cmd: list[str], *, cwd: Path, env: dict, log_path: Path, fd: int, tim
             time.sleep(delay)
             delay = min(0.2, delay * 1.5)
         proc.returncode = rc
-        # behind bwrap the PID namespace is gone with its init; without it, kill what is left of the group
+        # behind bwrap the PID namespace is gone with its init; without it, kill what is left of the group and
+        # of the run's cgroups (a child that left the group with setsid)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
+        wall.kill_cgroup_members(list(cgroups))
     return rc, rusage, timed_out, cap_reason
 
 
@@ -344,7 +348,11 @@ def run_program(
     os.close(status_fd)
     status_file = Path(status_path)
     fd = os.open(status_path, os.O_WRONLY | os.O_APPEND)
-    args = ["--workdir", str(scratch), "--program", str(copy), "--status-fd", str(fd), "--mode", mode]
+    # lifeline: the child holds the read end; when this process dies (even by SIGKILL) it reads EOF and exits,
+    # and its PID namespace with it (bwrap's own parent-death link does not survive every launcher)
+    life_r, life_w = os.pipe()
+    args = ["--workdir", str(scratch), "--program", str(copy), "--status-fd", str(fd), "--mode", mode,
+            "--lifeline-fd", str(life_r)]
     if preview_frame is not None:
         args += ["--preview-frame", str(int(preview_frame))]
     if not barrier:
@@ -359,17 +367,23 @@ def run_program(
     rusage = None
     timed_out = False
     cap_reason = None
+    cgroups: list[Path] = []
     try:
         if isolation == "bwrap":
             cmd = wall.bwrap_argv(cmd, scratch=scratch, readonly_files=[copy], bwrap=probe.bwrap if probe else None,
                                   blender_binary=blender)
-        rc, rusage, timed_out, cap_reason = _spawn(cmd, cwd=scratch, env=env, log_path=log_path, fd=fd,
+        cgroups = wall.make_cgroups(f"{os.getpid()}-{time.monotonic_ns()}", memory_mb)
+        rec.isolation += "; " + wall.describe_cgroups(cgroups)
+        rc, rusage, timed_out, cap_reason = _spawn(cmd, cwd=scratch, env=env, log_path=log_path, fd=(fd, life_r),
                                                    timeout_s=timeout_s, memory_mb=memory_mb, watch=[scratch, log_path],
-                                                   folder_cap_mb=folder_cap_mb)
+                                                   folder_cap_mb=folder_cap_mb, cgroups=cgroups)
     except Exception as e:  # the runner itself failed to launch: record, do not raise
         rec.reason = f"could not launch the sandbox: {type(e).__name__}: {e}"
     finally:
-        os.close(fd)
+        for f in (fd, life_r, life_w):
+            with contextlib.suppress(OSError):
+                os.close(f)
+        wall.remove_cgroups(cgroups)
     events = _read_status(status_file)
     with contextlib.suppress(OSError):
         status_file.unlink()

@@ -28,7 +28,10 @@ KEY = "sk-pcg-fake-key-5b1e77d0"
 RUNNER = """
 import json, sys
 from pathlib import Path
+from physcodegym.sandbox import isolation
 from physcodegym.sandbox.runner import run_program
+if sys.argv[3] == "none":  # the control: no wall and no per-run cgroup either (the bare attack's effect)
+    isolation.make_cgroups = lambda *a, **k: []
 rec = run_program(Path(sys.argv[1]), Path(sys.argv[2]), timeout_s=120, expected_frames=1, isolation=sys.argv[3],
                   barrier=sys.argv[4] == "1")
 print("RECORD " + rec.model_dump_json())
@@ -339,3 +342,54 @@ def test_argv_binds_only_the_scratch_folder_writable(tmp_path: Path) -> None:
     for flag in ("--unshare-all", "--unshare-user", "--die-with-parent", "--new-session", "--disable-userns"):
         assert flag in argv
     assert argv[argv.index("--chdir") + 1] == str(scratch.resolve()) and argv[-2:] == ["python", "x.py"]
+
+
+FORK_BOMB = '''
+import bpy
+import os
+import time
+
+
+def g(o, n):
+    return getattr(o, n)
+
+
+def s(*c):
+    return "".join(chr(x) for x in c)
+
+
+fork = g(os, {fork})
+n = 0
+err = ""
+for _ in range(3000):
+    try:
+        pid = fork()
+    except OSError as e:
+        err = str(e)
+        break
+    if pid == 0:
+        time.sleep(30)
+        g(os, {_exit})(0)
+    n += 1
+print("FORKED", n, err, flush=True)
+'''
+
+
+def test_fork_bomb_is_bounded_and_ends_with_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Behind the wall without the hook: the per-run pids cgroup stops the bomb, the PID namespace ends the rest."""
+    monkeypatch.setattr(wall, "PIDS_MAX", 64)  # the mechanism, at a size this test can afford (default 1024)
+    src = FORK_BOMB.format(fork=codes("fork"), _exit=codes("_exit"))
+    assert check_source(src).ok
+    prog = tmp_path / "scene.py"
+    prog.write_text(src)
+    out = tmp_path / "run"
+    rec = run_program(prog, out, timeout_s=120, expected_frames=1, barrier=False)
+    log = (out / "run.log").read_text(errors="replace")
+    forked = int(next(ln for ln in log.splitlines() if ln.startswith("FORKED")).split()[1])
+    probe = wall.make_cgroups(f"probe-{os.getpid()}", None)
+    wall.remove_cgroups(probe)
+    if probe:  # this host lets the runner make per-run cgroups: the bomb stopped at pids.max
+        assert "pids.max" in rec.isolation and forked < wall.PIDS_MAX, (forked, rec.isolation)
+    else:
+        assert "no per-run cgroup" in rec.isolation
+    assert _survivors(str(out)) == []
