@@ -49,6 +49,7 @@ def run(args: argparse.Namespace) -> CommandResult:
                       isolation=isolation)
     doc = rec.model_dump()
     doc["run_dir"] = str(Path(args.out).resolve())
-    human = f"{rec.status} in {rec.seconds:.1f} s -> {Path(args.out) / 'run.json'}" + (f"\n{rec.reason}" if rec.reason else "")
+    human = (f"{rec.status} in {rec.seconds:.1f} s -> {Path(args.out) / 'run.json'} [isolation: {rec.isolation}]"
+             + (f"\n{rec.reason}" if rec.reason else ""))
     # a failed/timeout/policy run is a recorded result (exit 0); scripts read `status`
     return CommandResult(doc, human=human)
