@@ -393,3 +393,46 @@ def test_fork_bomb_is_bounded_and_ends_with_the_run(tmp_path: Path, monkeypatch:
     else:
         assert "no per-run cgroup" in rec.isolation
     assert _survivors(str(out)) == []
+
+
+HANDLER = '''
+import bpy
+import os
+
+
+def s(*c):
+    return "".join(chr(x) for x in c)
+
+
+SECRET = {secret}
+
+
+def peek(scene, *args):
+    try:
+        with open(SECRET) as fh:
+            print("HANDLER", fh.read(), flush=True)
+    except OSError as e:
+        print("HANDLER blocked", type(e).__name__, flush=True)
+
+
+bpy.ops.wm.read_factory_settings(use_empty=True)
+sc = bpy.context.scene
+bpy.ops.object.camera_add(location=(0, -10, 0), rotation=(1.5708, 0, 0))
+sc.camera = bpy.context.active_object
+sc.render.engine = "BLENDER_WORKBENCH"
+sc.render.resolution_x, sc.render.resolution_y, sc.render.resolution_percentage = 640, 360, 100
+bpy.app.handlers.render_pre.append(peek)
+bpy.ops.wm.save_as_mainfile(filepath=os.path.abspath("scene.blend"))
+'''
+
+
+def test_render_handler_in_preview_runs_under_the_hook(planted: dict, tmp_path: Path) -> None:
+    """Preview mode renders after the program returns; the program's render handler still runs under the hook."""
+    src = HANDLER.format(secret=codes(str(planted["secret"])))
+    assert check_source(src).ok
+    prog = tmp_path / "scene.py"
+    prog.write_text(src)
+    rec = run_program(prog, tmp_path / "run", timeout_s=120, mode="preview", isolation="none")
+    log = (tmp_path / "run" / "run.log").read_text(errors="replace")
+    assert "HANDLER blocked" in log and TOKEN not in log, log[-2000:]
+    assert rec.status == "policy" and any(str(planted["secret"]) in (v["message"] or "") for v in rec.violations)
