@@ -17,6 +17,7 @@ import anyio
 import pytest
 from physcodegym.agent import prompts
 from physcodegym.agent.budget import BudgetLimits
+from physcodegym.agent.run_files import read_progress
 from physcodegym.agent.tools import TOOL_DEFS, tool_specs
 from physcodegym.agent.trace import AGENT_RUN_FILE, read_trace
 
@@ -151,6 +152,9 @@ def test_scripted_mcp_session_end_to_end(tmp_path, shipped_task):
     assert [p.read_text() for p in sorted((ws / "revisions").glob("scene_r*.py"))] == [scenes.CRASHING, scenes.FIXED]
     sub = ws / "submission"
     assert (sub / "scene.py").read_text() == scenes.FIXED and (sub / "scene.blend").is_file()
+    progress = read_progress(ws)  # the panel's reader of agent run folders
+    assert progress["status"] == "finalized" and progress["launches"] == 5
+    assert progress["submission_blend"] == str(sub / "scene.blend")
     assert len(list((sub / "frames").glob("*.png"))) == 240
 
     # -- secrecy: nothing the client received names the task folder or carries the truth program ----------------
