@@ -48,8 +48,6 @@ BLOCKED_EVENTS = {
     "threading.setprofile": "reflection", "cpython.PyInterpreterState_Clear": "reflection",
     "cpython.run_command": "exec-eval", "cpython.run_file": "exec-eval", "cpython.run_module": "exec-eval",
     "cpython.run_startup": "exec-eval", "cpython.run_interactivehook": "exec-eval",
-    "os.putenv": "process", "os.unsetenv": "process", "resource.setrlimit": "process",
-    "resource.prlimit": "process", "os.setuid": "process", "os.setgid": "process",
 }
 # refused when the nearest frame is untrusted code (the program or anything it made): libraries may use them
 UNTRUSTED_EVENTS = {"compile": "exec-eval", "exec": "exec-eval", "marshal.loads": "exec-eval", "marshal.load": "exec-eval",
