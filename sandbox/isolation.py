@@ -41,6 +41,7 @@ ETC_ENTRIES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "fon
                "glvnd", "OpenCL", "vulkan", "mime.types", "passwd", "group", "nsswitch.conf")
 TOP_LEVEL_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 TMP_SIZE_BYTES = 1 << 30  # the private /tmp (memory-backed) is capped at 1 GiB
+SHM_SIZE_BYTES = 256 << 20  # /dev/shm (POSIX shared memory, semaphores)
 CHILD_HOME = "/tmp/pcg-home"  # both inside the private /tmp, and distinct from any run folder under /tmp
 CHILD_TMP = "/tmp/pcg-tmp"
 
@@ -255,7 +256,10 @@ def _system_args() -> list[str]:
         p = Path("/etc") / name
         if p.exists():
             args += ["--ro-bind", str(p), str(p)]
-    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(TMP_SIZE_BYTES), "--tmpfs", "/tmp",
+    # /dev: bwrap's minimal set, the tmpfs under it read-only (it would hold half the RAM) and a small /dev/shm
+    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(SHM_SIZE_BYTES), "--tmpfs", "/dev/shm",
+             "--remount-ro", "/dev",
+             "--perms", "1777", "--size", str(TMP_SIZE_BYTES), "--tmpfs", "/tmp",
              "--dir", CHILD_HOME, "--dir", CHILD_TMP]
     return args
 
