@@ -494,8 +494,11 @@ class _Builder:
             clip = clips.get((tid, key))
             if key and clip is None:
                 r = chosen.get(key)
-                reason = "no submission" if r is None else (r.get("reason") or r.get("status"))
-                figs.append(f"<figure><div class=nov>{e(label)}: no valid artifact — {e(str(reason))[:200]}</div></figure>")
+                if r is not None and r.get("artifact"):
+                    msg = "its frames are no longer where the batch left them (results folder moved or cleaned?)"
+                else:
+                    msg = "no valid artifact — " + str("no submission" if r is None else (r.get("reason") or r.get("status")))
+                figs.append(f"<figure><div class=nov>{e(label)}: {e(msg)[:220]}</div></figure>")
                 continue
             if clip is None or "error" in clip:
                 figs.append(f"<figure><div class=nov>{e(label)}: video unavailable — {e(str((clip or {}).get('error', 'no video')))[:200]}</div></figure>")
