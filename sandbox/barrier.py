@@ -49,6 +49,7 @@ BLOCKED_EVENTS = {
     "cpython.run_command": "exec-eval", "cpython.run_file": "exec-eval", "cpython.run_module": "exec-eval",
     "cpython.run_startup": "exec-eval", "cpython.run_interactivehook": "exec-eval",
 }
+TAMPER_EXIT = 86  # exit code when the status channel was closed or replaced before a breach (runner.TAMPER_EXIT)
 # refused when the nearest frame is untrusted code (the program or anything it made): libraries may use them
 UNTRUSTED_EVENTS = {"compile": "exec-eval", "exec": "exec-eval", "marshal.loads": "exec-eval", "marshal.load": "exec-eval",
                     "sys._getframe": "reflection", "sys._getframemodulename": "reflection"}
@@ -95,7 +96,14 @@ def install(workdir: str, status_fd: int | None, read_roots: list[str], program:
     trusted = tuple(sorted({os.path.realpath(r) for r in trusted_roots if r} | {os.path.dirname(os.path.abspath(__file__))}))
     here = __file__
     program_real = os.path.realpath(program) if program else None
-    realpath, join, write = os.path.realpath, os.path.join, os.write
+    realpath, join, write, fstat, exit_now = os.path.realpath, os.path.join, os.write, os.fstat, os._exit
+    channel = None
+    if status_fd is not None:
+        try:
+            st0 = os.fstat(status_fd)
+            channel = (st0.st_dev, st0.st_ino)
+        except OSError:
+            channel = None
     dumps, now, getframe = json.dumps, time.time, sys._getframe
     flag_bits = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
     blocked_events, path_events, blocked_imports = dict(BLOCKED_EVENTS), dict(PATH_EVENTS_ONE), dict(BLOCKED_IMPORTS)
@@ -108,10 +116,17 @@ def install(workdir: str, status_fd: int | None, read_roots: list[str], program:
     def emit(doc: dict) -> None:
         if status_fd is None:
             return
+        try:  # the channel must still be the one the runner handed over: closed or replaced means tampering
+            st = fstat(status_fd)
+            same = (st.st_dev, st.st_ino) == channel
+        except OSError:
+            same = False
+        if not same:
+            exit_now(TAMPER_EXIT)  # a breach that cannot be recorded ends the run (the runner reads the exit code)
         try:
             write(status_fd, (dumps(doc, default=str) + "\n").encode())
         except OSError:
-            pass
+            exit_now(TAMPER_EXIT)
 
     def refuse(rule: str, event: str, detail: str) -> None:
         emit({"event": "breach", "rule": rule, "audit_event": event, "detail": detail[:500], "t": now()})

@@ -19,7 +19,6 @@ import shutil
 import signal
 import struct
 import sys
-import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -187,7 +186,8 @@ def _folder_usage(root: Path, limit_entries: int) -> tuple[int, int]:
 
 
 def _spawn(cmd: list[str], *, cwd: Path, env: dict, log_path: Path, fd: int | tuple[int, ...], timeout_s: float, memory_mb: int | None,
-           watch: list[Path], folder_cap_mb: int | None, cgroups: list[Path] = ()) -> tuple[int | None, Any, bool, str | None]:
+           watch: list[Path], folder_cap_mb: int | None, cgroups: list[Path] = (),
+           drain=None) -> tuple[int | None, Any, bool, str | None]:
     """Start the child (own session), wait for it within the limits; returns (rc, rusage, timed_out, cap_reason).
 
     Nothing of the child outlives this call: its process group is killed, and behind bwrap its PID namespace
@@ -208,6 +208,8 @@ def _spawn(cmd: list[str], *, cwd: Path, env: dict, log_path: Path, fd: int | tu
         next_check = time.monotonic() + 0.5
         delay = 0.02
         while True:
+            if drain is not None:
+                drain()
             pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
             if pid:
                 rusage = ru
@@ -243,6 +245,20 @@ def _spawn(cmd: list[str], *, cwd: Path, env: dict, log_path: Path, fd: int | tu
             os.killpg(proc.pid, signal.SIGKILL)
         wall.kill_cgroup_members(list(cgroups))
     return rc, rusage, timed_out, cap_reason
+
+
+STATUS_MAX_BYTES = 16 << 20  # the status channel is read up to this much (a flood of events is not our problem)
+TAMPER_EXIT = 86  # sandbox.barrier: the program closed or replaced the status channel, then broke a rule
+
+
+def _parse_status(data: bytes) -> list[dict]:
+    out = []
+    for ln in data.decode("utf-8", "replace").splitlines():
+        with contextlib.suppress(json.JSONDecodeError):
+            d = json.loads(ln)
+            if isinstance(d, dict):
+                out.append(d)
+    return out
 
 
 def _read_status(path: Path) -> list[dict]:
@@ -344,10 +360,26 @@ def run_program(
     freeze_config()  # this process never re-reads a provider config a program might have written (issue 13 item 3)
     scratch = out_dir / "sandbox"  # the child's working folder and its only writable place
     _fresh_dir(scratch)
-    status_fd, status_path = tempfile.mkstemp(prefix="pcg_status_", suffix=".jsonl")
-    os.close(status_fd)
-    status_file = Path(status_path)
-    fd = os.open(status_path, os.O_WRONLY | os.O_APPEND)
+    # status channel: a socket pair, drained while the child runs. A socket cannot be re-opened through
+    # /proc/self/fd (ENXIO), so the program cannot truncate or read back what the barrier already reported.
+    import socket
+
+    status_parent, status_child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    status_parent.setblocking(False)
+    fd = status_child.fileno()
+    status_buf = bytearray()
+
+    def drain() -> None:
+        while len(status_buf) < STATUS_MAX_BYTES:
+            try:
+                chunk = status_parent.recv(65536)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                return
+            if not chunk:
+                return
+            status_buf.extend(chunk)
     # lifeline: the child holds the read end; when this process dies (even by SIGKILL) it reads EOF and exits,
     # and its PID namespace with it (bwrap's own parent-death link does not survive every launcher)
     life_r, life_w = os.pipe()
@@ -376,17 +408,18 @@ def run_program(
         rec.isolation += "; " + wall.describe_cgroups(cgroups)
         rc, rusage, timed_out, cap_reason = _spawn(cmd, cwd=scratch, env=env, log_path=log_path, fd=(fd, life_r),
                                                    timeout_s=timeout_s, memory_mb=memory_mb, watch=[scratch, log_path],
-                                                   folder_cap_mb=folder_cap_mb, cgroups=cgroups)
+                                                   folder_cap_mb=folder_cap_mb, cgroups=cgroups, drain=drain)
     except Exception as e:  # the runner itself failed to launch: record, do not raise
         rec.reason = f"could not launch the sandbox: {type(e).__name__}: {e}"
     finally:
-        for f in (fd, life_r, life_w):
+        status_child.close()
+        for f in (life_r, life_w):
             with contextlib.suppress(OSError):
                 os.close(f)
         wall.remove_cgroups(cgroups)
-    events = _read_status(status_file)
-    with contextlib.suppress(OSError):
-        status_file.unlink()
+    drain()  # every writer is gone: what is left in the socket, then EOF
+    status_parent.close()
+    events = _parse_status(bytes(status_buf))
     rec.returncode = rc
     if rusage is not None:
         rec.peak_memory_mb = round(rusage.ru_maxrss / 1024.0, 1)
@@ -429,8 +462,15 @@ def run_program(
         rec.status = "failed"
         if rc is not None and rc < 0:
             rec.reason = f"killed by signal {-rc}" + (" (memory limit?)" if -rc in (signal.SIGKILL, signal.SIGSEGV) else "")
+        elif rc == TAMPER_EXIT and not ended:
+            rec.reason = (f"program exited with status {rc}: it closed or replaced the sandbox's status channel and then "
+                          "broke a sandbox rule (the run-time barrier ended it)")
         else:
             rec.reason = f"program exited with status {rc}" + ("" if ended else " before the end of the bootstrap (crash)")
+    elif not ended:
+        rec.status = "failed"
+        rec.reason = ("the program ended the interpreter itself (os._exit?) or silenced the sandbox's status channel: "
+                      "the bootstrap never reported its end")
     elif missing or problems or rec.validation.get("media_audit_error"):
         rec.status = "invalid"
         rec.reason = acc.reason or rec.validation["media_audit_error"]

@@ -436,3 +436,38 @@ def test_render_handler_in_preview_runs_under_the_hook(planted: dict, tmp_path: 
     log = (tmp_path / "run" / "run.log").read_text(errors="replace")
     assert "HANDLER blocked" in log and TOKEN not in log, log[-2000:]
     assert rec.status == "policy" and any(str(planted["secret"]) in (v["message"] or "") for v in rec.violations)
+
+
+SILENCE = '''
+import bpy
+import os
+
+
+def s(*c):
+    return "".join(chr(x) for x in c)
+
+
+for fd in range(3, 256):  # every socket among the inherited descriptors (fstat raises no audit event)
+    try:
+        if (os.fstat(fd).st_mode & 0o170000) == 0o140000:
+            os.close(fd)
+    except OSError:
+        pass
+print("SILENCED", flush=True)
+try:
+    open(s(47, 101, 116, 99, 47, 104, 111, 115, 116, 110, 97, 109, 101)).read()
+    print("READ", flush=True)
+except OSError:
+    print("REFUSED", flush=True)
+'''
+
+
+def test_silencing_the_status_channel_does_not_hide_a_breach(tmp_path: Path) -> None:
+    """Closing the barrier's status socket and then breaking a rule ends the run as failed, never ok."""
+    assert check_source(SILENCE).ok
+    prog = tmp_path / "scene.py"
+    prog.write_text(SILENCE)
+    rec = run_program(prog, tmp_path / "run", timeout_s=120, mode="bake_only")
+    log = (tmp_path / "run" / "run.log").read_text(errors="replace")
+    assert "SILENCED" in log and "READ" not in log and "REFUSED" not in log, log[-1500:]
+    assert rec.status == "failed" and "status channel" in rec.reason, rec.reason
