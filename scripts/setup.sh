@@ -14,12 +14,18 @@ case "$profile" in
   *) echo "usage: scripts/setup.sh [core|test]" >&2; exit 2 ;;
 esac
 say() { echo "set-up: $*" >&2; }
-# pip, quiet: progress lines are ours; this machine's pip config names an extra index folder that may not exist and
-# pip then prints one "WARNING: Location '...' is ignored" line per package looked up. Those lines are dropped;
-# every other line (real warnings, errors) is kept, and pip's exit status is returned.
+# pip, quiet: progress lines are ours. Two kinds of noise are dropped, every other line (real warnings, errors) is
+# kept and pip's exit status is returned: this machine's pip config names an extra index folder that may not exist,
+# and pip then prints one "WARNING: Location '...' is ignored" line per package looked up; and setuptools' 11-line
+# informational notice that an editable install is one ("BuildBackendWarning: Editable installation." ... at most
+# 14 lines, up to its "with strategy, WheelFile" line).
 pipq() {
   local py=$1; shift
-  "$py" -m pip --quiet --disable-pip-version-check "$@" 2>&1 | { grep -v -E "^WARNING: Location '[^']*' is ignored" || true; } >&2
+  "$py" -m pip --quiet --disable-pip-version-check "$@" 2>&1 | awk '
+    /^WARNING: Location .* is ignored/ { next }
+    /BuildBackendWarning: Editable installation\./ { skip = 14; next }
+    skip > 0 { skip--; if ($0 ~ /with strategy, WheelFile/) skip = 0; next }
+    { print; fflush() }' >&2
   return "${PIPESTATUS[0]}"
 }
 PY=${PYTHON:-python3.11}

@@ -32,6 +32,9 @@ def test_setup_filters_pip_location_noise_and_keeps_errors(tmp_path: Path) -> No
     fake = tmp_path / "python"
     fake.write_text("#!/usr/bin/env bash\n"
                     "echo \"WARNING: Location 'file:///opt/pypi-more/simple/bpy/' is ignored: it is neither a file nor a directory.\" >&2\n"
+                    "printf '  /tmp/x/editable_wheel.py:354: BuildBackendWarning: Editable installation.\\n  !!\\n"
+                    "  Please be careful with folders in your working directory\\n  !!\\n"
+                    "    with strategy, WheelFile(wheel_path) as wheel_obj:\\n' >&2\n"
                     "echo 'ERROR: No matching distribution found for nothing-here' >&2\n"
                     "exit 3\n")
     fake.chmod(0o755)
@@ -41,4 +44,5 @@ def test_setup_filters_pip_location_noise_and_keeps_errors(tmp_path: Path) -> No
     p = subprocess.run(["bash", "-c", f"set -uo pipefail\n{fn}\npipq {fake} install x; echo rc=$?"], capture_output=True, text=True)
     assert "rc=3" in p.stdout
     assert "ERROR: No matching distribution" in p.stderr
-    assert "Location" not in p.stderr
+    assert "Location" not in p.stderr and "Editable" not in p.stderr and "WheelFile" not in p.stderr
+    assert p.stderr.strip().splitlines() == ["ERROR: No matching distribution found for nothing-here"]
