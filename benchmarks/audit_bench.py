@@ -5,6 +5,13 @@ render_s (measured on --render-frames frames with Workbench at 640x360, scaled t
 and ratio_to_bake_render (target <= 0.15).
 
     .venv/bin/python benchmarks/audit_bench.py [--render-frames 24] [--frames 240]
+
+Per shipped task (`--tasks ball_bounce,block_stack` or `--tasks all`): the truth program is baked in the
+sandbox (`bake_only`, timed), a few frames are rendered with the scene's own engine and scaled to the
+frame range, then `audit --task` does its work (audit with the solvers-off re-evaluation and the measured
+field / hidden-collider effects, plus the rubric with its counterfactual re-bakes), each task in a fresh
+process. The line per task carries audit_s, rubric_s, bake_s, render_s_est and
+ratio = (audit_s + rubric_s) / (bake_s + render_s_est) (target <= 0.25).
 """
 
 from __future__ import annotations
@@ -97,13 +104,95 @@ def measure(name: str, build, frames: int, render_frames: int) -> dict:
     }
 
 
+def task_measure(task_id: str, render_frames: int, work: Path) -> dict:
+    """One shipped task in this process: bake the truth, estimate its render, audit + rubric (see module doc)."""
+    import bpy
+    from physcodegym.probes.audit import audit_path_full
+    from physcodegym.sandbox.runner import run_program
+    from physcodegym.tasks.loader import load_task
+    from physcodegym.verifier.rubric_eval import evaluate_rubric
+
+    lt = load_task(task_id)
+    out = work / task_id
+    t = time.perf_counter()
+    rec = run_program(lt.truth_program, out, mode="bake_only")
+    bake = time.perf_counter() - t
+    if not (out / "scene.blend").is_file():
+        return {"task": task_id, "error": f"bake failed: {getattr(rec, 'status', rec)}"}
+    t = time.perf_counter()
+    report, samples, scene = audit_path_full(out)
+    audit = time.perf_counter() - t
+    t = time.perf_counter()
+    rub = evaluate_rubric(lt, scene, samples, report, out)
+    rubric = time.perf_counter() - t
+    render = None
+    if render_frames > 0:
+        bpy.ops.wm.open_mainfile(filepath=str(out / "scene.blend"))
+        sc = bpy.context.scene
+        frames = sc.frame_end - sc.frame_start + 1
+        with tempfile.TemporaryDirectory() as td:
+            sc.render.image_settings.file_format = "PNG"
+            sc.frame_end = sc.frame_start + render_frames - 1
+            sc.render.filepath = str(Path(td) / "####")
+            t = time.perf_counter()
+            bpy.ops.render.render(animation=True)
+            render = (time.perf_counter() - t) / render_frames * frames
+    cost = audit + rubric
+    return {
+        "task": task_id,
+        "bake_s": round(bake, 2),
+        "render_s_est": round(render, 2) if render is not None else None,
+        "audit_s": round(audit, 2),
+        "rubric_s": round(rubric, 2),
+        "ratio": round(cost / (bake + render), 3) if render else round(cost / bake, 3),
+        "S_val": rub["S_val"],
+        "findings": [f.kind for f in report.findings],
+        "stages": {k: v for k, v in report.timings.items() if k in ("open", "sample", "solvers_off", "effects", "total")},
+        "counterfactuals": len(rub.get("counterfactuals", [])),
+    }
+
+
+def tasks_main(ids: list[str], render_frames: int) -> None:
+    import subprocess
+
+    res = []
+    for tid in ids:
+        p = subprocess.run([sys.executable, __file__, "--one-task", tid, "--render-frames", str(render_frames)], capture_output=True, text=True)
+        line = next((ln for ln in reversed(p.stdout.splitlines()) if ln.startswith("{")), None)
+        res.append(json.loads(line) if line else {"task": tid, "error": p.stderr[-500:]})
+        print(json.dumps(res[-1]), file=sys.stderr)
+    target = 0.25
+    ok = all(r.get("ratio") is not None and r["ratio"] <= target for r in res)
+    print(json.dumps({"benchmark": "audit_tasks", "target_ratio": target, "within_target": ok, "tasks": res}))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--frames", type=int, default=240)
     ap.add_argument("--render-frames", type=int, default=24, help="frames actually rendered to estimate render time (0: skip)")
+    ap.add_argument("--tasks", default=None, help="comma-separated shipped task ids, or 'all': per-task audit + counterfactual cost")
+    ap.add_argument("--one-task", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     import contextlib
     import os
+
+    if a.tasks:
+        from physcodegym.tasks.loader import PACKS_DIR, list_tasks
+
+        ids = [t.id for t in list_tasks([PACKS_DIR])] if a.tasks == "all" else a.tasks.split(",")
+        tasks_main(ids, a.render_frames)
+        return
+    if a.one_task:
+        saved = os.dup(1)
+        os.dup2(2, 1)
+        try:
+            with tempfile.TemporaryDirectory(prefix="pcg_auditbench_") as td:
+                r = task_measure(a.one_task, a.render_frames, Path(td))
+        finally:
+            sys.stdout.flush()
+            os.dup2(saved, 1)
+        print(json.dumps(r, default=str))
+        return
 
     saved = os.dup(1)
     os.dup2(2, 1)  # Blender prints bake progress on fd 1: keep stdout for the JSON line

@@ -93,11 +93,16 @@ def run_job(blend: str, job: dict[str, Any], mapping: dict[str, str], handlers0:
                 rec["interventions"].append({"kind": iv.kind.value, "roles": iv.roles, "verified": False, "error": str(ex)})
                 rec["errors"].append(str(ex))
         rec["baked"] = False
+        if job.get("solvers_off"):  # the universal ownership test: nothing is baked, nothing simulates
+            from physcodegym.probes.ownership import switch_off_solvers
+
+            rec["switched_off"] = switch_off_solvers(scene)
+            changed = False
         if changed or job.get("force_rebake"):
             rec["bake_s"] = rebake(scene, e)
             rec["baked"] = True
         t1 = time.perf_counter()
-        samples = sample_scene(scene, frames=range(s, e + 1))
+        samples = sample_scene(scene, frames=range(s, e + 1), with_particles=not job.get("solvers_off"))
         rec["sample_s"] = time.perf_counter() - t1
         samples.save_npz(out)
         if job.get("save_blend"):

@@ -11,10 +11,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
+from physcodegym.probes import physics as ph
 from physcodegym.samples import SceneSamples
+from physcodegym.tasks.schema import Criterion
+
+
+class CheckResult(TypedDict):
+    """What one check returns (the rubric engine, the self-test and the JSON output read these keys)."""
+
+    passed: bool | None
+    score: float
+    evidence: dict[str, Any]
+    reason: str
+
 
 G = 9.81
 CONTACT_M = 0.06  # Bullet keeps touching bodies ~margin (0.04) apart: contact is within margin + 2 cm
@@ -151,14 +163,18 @@ class CheckContext:
 
     # -------------------------------------------------------------- findings
     def findings(self) -> list[dict[str, Any]]:
+        """The audit's findings (one physics layer): the report's, or, with no report, the audit run here on
+        this context's scene and samples (kept in `_scan`)."""
         out = []
         rep = self.report
-        for f in getattr(rep, "findings", None) or (rep.get("findings", []) if isinstance(rep, dict) else []):
-            d = f if isinstance(f, dict) else (f.model_dump(mode="json") if hasattr(f, "model_dump") else vars(f))
-            out.append({**d, "source": "audit"})
+        if rep is not None:
+            for f in getattr(rep, "findings", None) or (rep.get("findings", []) if isinstance(rep, dict) else []):
+                d = f if isinstance(f, dict) else (f.model_dump(mode="json") if hasattr(f, "model_dump") else vars(f))
+                out.append({**d, "source": "audit"})
+            return out
         if self._scan is None:
             self._scan = scan_findings(self)
-        return out + self._scan
+        return list(self._scan)
 
 
 def _is_closed(tris: np.ndarray) -> bool:
@@ -181,16 +197,16 @@ def _obj_names(ctx: CheckContext, roles: list[str]) -> tuple[list[str], list[str
     return names, missing
 
 
-def _ok(passed: bool | None, evidence: dict[str, Any], reason: str = "", score: float | None = None) -> dict[str, Any]:
+def _ok(passed: bool | None, evidence: dict[str, Any], reason: str = "", score: float | None = None) -> CheckResult:
     sc = (1.0 if passed else 0.0) if score is None else float(score)
     return {"passed": passed, "score": sc if passed is not None else 0.0, "evidence": evidence, "reason": reason}
 
 
-def _undetermined(reason: str, evidence: dict[str, Any] | None = None) -> dict[str, Any]:
+def _undetermined(reason: str, evidence: dict[str, Any] | None = None) -> CheckResult:
     return {"passed": None, "score": 0.0, "evidence": evidence or {}, "reason": reason}
 
 
-def _fail_unmapped(missing: list[str]) -> dict[str, Any]:
+def _fail_unmapped(missing: list[str]) -> CheckResult:
     return {"passed": False, "score": 0.0, "evidence": {"unmapped_roles": missing}, "reason": f"required role(s) {missing} not mapped to scene objects"}
 
 
@@ -257,13 +273,14 @@ def scripted_reasons(ctx: CheckContext, name: str) -> list[str]:
 
 
 def is_simulated(ctx: CheckContext, name: str) -> bool:
+    """A solver owns the object (`probes.physics`): a dynamic rigid body in an enabled world, a solver
+    modifier, or solver particles."""
     info = ctx.samples.info.get(name, {})
-    rb = info.get("rigid_body")
-    if rb and rb["type"] == "ACTIVE" and rb["enabled"]:
+    if ph.dynamic(info, ctx.samples.scene_info) or ph.solver_modifiers(info):
         return True
-    if any(m["type"] in SIM_MODS for m in info.get("modifiers", [])):
-        return True
-    return any(k.startswith(name + "/") for k in ctx.samples.particles)
+    if info.get("physics") is None:  # samples from before the physics record: any particle system
+        return any(k.startswith(name + "/") for k in ctx.samples.particles)
+    return False
 
 
 def motion_extent(ctx: CheckContext, name: str) -> float:
@@ -280,124 +297,76 @@ def motion_extent(ctx: CheckContext, name: str) -> float:
     return float(max(dp, dr * 0.1))
 
 
-def _collider(info: dict[str, Any]) -> bool:
-    rb = info.get("rigid_body")
-    if rb is not None and any(rb.get("collision_collections", [True])):
-        return True
-    return bool(info.get("collision", {}).get("use"))
+def _collider(info: dict[str, Any], scene_info: dict[str, Any] | None = None) -> bool:
+    return ph.collision_owner(info, scene_info)
 
 
 def _renders(info: dict[str, Any]) -> bool:
-    return not info.get("hide_render") and info.get("visible_camera", True) and info.get("display_type") not in ("BOUNDS", "WIRE")
+    return ph.rendered(info)
 
 
 # ------------------------------------------------------------------ task-independent scan
 
 
 def scan_findings(ctx: CheckContext) -> list[dict[str, Any]]:
-    """Findings for scripted motion, unexplained fields, hidden supports, collider mismatch, missing contact response."""
-    s = ctx.samples
-    roles_by_obj = {v: k for k, v in ctx.mapping.items()}
-    core = []
+    """Task-independent findings when no audit report was given: the audit's own detectors run on this
+    context (same definitions of rendered, simulated, moving and collider; `probes.physics`), with the task's
+    core roles as core objects. Each finding is a dict with `source` = "rubric_scan"."""
+    if ctx.scene is None:
+        return []
+    from physcodegym.probes.audit import audit_scene
+
+    core = None
     if ctx.task is not None:
-        core = [ctx.mapping[r.name] for r in ctx.task.roles if r.core and r.name in ctx.mapping and ctx.mapping[r.name] in s.names]
-    out: list[dict[str, Any]] = []
-
-    def add(kind: str, objs: list[str], value: float | None, unit: str, msg: str, frames: list[int] | None = None) -> None:
-        out.append({"kind": kind, "objects": objs, "frames": frames or [], "value": value, "unit": unit, "message": msg, "source": "rubric_scan"})
-
-    for n in core:
-        moved = motion_extent(ctx, n)
-        why = scripted_reasons(ctx, n)
-        if moved > 0.01 and why:
-            add("scripted_motion", [n], moved, "m", f"{n} moves {moved:.3f} m by {', '.join(why)}")
-        elif moved > 0.01 and not is_simulated(ctx, n):
-            add("not_simulated", [n], moved, "m", f"{n} moves {moved:.3f} m with no simulation owning it")
-    permitted_fields = set(roles_by_obj)
-    for n, info in s.info.items():
-        f = info.get("field")
-        if f and abs(f.get("strength", 0.0)) > 0 and n not in permitted_fields:
-            add("unexplained_force_field", [n], f["strength"], "field strength", f"{f['type']} field {n!r} is not a role of the task")
-        rb = info.get("rigid_body")
-        if rb is not None and n in core:
-            dims = np.asarray(info["dimensions"])
-            # Bullet embeds the margin inside spheres, boxes and capsules; hulls, meshes, cylinders and cones grow by it
-            ext = rb["collision_margin"] if rb["collision_shape"] in GAP_SHAPES else 0.0
-            if rb["collision_shape"] == "SPHERE" and dims.min() > 0 and dims.max() / dims.min() > 1.3:
-                ext = max(ext, float(dims.max() - dims.min()) / 2)
-            if ext > 0.05 and ext > 0.2 * float(dims.min()):
-                add("collider_mismatch", [n], ext, "m", f"{n}'s collision shape extends {ext:.3f} m beyond its mesh")
-        col = info.get("collision")
-        if col and col.get("use") and col.get("thickness_outer", 0) > 0.05:
-            add("collider_mismatch", [n], col["thickness_outer"], "m", f"{n}'s collision thickness {col['thickness_outer']:.3f} m")
-    # Hidden supports: colliders that never render, within contact of a core object.
-    last = len(s.frames) - 1
-    for n, info in s.info.items():
-        if n in core or info.get("type") != "MESH" or not _collider(info) or _renders(info):
-            continue
-        for c in core:
-            gap = ctx.aabb_gap(n, c)
-            if gap is None:
-                continue
-            near = np.nonzero(gap <= CONTACT_M)[0]
-            for fi in near[:: max(1, len(near) // 8)][:8]:
-                pd = ctx.pair_distance(n, c, int(fi))
-                if pd is not None and pd[0] <= CONTACT_M:
-                    add("hidden_support", [n, c], pd[0], "m", f"{c} touches {n!r}, a collider that does not render", [int(s.frames[fi])])
-                    break
-    # Rendered solids without a collision owner that core bodies enter.
-    for n, info in s.info.items():
-        if n in core or info.get("type") != "MESH" or _collider(info) or not _renders(info):
-            continue
-        if any(m["type"] in SIM_MODS for m in info.get("modifiers", [])):
-            continue
-        for c in core:
-            gap = ctx.aabb_gap(n, c)
-            if gap is None:
-                continue
-            idx = np.nonzero(gap == 0)[0]
-            for fi in idx[:: max(1, len(idx) // 6)][:6]:
-                pd = ctx.pair_distance(n, c, int(fi))
-                # material intrusion relative to the thinner body (a bead through a 1 cm tray floor counts)
-                thin = min(min(s.info[n]["dimensions"]), min(s.info[c]["dimensions"]))
-                if pd is not None and pd[1] > max(0.002, min(0.02, 0.3 * thin)):
-                    add("no_contact_response", [n, c], pd[1], "m", f"{c} passes {pd[1]:.3f} m into {n!r}, which has no collider", [int(s.frames[fi])])
-                    break
-    _ = last
-    return out
+        core = [ctx.mapping[r.name] for r in ctx.task.roles if r.core and r.name in ctx.mapping and ctx.mapping[r.name] in ctx.samples.names]
+    rep = audit_scene(ctx.scene, samples=ctx.samples, core_objects=core, blend=ctx.blend)
+    return [{**f.model_dump(mode="json"), "source": "rubric_scan"} for f in rep.findings]
 
 
 # ------------------------------------------------------------------ the checks
 
 
-def check_moves_by_simulation(ctx: CheckContext, crit: Any) -> dict[str, Any]:
+def _scripted_findings(ctx: CheckContext, names: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """The audit's scripted_motion / not_simulated findings per role object (the one definition of scripted)."""
+    out: dict[str, list[dict[str, Any]]] = {n: [] for n in names}
+    for f in ctx.findings():
+        if f["kind"] in ("scripted_motion", "not_simulated"):
+            for n in set(f.get("objects", [])) & set(names):
+                out[n].append(f)
+    return out
+
+
+def check_moves_by_simulation(ctx: CheckContext, crit: Criterion) -> CheckResult:
     names, missing = _obj_names(ctx, crit.roles)
     if missing:
         return _fail_unmapped(missing)
     thr = float(crit.thresholds.get("min_motion_m", 0.01))
+    found = _scripted_findings(ctx, names)
     ev, bad = {}, []
     for n in names:
         moved = motion_extent(ctx, n)
-        why = scripted_reasons(ctx, n) if ctx.scene is not None or ctx.samples.info else []
+        why = [f["message"] for f in found[n]]
         sim = is_simulated(ctx, n)
-        ev[n] = {"motion_m": round(moved, 5), "simulated": sim, "scripted": why}
+        ev[n] = {"motion_m": round(moved, 5), "simulated": sim, "scripted": why, "listed_sources": scripted_reasons(ctx, n) if ctx.scene is not None else []}
         if moved < thr:
             bad.append(f"{n} does not move ({moved:.4f} m < {thr} m)")
         elif why:
-            bad.append(f"{n} is driven by {', '.join(why)}")
+            bad.append(f"{n}: {why[0]}")
         elif not sim:
             bad.append(f"{n} moves with no solver owning it")
     return _ok(not bad, ev, "; ".join(bad))
 
 
-def check_no_scripted_motion(ctx: CheckContext, crit: Any) -> dict[str, Any]:
+def check_no_scripted_motion(ctx: CheckContext, crit: Criterion) -> CheckResult:
     names, missing = _obj_names(ctx, crit.roles)
     if missing:
         return _fail_unmapped(missing)
-    ev = {n: scripted_reasons(ctx, n) for n in names}
-    found = [f for f in ctx.findings() if f["kind"] in ("scripted_motion", "not_simulated") and set(f.get("objects", [])) & set(names)]
-    bad = [f"{n}: {', '.join(w)}" for n, w in ev.items() if w and motion_extent(ctx, n) > 0.001] + [f["message"] for f in found if f.get("source") == "audit"]
-    return _ok(not bad, {"scripted": ev, "findings": found}, "; ".join(bad))
+    found = _scripted_findings(ctx, names)
+    flat = [f for fs in found.values() for f in fs]
+    bad = list(dict.fromkeys(f["message"] for f in flat))
+    ev = {"scripted": {n: [f["message"] for f in fs] for n, fs in found.items()}, "findings": flat,
+          "listed_sources": {n: scripted_reasons(ctx, n) for n in names} if ctx.scene is not None else {}}
+    return _ok(not bad, ev, "; ".join(bad))
 
 
 def _min_distance_track(ctx: CheckContext, a: str, b: str, upto: int, thr: float) -> tuple[float, int | None]:
@@ -446,7 +415,7 @@ def _particle_min_distance(ctx: CheckContext, emitter: str, other: str, upto: in
     return float(best), None
 
 
-def check_contacts(ctx: CheckContext, crit: Any) -> dict[str, Any]:
+def check_contacts(ctx: CheckContext, crit: Criterion) -> CheckResult:
     other = crit.params["other"]
     names, missing = _obj_names(ctx, [*crit.roles, other])
     if missing:
@@ -471,7 +440,7 @@ def check_contacts(ctx: CheckContext, crit: Any) -> dict[str, Any]:
     return _ok(not bad, ev, "; ".join(bad))
 
 
-def check_supported_by(ctx: CheckContext, crit: Any) -> dict[str, Any]:
+def check_supported_by(ctx: CheckContext, crit: Criterion) -> CheckResult:
     sup = crit.params["support"]
     names, missing = _obj_names(ctx, [*crit.roles, sup])
     if missing:
@@ -485,7 +454,7 @@ def check_supported_by(ctx: CheckContext, crit: Any) -> dict[str, Any]:
     fi = frame_index(s, crit.params.get("at_s"))
     b = names[-1]
     sinfo = s.info.get(b, {})
-    ev: dict[str, Any] = {"support": b, "support_renders": _renders(sinfo), "support_has_collider": _collider(sinfo), "frame": int(s.frames[fi])}
+    ev: dict[str, Any] = {"support": b, "support_renders": _renders(sinfo), "support_has_collider": _collider(sinfo, s.scene_info), "frame": int(s.frames[fi])}
     bad = []
     if not ev["support_renders"]:
         bad.append(f"support {b} does not render")
@@ -504,7 +473,7 @@ def check_supported_by(ctx: CheckContext, crit: Any) -> dict[str, Any]:
     return _ok(not bad, ev, "; ".join(bad))
 
 
-def check_no_interpenetration(ctx: CheckContext, crit: Any) -> dict[str, Any]:
+def check_no_interpenetration(ctx: CheckContext, crit: Criterion) -> CheckResult:
     others = crit.params.get("others", [])
     names, missing = _obj_names(ctx, [*crit.roles, *others])
     if missing:
@@ -546,7 +515,7 @@ def _release_index(ctx: CheckContext, names: list[str]) -> int:
     return int(np.clip(int(last) + 1 - int(ctx.samples.frames[0]), 0, len(ctx.samples.frames) - 1))
 
 
-def check_energy_non_increasing(ctx: CheckContext, crit: Any) -> dict[str, Any]:
+def check_energy_non_increasing(ctx: CheckContext, crit: Criterion) -> CheckResult:
     from physcodegym.probes.kinematics import mechanical_energy, median_filter
 
     names, missing = _obj_names(ctx, crit.roles)
@@ -577,7 +546,7 @@ def check_energy_non_increasing(ctx: CheckContext, crit: Any) -> dict[str, Any]:
     return _ok(ok, ev, "" if ok else f"mechanical energy rises {worst:.3f} J (> {tol:.0%} of {scale:.3f} J) by frame {fr}")
 
 
-def check_pinned(ctx: CheckContext, crit: Any) -> dict[str, Any]:
+def check_pinned(ctx: CheckContext, crit: Criterion) -> CheckResult:
     names, missing = _obj_names(ctx, crit.roles)
     if missing:
         return _fail_unmapped(missing)
@@ -604,7 +573,7 @@ def check_pinned(ctx: CheckContext, crit: Any) -> dict[str, Any]:
     return _ok(not bad, ev, "; ".join(bad))
 
 
-def check_stays_within(ctx: CheckContext, crit: Any) -> dict[str, Any]:
+def check_stays_within(ctx: CheckContext, crit: Criterion) -> CheckResult:
     cont = crit.params["container"]
     names, missing = _obj_names(ctx, [*crit.roles, cont])
     if missing:
@@ -640,7 +609,7 @@ def check_stays_within(ctx: CheckContext, crit: Any) -> dict[str, Any]:
     return _ok(not bad, ev, "; ".join(bad))
 
 
-def check_no_self_intersection(ctx: CheckContext, crit: Any) -> dict[str, Any]:
+def check_no_self_intersection(ctx: CheckContext, crit: Criterion) -> CheckResult:
     names, missing = _obj_names(ctx, crit.roles)
     if missing:
         return _fail_unmapped(missing)
@@ -668,7 +637,7 @@ def check_no_self_intersection(ctx: CheckContext, crit: Any) -> dict[str, Any]:
     return _ok(not bad, ev, "; ".join(bad))
 
 
-def check_numerically_stable(ctx: CheckContext, crit: Any) -> dict[str, Any]:
+def check_numerically_stable(ctx: CheckContext, crit: Criterion) -> CheckResult:
     names, missing = _obj_names(ctx, crit.roles)
     if missing:
         return _fail_unmapped(missing)
@@ -691,7 +660,7 @@ def check_numerically_stable(ctx: CheckContext, crit: Any) -> dict[str, Any]:
     return _ok(not bad, ev, "; ".join(bad))
 
 
-def check_collider_matches_mesh(ctx: CheckContext, crit: Any) -> dict[str, Any]:
+def check_collider_matches_mesh(ctx: CheckContext, crit: Criterion) -> CheckResult:
     names, missing = _obj_names(ctx, crit.roles)
     if missing:
         return _fail_unmapped(missing)
@@ -700,7 +669,7 @@ def check_collider_matches_mesh(ctx: CheckContext, crit: Any) -> dict[str, Any]:
     return _ok(not found, {"colliders": ev, "findings": found}, "; ".join(f["message"] for f in found))
 
 
-def check_audit_clean(ctx: CheckContext, crit: Any) -> dict[str, Any]:
+def check_audit_clean(ctx: CheckContext, crit: Criterion) -> CheckResult:
     names, missing = _obj_names(ctx, crit.roles)
     if missing:
         return _fail_unmapped(missing)
@@ -709,7 +678,7 @@ def check_audit_clean(ctx: CheckContext, crit: Any) -> dict[str, Any]:
     return _ok(not found, {"findings": found, "kinds": sorted(kinds) if kinds else "all"}, "; ".join(f["message"] for f in found[:5]))
 
 
-def check_responds_to(ctx: CheckContext, crit: Any) -> dict[str, Any]:
+def check_responds_to(ctx: CheckContext, crit: Criterion) -> CheckResult:
     from physcodegym.tasks.schema import Intervention, InterventionKind
 
     fld = crit.params["field"]
@@ -721,7 +690,7 @@ def check_responds_to(ctx: CheckContext, crit: Any) -> dict[str, Any]:
     thr = float(crit.thresholds.get("min_deviation_m", 0.05))
     doc = ctx.counterfactual(Intervention(kind=InterventionKind.disable_field, roles=[fld]), None, None)
     if not doc.get("ok"):
-        return _undetermined(doc.get("reason", "counterfactual failed"), {"counterfactual": doc})
+        return _cf_failure(doc)
     if not doc.get("took_effect"):
         return _undetermined("disabling the field did not take effect", {"counterfactual": doc})
     ev, bad = {}, []
@@ -734,7 +703,18 @@ def check_responds_to(ctx: CheckContext, crit: Any) -> dict[str, Any]:
     return _ok(not bad, ev, "; ".join(bad))
 
 
-def check_counterfactual(ctx: CheckContext, crit: Any) -> dict[str, Any]:
+def _cf_failure(doc: dict[str, Any]) -> CheckResult:
+    """A counterfactual that could not run. When it could not apply because the visible object has no
+    collider, that is evidence (the object has no collision owner), never an unknown."""
+    from physcodegym.probes.interventions import NO_COLLISION_OWNER
+
+    reason = str(doc.get("reason", "counterfactual failed"))
+    if NO_COLLISION_OWNER in reason:
+        return _ok(False, {"counterfactual": doc, "no_collision_owner": True}, f"the intervention cannot apply: {reason} (no collision owner)")
+    return _undetermined(reason, {"counterfactual": doc})
+
+
+def check_counterfactual(ctx: CheckContext, crit: Criterion) -> CheckResult:
     cf = crit.counterfactual
     names, missing = _obj_names(ctx, [*cf.intervention.roles, cf.expected.role, *cf.expected.preserved_roles])
     if missing:
@@ -743,7 +723,7 @@ def check_counterfactual(ctx: CheckContext, crit: Any) -> dict[str, Any]:
         return _undetermined("counterfactual needs the saved native scene (.blend)")
     doc = ctx.counterfactual(cf.intervention, cf.control, cf.expected)
     if not doc.get("ok"):
-        return _undetermined(doc.get("reason", "counterfactual failed"), {"counterfactual": doc})
+        return _cf_failure(doc)
     v = doc.get("verdict", {})
     ev = {"took_effect": doc.get("took_effect"), "took_effect_evidence": doc.get("took_effect_evidence"), "verdict": v, "trajectories": doc.get("trajectories")}
     if v.get("passed") is None:
@@ -751,7 +731,7 @@ def check_counterfactual(ctx: CheckContext, crit: Any) -> dict[str, Any]:
     return _ok(bool(v["passed"]), ev, v.get("reason", ""))
 
 
-CHECK_FUNCS: dict[str, Callable[[CheckContext, Any], dict[str, Any]]] = {
+CHECK_FUNCS: dict[str, Callable[[CheckContext, Criterion], CheckResult]] = {
     "moves_by_simulation": check_moves_by_simulation,
     "no_scripted_motion": check_no_scripted_motion,
     "supported_by": check_supported_by,
@@ -769,7 +749,7 @@ CHECK_FUNCS: dict[str, Callable[[CheckContext, Any], dict[str, Any]]] = {
 }
 
 
-def run_check(ctx: CheckContext, crit: Any) -> dict[str, Any]:
+def run_check(ctx: CheckContext, crit: Criterion) -> CheckResult:
     """Run one criterion's check; an exception becomes an undetermined verdict with the error."""
     fn = CHECK_FUNCS.get(crit.check)
     if fn is None:

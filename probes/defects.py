@@ -16,7 +16,17 @@ DEFECTS: dict[str, tuple[str, ...]] = {
     "hidden_support": ("hidden_support",),
     "oversize_margin": ("collider_mismatch",),
     "add_attractor": ("unexplained_force_field", "energy_gain"),
+    # issue 12 mechanisms
+    "nla_world_off": ("scripted_motion", "not_simulated"),  # truth motion keyed into an NLA strip, rigid world off
+    "hidden_follower": ("scripted_motion",),  # the simulated core stops rendering; a visible copy follows it
+    "gravity_clock": ("non_physical_parameter",),  # gravity weight 0.25 with the solver clock at 2x
+    "static_embed": ("interpenetration",),  # two rendered solids sunk into each other, neither moves
 }
+# The defects of the issue-12 mechanisms (CI runs them on a few rigid tasks; `selftest --all` on every task).
+MECHANISM_DEFECTS: tuple[str, ...] = ("nla_world_off", "hidden_follower", "gravity_clock", "static_embed")
+BASIC_DEFECTS: tuple[str, ...] = tuple(k for k in DEFECTS if k not in MECHANISM_DEFECTS)
+# Defects that cannot apply to a task say so with this prefix (the self-test reports them not applicable).
+NOT_APPLICABLE = "not applicable:"
 
 
 # ------------------------------------------------------------------ injection (bpy, inside cf_worker)
@@ -147,4 +157,117 @@ def inject_defect(scene: Any, kind: str, mapping: dict[str, str]) -> dict[str, A
         f.field.strength = -60.0
 
         return {"kind": kind, "object": f.name, "detail": f"FORCE field strength -60 near {ob.name}"}
+    if kind == "nla_world_off":
+        return _nla_world_off(scene, mapping)
+    if kind == "hidden_follower":
+        return _hidden_follower(scene, mapping)
+    if kind == "gravity_clock":
+        return _gravity_clock(scene, mapping)
+    if kind == "static_embed":
+        return _static_embed(scene, mapping)
     raise ValueError(f"unknown defect {kind!r}; known: {', '.join(DEFECTS)}")
+
+
+def _track(scene: Any, ob: Any) -> list[Any]:
+    out = []
+    for f in range(scene.frame_start, scene.frame_end + 1):
+        scene.frame_set(f)
+        out.append(ob.matrix_world.copy())
+    scene.frame_set(scene.frame_start)
+    return out
+
+
+def _nla_world_off(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
+    """Key the truth motion of the moving rigid core into an NLA strip (no active action) and switch the
+    rigid-body world off: the body keeps its rigid body, the strip moves it."""
+    rbw = scene.rigidbody_world
+    ob = _moving_core(scene, mapping)
+    if rbw is None or ob.rigid_body is None:
+        raise ValueError(f"{NOT_APPLICABLE} the moving core {ob.name} is not a rigid body")
+    track = _track(scene, ob)
+    ob.animation_data_clear()
+    for i, mw in enumerate(track):
+        if i % 2 and i != len(track) - 1:
+            continue
+        ob.matrix_world = mw
+        ob.keyframe_insert("location", frame=scene.frame_start + i)
+        ob.keyframe_insert("rotation_euler", frame=scene.frame_start + i)
+    ad = ob.animation_data
+    act = ad.action
+    tr = ad.nla_tracks.new()
+    tr.strips.new(act.name, int(act.frame_range[0]), act)
+    ad.action = None
+    rbw.enabled = False
+    return {"kind": "nla_world_off", "object": ob.name, "detail": f"{len(track)} frames keyed into an NLA strip, rigidbody_world.enabled = False"}
+
+
+def _hidden_follower(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
+    """The simulated core stops rendering; a rendered copy without physics is parented to it (the visible
+    object's motion is owned by a body nobody sees)."""
+    import bpy
+
+    ob = _moving_core(scene, mapping)
+    if ob.type != "MESH" or any(m.type in {"CLOTH", "SOFT_BODY"} for m in ob.modifiers):
+        raise ValueError(f"{NOT_APPLICABLE} the moving core {ob.name} deforms (a rigid copy cannot follow it)")
+    scene.frame_set(scene.frame_start)
+    vis = bpy.data.objects.new(ob.name + "_Shown", ob.data.copy())
+    scene.collection.objects.link(vis)
+    for slot_src, slot in zip(ob.material_slots, vis.material_slots, strict=False):
+        slot.material = slot_src.material
+    vis.matrix_world = ob.matrix_world.copy()
+    vis.parent = ob
+    vis.matrix_parent_inverse = ob.matrix_world.inverted()
+    ob.hide_render = True
+    return {"kind": "hidden_follower", "object": vis.name, "detail": f"{ob.name} hidden in renders; {vis.name} (no physics) parented to it"}
+
+
+def _gravity_clock(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
+    """Weaker gravity with a faster solver clock on the solver that moves the core (the same fall, other physics)."""
+    ob = _moving_core(scene, mapping)
+    done = []
+    if ob.rigid_body is not None and scene.rigidbody_world is not None:
+        w = scene.rigidbody_world
+        w.effector_weights.gravity = 0.25
+        w.time_scale = 2.0
+        done.append("rigidbody_world: effector_weights.gravity 0.25, time_scale 2.0")
+    for m in ob.modifiers:
+        if m.type == "CLOTH":
+            m.settings.effector_weights.gravity = 0.25
+            m.settings.time_scale = 2.0
+            done.append(f"{m.name}: effector_weights.gravity 0.25, time_scale 2.0")
+    for o in _core_objects(scene, mapping):
+        for ps in o.particle_systems:
+            ps.settings.effector_weights.gravity = 0.25
+            ps.settings.time_tweak = 2.0
+            done.append(f"{o.name}/{ps.name}: effector_weights.gravity 0.25, time_tweak 2.0")
+    if not done:
+        raise ValueError(f"{NOT_APPLICABLE} no solver moves the core")
+    return {"kind": "gravity_clock", "object": ob.name, "detail": "; ".join(done)}
+
+
+def _static_embed(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
+    """Two rendered crates (no physics) sunk 40 % into each other beside the scene's support; neither moves."""
+    import bpy
+    import mathutils
+
+    sups = _support_objects(scene, mapping) or _core_objects(scene, mapping)
+    ref = sups[0]
+    scene.frame_set(scene.frame_start)
+    bb = [ref.matrix_world @ mathutils.Vector(c) for c in ref.bound_box]
+    x = max(v.x for v in bb)
+    y = min(v.y for v in bb)
+    z = max(v.z for v in bb)
+    size = 0.12
+    names = []
+    for i, dx in enumerate((0.0, 0.6 * size)):
+        me = bpy.data.meshes.new(f"EmbedCrate{i}")
+        h = size / 2
+        verts = [(a, b, c) for a in (-h, h) for b in (-h, h) for c in (-h, h)]
+        faces = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
+        me.from_pydata(verts, [], faces)
+        me.update()
+        o = bpy.data.objects.new(f"EmbedCrate{i}", me)
+        scene.collection.objects.link(o)
+        o.location = (x + 0.5 + dx, y - 0.5, z + h + 0.3)
+        names.append(o.name)
+    return {"kind": "static_embed", "object": names[0], "detail": f"{names[0]} and {names[1]} overlap by {0.4 * size:.3f} m, no physics"}

@@ -24,6 +24,7 @@ FINDING_KINDS: tuple[str, ...] = (
     "self_intersection",
     "numerical_instability",
     "not_simulated",
+    "non_physical_parameter",
 )
 
 

@@ -272,6 +272,31 @@ class SceneGeometry:
                     depth = dist
         return dmin, depth
 
+    def inside_depth(self, target: str, frame: int, pts: np.ndarray, max_dist: float = 1.0) -> np.ndarray:
+        """Depth (m) of each world point inside the closed mesh `target` at a frame (0 outside or for open meshes)."""
+        mgt = self.meshes[target]
+        out = np.zeros(len(pts))
+        if not mgt.closed or not len(pts):
+            return out
+        fi = self.fi(frame)
+        p = self._to_target_frame(target, fi, np.asarray(pts, dtype=np.float64))
+        if mgt.deforming:
+            v = self.samples.verts[target][fi]
+            lo, hi = np.nanmin(v, axis=0), np.nanmax(v, axis=0)
+        else:
+            lo, hi = mgt.local.min(axis=0), mgt.local.max(axis=0)
+        keep = np.nonzero(np.all((p >= lo) & (p <= hi), axis=1))[0]
+        tree = self._tree(target, fi)
+        for i in keep:
+            co = p[i]
+            loc, nrm, _idx, dist = tree.find_nearest(co, max_dist)
+            if loc is None:
+                continue
+            dot = (co[0] - loc[0]) * nrm[0] + (co[1] - loc[1]) * nrm[1] + (co[2] - loc[2]) * nrm[2]
+            if dot < -INSIDE_COS_CLOSED * dist:
+                out[i] = dist
+        return out
+
     def min_distance(self, a: str, b: str, frame: int, max_dist: float = 1.0) -> float:
         """Sampled minimum distance between the material surfaces of a and b (inf beyond `max_dist`)."""
         if self.aabb_gap(a, b, frame) > max_dist:

@@ -15,6 +15,9 @@ from physcodegym.tasks.schema import Intervention, InterventionKind
 N_LAYERS = 20
 
 
+NO_COLLISION_OWNER = "have no rigid bodies or collision settings to separate"  # evidence, not an unknown
+
+
 class InterventionError(RuntimeError):
     """The intervention cannot be applied to this scene (missing role, object has no such mechanism)."""
 
@@ -52,7 +55,7 @@ def disable_contact(scene: Any, a: Any, others: Any) -> dict[str, Any]:
                 b.collision.use = False
                 done.append(b.name)
         if not done:
-            raise InterventionError(f"{a.name!r} and {[b.name for b in bs]} have no rigid bodies or collision settings to separate")
+            raise InterventionError(f"{a.name!r} and {[b.name for b in bs]} {NO_COLLISION_OWNER}")
         return {"changed": f"collision response off on {done}", "verified": True}
     bodies = [o for o in scene.objects if o.rigid_body is not None]
     used = set().union(*(_layers(o) for o in bodies))

@@ -34,6 +34,76 @@ def _rigid_body_info(ob: Any) -> dict[str, Any] | None:
         "linear_damping": float(rb.linear_damping),
         "angular_damping": float(rb.angular_damping),
         "collision_collections": [bool(x) for x in rb.collision_collections],
+        "in_world": _in_rigid_world(ob),
+    }
+
+
+def _in_rigid_world(ob: Any) -> bool:
+    """Whether the object belongs to its scene's rigid-body world collection (else Bullet never sees it)."""
+    for sc in ob.users_scene:
+        rbw = sc.rigidbody_world
+        if rbw is not None and rbw.collection is not None and ob.name in rbw.collection.all_objects:
+            return True
+    return False
+
+
+def _material_transparent(m: Any) -> bool:
+    """A material whose active surface output is fully transparent (Transparent BSDF, or Principled alpha ~0)."""
+    if m is None:
+        return False
+    nt = getattr(m, "node_tree", None)
+    if nt is None:
+        return float(m.diffuse_color[3]) < 0.01
+    outs = [n for n in nt.nodes if n.type == "OUTPUT_MATERIAL" and getattr(n, "is_active_output", True)]
+    for out in outs:
+        sock = out.inputs.get("Surface")
+        if sock is None or not sock.is_linked:
+            continue
+        node = sock.links[0].from_node
+        if node.type == "BSDF_TRANSPARENT":
+            return True
+        if node.type == "HOLDOUT":
+            return True
+        if node.type == "BSDF_PRINCIPLED":
+            a = node.inputs.get("Alpha")
+            if a is not None and not a.is_linked and float(a.default_value) < 0.01:
+                return True
+        return False
+    return False
+
+
+def _render_collections(scene: Any) -> set[str]:
+    """Names of collections whose objects render (not excluded in the view layer, not hidden in renders, up the tree)."""
+    out: set[str] = set()
+
+    def walk(lc: Any, visible: bool) -> None:
+        c = lc.collection
+        vis = visible and not lc.exclude and not c.hide_render
+        if vis:
+            out.add(c.name)
+        for ch in lc.children:
+            walk(ch, vis)
+
+    try:
+        walk(scene.view_layers[0].layer_collection, True)
+    except (IndexError, AttributeError):
+        pass
+    return out
+
+
+def render_visibility(ob: Any, scene: Any, collections: set[str] | None = None) -> dict[str, Any]:
+    """How an object shows in renders: hidden, holdout, fully transparent materials, or in no rendering collection."""
+    cols = _render_collections(scene) if collections is None else collections
+    in_cols = any(c.name in cols for c in ob.users_collection) or (scene.collection.name in cols and ob.name in scene.collection.objects)
+    slots = [s.material for s in getattr(ob, "material_slots", []) if s.material is not None]
+    transparent = bool(slots) and all(_material_transparent(m) for m in slots)
+    # an emitter or instancer with "show instancer for render" off renders only its particles / instances
+    instancer_hidden = (len(getattr(ob, "particle_systems", [])) > 0 or getattr(ob, "instance_type", "NONE") != "NONE") and not getattr(ob, "show_instancer_for_render", True)
+    return {
+        "holdout": bool(getattr(ob, "is_holdout", False)),
+        "transparent": transparent,
+        "in_render_collection": bool(in_cols),
+        "instancer_hidden": bool(instancer_hidden),
     }
 
 
@@ -74,6 +144,62 @@ def object_info(ob: Any) -> dict[str, Any]:
     if ob.collision is not None and any(m.type == "COLLISION" for m in ob.modifiers):
         info["collision"] = {"thickness_outer": float(ob.collision.thickness_outer), "use": bool(ob.collision.use)}
     return info
+
+
+def _weights(ew: Any) -> dict[str, Any] | None:
+    if ew is None:
+        return None
+    return {"gravity": float(ew.gravity), "all": float(ew.all), "collection": ew.collection.name if ew.collection else None}
+
+
+def physics_settings(ob: Any) -> dict[str, Any]:
+    """Solver parameters that decide how physical the motion is: cloth / soft body mass, gravity and
+    damping, effector weights, particle physics type, mass, damping and effector weights."""
+    out: dict[str, Any] = {}
+    for m in ob.modifiers:
+        if m.type == "CLOTH":
+            st = m.settings
+            out[m.name] = {
+                "type": "CLOTH",
+                "enabled": bool(m.show_viewport or m.show_render),
+                "mass": float(st.mass),
+                "gravity": [float(x) for x in st.gravity],
+                "air_damping": float(st.air_damping),
+                "time_scale": float(st.time_scale),
+                "quality": int(st.quality),
+                "pin_group": st.vertex_group_mass,
+                "effector_weights": _weights(st.effector_weights),
+            }
+        elif m.type == "SOFT_BODY":
+            st = m.settings
+            out[m.name] = {
+                "type": "SOFT_BODY",
+                "enabled": bool(m.show_viewport or m.show_render),
+                "mass": float(st.mass),
+                "gravity": float(st.gravity),
+                "friction": float(st.friction),
+                "speed": float(st.speed),
+                "use_goal": bool(st.use_goal),
+                "goal_default": float(st.goal_default),
+                "effector_weights": _weights(st.effector_weights),
+            }
+    for ps in ob.particle_systems:
+        st = ps.settings
+        out[f"particles:{ps.name}"] = {
+            "type": "PARTICLES",
+            "physics_type": st.physics_type,
+            "count": int(st.count),
+            "render_type": st.render_type,
+            "mass": float(st.mass),
+            "damping": float(getattr(st, "damping", 0.0)),
+            "drag_factor": float(getattr(st, "drag_factor", 0.0)),
+            "timestep": float(getattr(st, "timestep", 0.04)),
+            "time_tweak": float(getattr(st, "time_tweak", 1.0)),
+            "use_adaptive_subframes": bool(getattr(st, "use_adaptive_subframes", False)),
+            "effector_weights": _weights(st.effector_weights),
+            "instance_object": st.instance_object.name if getattr(st, "instance_object", None) else None,
+        }
+    return out
 
 
 def _deforming(ob: Any) -> bool:
@@ -153,6 +279,10 @@ def sample_scene(
             alive[key].append(st == 3 if n else np.zeros(0, bool))
 
     info = {o.name: object_info(o) for o in obs}
+    cols = _render_collections(scene)
+    for o in obs:
+        info[o.name]["render"] = render_visibility(o, scene, cols)
+        info[o.name]["physics"] = physics_settings(o)
     rbw = scene.rigidbody_world
     scene_info = {
         "name": scene.name,
@@ -170,6 +300,7 @@ def sample_scene(
             "time_scale": float(rbw.time_scale),
             "collection": rbw.collection.name if rbw.collection else None,
             "is_baked": bool(rbw.point_cache.is_baked),
+            "effector_weights": _weights(rbw.effector_weights),
         },
     }
     fps = scene.render.fps / scene.render.fps_base

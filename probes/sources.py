@@ -33,7 +33,7 @@ PRESCRIPTIVE_CONSTRAINTS = {
     "COPY_LOCATION",
     "COPY_ROTATION",
     "COPY_TRANSFORMS",
-    "TRANSFORMATION",
+    "TRANSFORM",  # bpy 5.0 name of the Transformation constraint
     "PIVOT",
     "SHRINKWRAP",
     "ARMATURE",
@@ -131,6 +131,7 @@ def motion_sources(ob: Any, scene: Any) -> dict[str, Any]:
             kin_frames = [f for f in range(f0, f1 + 1) if kin_curve.evaluate(f) > 0.5]
         elif rb.kinematic:
             kin_frames = list(range(f0, f1 + 1))
+    derived = _derived_from(ob)
     sims = [m.type for m in ob.modifiers if m.type in SIM_MODIFIERS]
     if len(ob.particle_systems):
         sims.append("PARTICLE_SYSTEM")
@@ -142,7 +143,47 @@ def motion_sources(ob: Any, scene: Any) -> dict[str, Any]:
         "kinematic_frames": kin_frames,
         "sim_modifiers": sims,
         "parent": ob.parent.name if ob.parent else None,
+        "derived_from": derived,
     }
+
+
+def _driver_targets(idb: Any) -> list[str]:
+    out = []
+    ad = getattr(idb, "animation_data", None) if idb is not None else None
+    if ad is None:
+        return out
+    for d in ad.drivers:
+        for v in d.driver.variables:
+            for t in v.targets:
+                if t.id is not None and getattr(t.id, "type", None) is not None and t.id.__class__.__name__ == "Object":
+                    out.append(t.id.name)
+    return out
+
+
+def _derived_from(ob: Any) -> list[str]:
+    """Objects whose motion this object's motion can follow: parent, constraint targets, driver variables
+    (object, data, shape keys), deform objects of modifiers (hooks, armatures, lattices, curves...)."""
+    out: list[str] = []
+    if ob.parent is not None:
+        out.append(ob.parent.name)
+    for c in ob.constraints:
+        for attr in ("target", "pole_target"):
+            t = getattr(c, attr, None)
+            if t is not None:
+                out.append(t.name)
+        for t in getattr(c, "targets", []) or []:  # armature constraint
+            if getattr(t, "target", None) is not None:
+                out.append(t.target.name)
+    for m in ob.modifiers:
+        for attr in ("object", "target", "offset_object", "mirror_object", "start_cap", "end_cap", "auxiliary_target"):
+            t = getattr(m, attr, None)
+            if t is not None and t.__class__.__name__ == "Object":
+                out.append(t.name)
+    out += _driver_targets(ob)
+    out += _driver_targets(getattr(ob, "data", None))
+    sk = getattr(getattr(ob, "data", None), "shape_keys", None)
+    out += _driver_targets(sk)
+    return list(dict.fromkeys(out))
 
 
 def rigid_body_constrained(scene: Any) -> dict[str, list[dict[str, Any]]]:

@@ -236,9 +236,32 @@ class Criterion(_Strict):
         return self
 
 
+# What a task-independent validity finding caps S_val at, whether or not a criterion names it (SPEC §5).
+# Findings that mean the motion is not the simulation's (or not physical) cap like a failed structural
+# criterion; geometric defects of an otherwise simulated scene cap a little higher.
+DEFAULT_FINDING_CAPS: dict[str, float] = {
+    "scripted_motion": 0.5,
+    "not_simulated": 0.5,
+    "hidden_support": 0.5,
+    "unexplained_force_field": 0.5,
+    "no_contact_response": 0.5,
+    "energy_gain": 0.5,
+    "non_physical_parameter": 0.5,
+    "interpenetration": 0.7,
+    "collider_mismatch": 0.7,
+    "self_intersection": 0.7,
+    "numerical_instability": 0.7,
+}
+
+
 class Aggregation(_Strict):
     rule: Literal["capped_weighted_mean"] = "capped_weighted_mean"
     default_cap: float = Field(default=0.5, ge=0.0, le=1.0)
+    # per finding kind: S_val is capped at this when the audit reports it (kinds not listed: DEFAULT_FINDING_CAPS)
+    finding_caps: dict[str, float] = Field(default_factory=dict)
+
+    def finding_cap(self, kind: str) -> float:
+        return float(self.finding_caps.get(kind, DEFAULT_FINDING_CAPS.get(kind, self.default_cap)))
 
 
 class Rubric(_Strict):
@@ -247,6 +270,8 @@ class Rubric(_Strict):
     equivalent_representations: list[str] = Field(default_factory=list)
     criteria: list[Criterion] = Field(min_length=1)
     aggregation: Aggregation = Field(default_factory=Aggregation)
+    # effective gravity of every solver must be Earth's within this relative tolerance (non_physical_parameter)
+    earth_gravity_tolerance: float = Field(default=0.1, gt=0.0, le=10.0)
 
 
 class TruthInfo(_Strict):

@@ -448,3 +448,249 @@ def driven_ball(how: str = "driver", frames: int = 45) -> Any:
         raise ValueError(how)
     bake()
     return sc
+
+
+# ---------------------------------------------------------------------------- mechanisms (issue 12)
+def _keys_to_nla(ob: Any) -> None:
+    """Move the object's active action into an NLA strip (the active action is left empty)."""
+    ad = ob.animation_data
+    act = ad.action
+    track = ad.nla_tracks.new()
+    track.strips.new(act.name, int(act.frame_range[0]), act)
+    ad.action = None
+
+
+def nla_ball(defect: bool = True, frames: int = 60) -> Any:
+    """A rigid ball whose keyframes live in an NLA strip. Defect: the rigid-body world is switched off, so
+    the strip moves the ball. Twin: the world is on and the solver overrides the strip (the ball falls)."""
+    sc = reset(frames)
+    rigid_world(sc, frames)
+    camera(sc)
+    ground()
+    b = sphere("Ball", (0, 0, 2.0), 0.25)
+    for f, x, z in ((1, 0.0, 2.0), (20, 0.5, 0.25), (35, 1.0, 1.2), (50, 1.5, 0.25), (60, 2.0, 0.25)):
+        b.location = (x, 0, z)
+        b.keyframe_insert("location", frame=f)
+    _keys_to_nla(b)
+    if defect:
+        sc.rigidbody_world.enabled = False
+    bake()
+    return sc
+
+
+def _time_offset_group(name: str, amplitude: float, use_time: bool) -> Any:
+    """A geometry-nodes group that lifts every point by `amplitude` x sin(scene seconds) (or by a constant)."""
+    import bpy
+
+    ng = bpy.data.node_groups.new(name, "GeometryNodeTree")
+    ng.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
+    ng.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
+    gi, go = ng.nodes.new("NodeGroupInput"), ng.nodes.new("NodeGroupOutput")
+    sp = ng.nodes.new("GeometryNodeSetPosition")
+    xyz = ng.nodes.new("ShaderNodeCombineXYZ")
+    ng.links.new(gi.outputs[0], sp.inputs["Geometry"])
+    ng.links.new(sp.outputs[0], go.inputs[0])
+    ng.links.new(xyz.outputs[0], sp.inputs["Offset"])
+    if use_time:
+        t = ng.nodes.new("GeometryNodeInputSceneTime")
+        sin = ng.nodes.new("ShaderNodeMath")
+        sin.operation = "SINE"
+        mul = ng.nodes.new("ShaderNodeMath")
+        mul.operation = "MULTIPLY"
+        mul.inputs[1].default_value = amplitude
+        ng.links.new(t.outputs["Seconds"], sin.inputs[0])
+        ng.links.new(sin.outputs[0], mul.inputs[0])
+        ng.links.new(mul.outputs[0], xyz.inputs["Z"])
+    else:
+        xyz.inputs["Z"].default_value = amplitude
+    return ng
+
+
+def gn_cloth(defect: bool = True, frames: int = 40, res: int = 10) -> Any:
+    """A "cloth" sheet. Defect: the cloth is pinned everywhere (the solver moves nothing) and a geometry-nodes
+    modifier reading the scene time heaves it. Twin: an unpinned cloth falls onto a collider, the
+    geometry-nodes modifier adds only a constant offset."""
+    import bpy
+
+    sc = reset(frames)
+    camera(sc)
+    floor = box("Floor", (0, 0, -0.05), (6, 6, 0.1))
+    floor.modifiers.new("Collision", "COLLISION")
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=res, y_subdivisions=res, size=1.5, location=(0, 0, 1.0))
+    cl = bpy.context.active_object
+    cl.name = "Sheet"
+    cm = cl.modifiers.new("Cloth", "CLOTH")
+    cm.settings.quality = 3
+    cm.point_cache.frame_end = frames
+    if defect:
+        vg = cl.vertex_groups.new(name="pin")
+        vg.add([v.index for v in cl.data.vertices], 1.0, "REPLACE")
+        cm.settings.vertex_group_mass = "pin"
+    gm = cl.modifiers.new("Heave", "NODES")
+    gm.node_group = _time_offset_group("Heave", 0.6 if defect else 0.0, use_time=defect)
+    bake()
+    return sc
+
+
+def follower_ball(defect: bool = True, frames: int = 60) -> Any:
+    """A visible ball parented to a falling rigid carrier block. Defect: the carrier does not render (the
+    visible ball's motion is owned by a hidden body). Twin: the carrier renders."""
+    sc = reset(frames)
+    rigid_world(sc, frames)
+    camera(sc)
+    ground()
+    carrier = box("Carrier", (0, 0, 2.0), (0.4, 0.4, 0.2), rb="ACTIVE")
+    ball = sphere("Ball", (0, 0, 2.3), 0.15, rb=None)
+    ball.parent = carrier
+    ball.matrix_parent_inverse = carrier.matrix_world.inverted()
+    if defect:
+        carrier.hide_render = True
+    bake()
+    return sc
+
+
+def slow_gravity(defect: bool = True, frames: int = 60) -> Any:
+    """A falling ball. Defect: gravity weight 0.25 with the solver clock at 2x (the same fall, other physics)
+    and a far-away wind field as a decoy. Twin: Earth gravity, clock 1."""
+    import bpy
+
+    sc = reset(frames)
+    rigid_world(sc, frames)
+    camera(sc)
+    ground(restitution=0.5)
+    sphere("Ball", (0, 0, 2.5), 0.25, restitution=0.5)
+    if defect:
+        sc.rigidbody_world.effector_weights.gravity = 0.25
+        sc.rigidbody_world.time_scale = 2.0
+        bpy.ops.object.effector_add(type="WIND", location=(40, 40, 0))
+        w = bpy.context.active_object
+        w.name = "Decoy"
+        w.field.strength = 5.0
+        w.field.shape = "POINT"  # a plane wind measures distance along its axis only: it would reach the ball
+        w.field.use_max_distance = True
+        w.field.distance_max = 1.0
+    bake()
+    return sc
+
+
+def static_overlap(defect: bool = True, frames: int = 30) -> Any:
+    """Two rendered solids that never move. Defect: one is sunk 8 cm into the other. Twin: they touch."""
+    sc = reset(frames)
+    rigid_world(sc, frames)
+    camera(sc)
+    ground()
+    box("Crate", (0, 0, 0.3), (0.6, 0.6, 0.6), rb="PASSIVE")
+    box("Lid", (0, 0, 0.6 + 0.1 - (0.08 if defect else 0.0)), (0.8, 0.8, 0.2), rb="PASSIVE")
+    sphere("Ball", (2, 0, 1.5), 0.2)
+    bake()
+    return sc
+
+
+def folded_sheet(defect: bool = True, frames: int = 20) -> Any:
+    """A pinned (static) cloth sheet. Defect: its mesh is folded through itself. Twin: folded without crossing."""
+    import bpy
+
+    sc = reset(frames)
+    camera(sc)
+    n = 8
+    verts, faces = [], []
+    for j in range(2 * n + 1):  # a strip folded back over itself at j = n
+        for i in range(n + 1):
+            x = i / n
+            if j <= n:
+                y, z = j / n, 1.0
+            else:
+                # the return leg comes back through the first (defect) or 10 cm above it (twin)
+                k = j - n
+                y = 1.0 - k / n
+                z = 1.0 + (0.35 - 0.6 * k / n if defect else 0.1)
+            verts.append((x, y, z))
+    for j in range(2 * n):
+        for i in range(n):
+            a = j * (n + 1) + i
+            faces.append((a, a + 1, a + n + 2, a + n + 1))
+    me = bpy.data.meshes.new("Sheet")
+    me.from_pydata(verts, [], faces)
+    me.update()
+    ob = bpy.data.objects.new("Sheet", me)
+    sc.collection.objects.link(ob)
+    vg = ob.vertex_groups.new(name="pin")
+    vg.add(list(range(len(verts))), 1.0, "REPLACE")
+    cm = ob.modifiers.new("Cloth", "CLOTH")
+    cm.settings.vertex_group_mass = "pin"
+    cm.point_cache.frame_end = frames
+    sphere("Ball", (3, 0, 1.5), 0.2, rb=None)
+    bake()
+    return sc
+
+
+def _emitter(name: str, loc: tuple, count: int, frames: int, physics: str = "NEWTON", size: float = 0.3) -> Any:
+    import bpy
+
+    bpy.ops.mesh.primitive_plane_add(size=size, location=loc)
+    em = bpy.context.active_object
+    em.name = name
+    em.modifiers.new("Drops", "PARTICLE_SYSTEM")
+    ps = em.particle_systems[-1]
+    st = ps.settings
+    st.count = count
+    st.frame_start, st.frame_end = 1, 5
+    st.lifetime = 1000
+    st.physics_type = physics
+    st.normal_factor = 0.0
+    st.render_type = "HALO"
+    ps.point_cache.frame_end = frames
+    em.show_instancer_for_render = False
+    return em
+
+
+def born_inside(defect: bool = True, frames: int = 30) -> Any:
+    """Particles emitted from a plane. Defect: the emitter sits inside a rendered crate, so drops are born in
+    solid material. Twin: the emitter is above the crate."""
+    sc = reset(frames)
+    camera(sc)
+    crate = box("Crate", (0, 0, 0.5), (1.0, 1.0, 1.0))
+    crate.modifiers.new("Collision", "COLLISION")
+    floor = box("Floor", (0, 0, -0.05), (6, 6, 0.1))
+    floor.modifiers.new("Collision", "COLLISION")
+    _emitter("Spout", (0, 0, 0.5 if defect else 1.6), 60, frames)
+    bake()
+    return sc
+
+
+def hidden_tray(defect: bool = True, frames: int = 30) -> Any:
+    """Drops fall on a rendered tray. Defect: the tray has no collider; an invisible collider plate 2 mm
+    inside it catches the drops. Twin: the tray is its own collider."""
+    sc = reset(frames)
+    camera(sc)
+    tray = box("Tray", (0, 0, 0.5), (1.2, 1.2, 0.06))
+    if defect:
+        shelf = box("Catcher", (0, 0, 0.5 + 0.03 - 0.002 - 0.01), (1.2, 1.2, 0.02))
+        shelf.modifiers.new("Collision", "COLLISION")
+        shelf.hide_render = True
+    else:
+        tray.modifiers.new("Collision", "COLLISION")
+    _emitter("Spout", (0, 0, 1.4), 60, frames)
+    bake()
+    return sc
+
+
+def liquid_attractor(defect: bool = True, frames: int = 30) -> Any:
+    """Drops fall onto a floor. Defect: a keyframed attracting FORCE field pulls them sideways. Twin: no field."""
+    import bpy
+
+    sc = reset(frames)
+    camera(sc)
+    floor = box("Floor", (0, 0, -0.05), (6, 6, 0.1))
+    floor.modifiers.new("Collision", "COLLISION")
+    _emitter("Spout", (0, 0, 1.5), 60, frames)
+    if defect:
+        bpy.ops.object.effector_add(type="FORCE", location=(1.5, 0, 0.8))
+        f = bpy.context.active_object
+        f.name = "Pull"
+        f.field.strength = 0.0
+        f.field.keyframe_insert("strength", frame=1)
+        f.field.strength = -30.0
+        f.field.keyframe_insert("strength", frame=8)
+    bake()
+    return sc

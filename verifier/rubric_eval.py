@@ -13,7 +13,9 @@ from typing import Any
 
 from physcodegym.probes.checks import CheckContext, run_check
 from physcodegym.probes.roles import map_scene_roles, simple_mapping
-from physcodegym.verifier.rubric import aggregate
+from physcodegym.tasks.loader import LoadedTask
+from physcodegym.tasks.schema import Criterion, Rubric
+from physcodegym.verifier.rubric import aggregate, charge_findings
 
 
 def _blend_for(scene: Any, run_dir: Path | None) -> Path | None:
@@ -32,7 +34,7 @@ def _blend_for(scene: Any, run_dir: Path | None) -> Path | None:
         return None
 
 
-def make_context(loaded_task: Any, scene: Any, samples: Any, report: Any, run_dir: Path | None, mapping: dict[str, str], work_dir: Path | None = None) -> CheckContext:
+def make_context(loaded_task: LoadedTask, scene: Any, samples: Any, report: Any, run_dir: Path | None, mapping: dict[str, str], work_dir: Path | None = None) -> CheckContext:
     """A CheckContext whose counterfactual hook runs branches on the saved scene, caching identical ones."""
     from physcodegym.probes.counterfactual import public, run_counterfactual
 
@@ -65,8 +67,39 @@ def make_context(loaded_task: Any, scene: Any, samples: Any, report: Any, run_di
 CF_CHECKS = ("counterfactual", "responds_to")
 
 
+def validity_findings(report: Any, samples: Any, rubric: Rubric, scan: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """The findings S_val is charged for: the audit's (gravity re-judged at the rubric's Earth-gravity
+    tolerance), or, with no audit report, the rubric module's task-independent scan."""
+    if report is None:
+        return list(scan or [])
+    out = []
+    for f in getattr(report, "findings", None) or (report.get("findings", []) if isinstance(report, dict) else []):
+        d = f if isinstance(f, dict) else f.model_dump(mode="json")
+        if d.get("kind") == "non_physical_parameter" and (d.get("evidence") or {}).get("param") == "gravity":
+            continue
+        out.append(d)
+    try:
+        from physcodegym.probes.params import parameter_problems
+    except ImportError:  # pragma: no cover
+        return out
+    movers = set((getattr(report, "scene", None) or {}).get("moving", {}) or [])
+    for pr in parameter_problems(samples, rubric.earth_gravity_tolerance):
+        if pr["param"] != "gravity":
+            continue
+        objs = [o for o in pr["objects"] if o in movers or any(k.startswith(o + "/") for k in samples.particles)]
+        if objs:
+            out.append({"kind": "non_physical_parameter", "objects": objs, "message": pr["message"], "value": pr["value"], "unit": "gravity", "evidence": {k: v for k, v in pr.items() if k != "message"}})
+    return out
+
+
+def finalize(criteria: list[dict[str, Any]], rubric: Rubric, findings: list[dict[str, Any]]) -> tuple[float | None, dict[str, Any]]:
+    """S_val from the criteria (capped weighted mean), then every validity finding charged (`charge_findings`)."""
+    s_val, expl = aggregate(criteria, rubric.aggregation)
+    return charge_findings(s_val, expl, findings, criteria, rubric.aggregation)
+
+
 def evaluate_rubric(
-    loaded_task: Any,
+    loaded_task: LoadedTask,
     scene: Any,
     samples: Any,
     report: Any,
@@ -88,6 +121,7 @@ def evaluate_rubric(
     unmapped_required = {r.name for r in task.roles if r.required and r.name not in mapping}
     results: dict[str, dict[str, Any]] = {}
     order = [c for c in task.rubric.criteria if c.check not in CF_CHECKS] + [c for c in task.rubric.criteria if c.check in CF_CHECKS]
+    crit: Criterion
     for crit in order:
         if lazy_counterfactuals and crit.check in CF_CHECKS and any(r["passed"] is False for r in results.values()):
             results[crit.id] = {"passed": None, "score": 0.0, "evidence": {}, "reason": "skipped: another criterion already failed (lazy self-test mode)"}
@@ -113,7 +147,9 @@ def evaluate_rubric(
                 "reason": res.get("reason", ""),
             }
         )
-    s_val, expl = aggregate(out, task.rubric.aggregation)
+    if report is None and ctx._scan is None:
+        ctx.findings()  # the scan backs the charges when no audit ran
+    s_val, expl = finalize(out, task.rubric, validity_findings(report, samples, task.rubric, ctx._scan))
     return {
         "criteria": out,
         "S_val": s_val,
@@ -121,4 +157,5 @@ def evaluate_rubric(
         "mapping": mapping_doc,
         "counterfactuals": ctx._cf_records,  # type: ignore[attr-defined]
         "scan_findings": ctx._scan or [],
+        "finding_charges": expl.get("finding_charges", []),
     }

@@ -95,8 +95,7 @@ def evaluate_blend(loaded_task: Any, blend: Path, lazy: bool = False, samples_np
     """
     import bpy
     from physcodegym.probes.sampling import SceneSamples, sample_scene
-    from physcodegym.verifier.rubric import aggregate
-    from physcodegym.verifier.rubric_eval import CF_CHECKS, evaluate_rubric
+    from physcodegym.verifier.rubric_eval import CF_CHECKS, evaluate_rubric, finalize, validity_findings
 
     bpy.ops.wm.open_mainfile(filepath=str(blend))
     scene = bpy.context.scene
@@ -108,7 +107,7 @@ def evaluate_blend(loaded_task: Any, blend: Path, lazy: bool = False, samples_np
         from physcodegym.probes.audit import audit_scene
 
         core = [r.truth_object for r in loaded_task.task.roles if r.core and r.truth_object in samples.names]
-        report = audit_scene(scene=scene, samples=samples, core_objects=core)
+        report = audit_scene(scene=scene, samples=samples, core_objects=core, blend=blend)
         audit_kinds = sorted({f.kind for f in report.findings})
     except ImportError:
         report = None
@@ -130,8 +129,8 @@ def evaluate_blend(loaded_task: Any, blend: Path, lazy: bool = False, samples_np
             full = []
             for c in loaded_task.task.rubric.criteria:
                 full.append(rows.get(c.id) or {"id": c.id, "check": c.check, "passed": None, "score": 0.0, "weight": c.weight, "structural": c.structural, "cap": c.cap, "evidence": {}, "reason": why})
-            s_val, expl = aggregate(full, loaded_task.task.rubric.aggregation)
-            doc = {**cheap, "criteria": full, "S_val": s_val, "aggregation": expl, "counterfactuals_skipped": why}
+            s_val, expl = finalize(full, loaded_task.task.rubric, validity_findings(report, samples, loaded_task.task.rubric, cheap.get("scan_findings")))
+            doc = {**cheap, "criteria": full, "S_val": s_val, "aggregation": expl, "finding_charges": expl.get("finding_charges", []), "counterfactuals_skipped": why}
     if doc is None:
         doc = evaluate_rubric(loaded_task, scene, samples, report, blend.parent, roles_file=roles_file, lazy_counterfactuals=lazy)
     doc["audit_kinds"] = audit_kinds
@@ -184,7 +183,7 @@ def run_selftest(loaded_task: Any, defects: list[str] | None = None, work_dir: P
             if not (d / "scene.blend").is_file() or not rec.get("ok"):
                 err = "; ".join(rec.get("errors", [])) or "injection failed"
                 # a scene with no collider cannot lose one: the defect kind does not apply to this task
-                na = any(x in err for x in ("no passive collider", "no collider whose margin"))
+                na = any(x in err for x in ("no passive collider", "no collider whose margin", "not applicable:"))
                 row.update(caught=None, not_applicable=na, error=err)
                 out["defects"][kind] = row
                 if progress:
@@ -205,6 +204,7 @@ def run_selftest(loaded_task: Any, defects: list[str] | None = None, work_dir: P
                 S_val=doc["S_val"],
                 audit_error=doc.get("audit_error"),
                 reasons={c["id"]: c["reason"] for c in doc["criteria"] if c["id"] in failed},
+                charges=[{k: r[k] for k in ("kind", "objects", "cap", "cost")} for r in doc.get("finding_charges", [])],
                 **({"counterfactuals_skipped": doc["counterfactuals_skipped"]} if doc.get("counterfactuals_skipped") else {}),
             )
             out["defects"][kind] = row

@@ -32,6 +32,15 @@ for _name in (
     "crumpling_cloth",
     "exploding_cloth",
     "hidden_floor",
+    "nla_ball",
+    "gn_cloth",
+    "follower_ball",
+    "slow_gravity",
+    "static_overlap",
+    "folded_sheet",
+    "born_inside",
+    "hidden_tray",
+    "liquid_attractor",
 ):
     BUILDERS[f"{_name}:defect"] = (lambda fn: (lambda: fn(True)))(getattr(D, _name))
     BUILDERS[f"{_name}:twin"] = (lambda fn: (lambda: fn(False)))(getattr(D, _name))

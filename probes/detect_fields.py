@@ -1,0 +1,142 @@
+"""Detectors judged by measured effect (`probes.effects`): force fields (`unexplained_force_field`) and colliders that do not render (`hidden_support`)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+from physcodegym.probes import physics as ph
+from physcodegym.probes import sources as src
+from physcodegym.probes.audit_base import (
+    AuditBase,
+    _collision_owner,
+    _is_dynamic,
+    _rendered,
+    _series,
+)
+
+
+class FieldDetectors(AuditBase):
+    # ================================================================ measured effects
+    def _sim_things(self) -> list[str]:
+        """Rendered simulated things a field or collider can act on: dynamic bodies, solver meshes, solver particles."""
+        out = [n for n, i in self.info.items() if _rendered(i) and (_is_dynamic(i, self.si) or set(ph.solver_modifiers(i)) - {"PARTICLES"})]
+        for key in self.s.particles:
+            em, ps = key.split("/", 1)
+            rec = (self.info.get(em, {}).get("physics") or {}).get(f"particles:{ps}", {})
+            if rec.get("physics_type", "NEWTON") in ph.SOLVER_PARTICLES and rec.get("render_type") != "NONE":
+                out.append(key)
+        return out
+
+    def hidden_collider_candidates(self) -> list[str]:
+        """Collision owners that do not render (not particle emitters or instanced drops)."""
+        emitters = {k.split("/", 1)[0] for k in self.s.particles}
+        inst = {rec.get("instance_object") for i in self.info.values() for rec in (i.get("physics") or {}).values()}
+        return [n for n, i in self.info.items() if i.get("type") == "MESH" and _collision_owner(i, self.si) and not _rendered(i)
+                and not _is_dynamic(i, self.si) and n not in emitters and n not in inst]
+
+    def measure_effects(self) -> None:
+        """One counterfactual branch per force field and per hidden collider (one worker, one re-bake each)."""
+        from physcodegym.tasks.schema import Intervention, InterventionKind
+
+        self.effects_doc: dict[str, Any] = {"ran": False}
+        things = self._sim_things()
+        if not things or self.blend is None:
+            self.effects_doc["reason"] = "nothing simulated to act on" if not things else "no saved scene to re-bake"
+            return
+        branches = []
+        for f in self.fields[:4]:
+            o = f["field"]
+            branches.append({"label": f"field:{o}", "interventions": [Intervention(kind=InterventionKind.disable_field, roles=[o])], "mapping": {o: o}})
+        for o in self.hidden_collider_candidates()[:4]:
+            branches.append({"label": f"collider:{o}", "interventions": [Intervention(kind=InterventionKind.remove_object, roles=[o])], "mapping": {o: o}})
+        if not branches:
+            self.effects_doc["reason"] = "no force field and no hidden collider"
+            return
+        from physcodegym.probes.effects import measure
+
+        t = time.perf_counter()
+        doc = measure(self.blend, self.s, branches, things, with_control=any("/" in x for x in things))
+        if not doc.get("ok"):
+            self.effects_doc = {"ran": False, "reason": doc.get("reason")}
+            return
+        rows = doc["branches"]
+        if "control" in doc:
+            self.effects_doc["control"] = doc["control"]
+        self.effects = rows
+        self.effects_doc.update(ran=True, seconds=round(time.perf_counter() - t, 3),
+                                branches={k: {"ok": v["ok"], "errors": v["errors"], "acts_on": sorted(t_ for t_, e in v["effects"].items() if e["acts"]),
+                                              "effects": {t_: {kk: vv for kk, vv in e.items() if kk != "per_frame"} for t_, e in v["effects"].items()}}
+                                          for k, v in rows.items()})
+
+    def _acts_on(self, label: str) -> list[str] | None:
+        """Things a field / collider measurably changes (None: not measured)."""
+        if self.effects is None or label not in self.effects or not self.effects[label]["ok"]:
+            return None
+        return sorted(t for t, e in self.effects[label]["effects"].items() if e["acts"])
+
+    def hidden_colliders(self) -> None:
+        """A collider that does not render and changes what a rigid body, cloth or particles do: `hidden_support`."""
+        for c in self.hidden_collider_candidates():
+            acts = self._acts_on(f"collider:{c}")
+            if not acts:
+                continue
+            objs = sorted({t.split("/", 1)[0] for t in acts})
+            eff = self.effects[f"collider:{c}"]["effects"]  # type: ignore[index]
+            worst = max((e.get("max_deviation_m") or e.get("particles_median_m") or 0.0) for t, e in eff.items() if e["acts"])
+            self.add(
+                kind="hidden_support",
+                objects=[*objs, c],
+                frames=[int(self.frames[0]), int(self.frames[-1])],
+                value=float(worst),
+                unit="m",
+                message=f"{c!r} is a collider that does not render ({ph.hidden_how(self.info[c])}) and changes the motion of {acts} "
+                f"(up to {worst:.3f} m without it)",
+                evidence={"holder": c, "hidden_how": ph.hidden_how(self.info[c]), "measured": {t: {k: v for k, v in e.items() if k != "per_frame"} for t, e in eff.items()}},
+            )
+
+    # ================================================================ force fields
+    def force_fields(self) -> None:
+        core = set(self.core)
+        for f in self.fields:
+            acts = self._acts_on(f"field:{f['field']}")
+            if acts is not None:  # measured: a field is judged by what it changes (particles count like bodies)
+                hit = sorted({t.split("/", 1)[0] for t in acts})
+                if not hit or not src.attractor_like(f):
+                    continue
+                self.add(
+                    kind="unexplained_force_field",
+                    objects=[f["field"], *hit],
+                    frames=[int(self.frames[0]), int(self.frames[-1])],
+                    value=f["strength"],
+                    unit="field strength",
+                    message=f"{f['type']} field {f['field']!r} (strength {f['strength']:g}) steers {acts}: without it they move differently",
+                    evidence={"field": f, "measured": self.effects_doc.get("branches", {}).get(f"field:{f['field']}")},
+                )
+                continue
+            hit = [t for t in f["targets"] if t in core]
+            if not hit or not src.attractor_like(f) or f["strength"] == 0 and f["type"] not in ("GUIDE", "BOID"):
+                continue
+            fl = self.s.locations(f["field"]) if f["field"] in self.s.names else None
+            dist = {}
+            if fl is not None:
+                for t in hit:
+                    dist[t] = float(np.min(np.linalg.norm(self.s.locations(t) - fl, axis=1)))
+            if f["use_max_distance"]:
+                hit = [t for t in hit if dist.get(t, 0.0) <= f["distance_max"]]
+                if not hit:
+                    continue
+            ev: dict[str, Any] = {"field": f, "min_distance_m": dist}
+            if fl is not None and hit:
+                ev["series"] = _series(self.frames, np.linalg.norm(self.s.locations(hit[0]) - fl, axis=1), f"{hit[0]} to {f['field']}", "m")
+            self.add(
+                kind="unexplained_force_field",
+                objects=[f["field"], *hit],
+                frames=[int(self.frames[0]), int(self.frames[-1])],
+                value=f["strength"],
+                unit="field strength",
+                message=f"{f['type']} field {f['field']!r} (strength {f['strength']:g}) steers moving objects {hit}",
+                evidence=ev,
+            )
+

@@ -1,0 +1,215 @@
+"""Detectors of who owns the motion: `scripted_motion` (the solvers-off universal test, listed sources, derived motion, handlers) and `not_simulated`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from physcodegym.probes import physics as ph
+from physcodegym.probes import sources as src
+from physcodegym.probes.audit_base import (
+    HANDOFF_FRAMES,
+    MOVE_TRANSLATION,
+    AuditBase,
+    _collision_owner,
+    _frange,
+    _is_dynamic,
+    _rendered,
+    _series,
+)
+
+
+class MotionDetectors(AuditBase):
+    # ================================================================ scripted motion / not simulated
+    def scripted(self) -> None:
+        """Scripted motion by mechanism. The solvers-off re-evaluation (`probes.ownership`) is the universal
+        test: a rendered object that still moves with every solver and field off is scripted, whatever moved
+        it. The listed sources (keyframes, drivers, prescriptive constraints, kinematic bodies) name the
+        mechanism; motion that follows another object needs a rendered, simulated owner."""
+        scripted: dict[str, list[str]] = {}
+        self.sim_moved: set[str] = set()
+        owner = self.owner or {}
+        rendered_movers = [n for n in self.moving if self.info[n]["type"] in ph.GEOMETRY_TYPES and _rendered(self.info[n])]
+        cands = list(dict.fromkeys([*self.core, *rendered_movers, *[n for n in owner if _rendered(self.info.get(n, {}))]]))
+        order = sorted(cands, key=lambda n: self._depth(n))
+        derived: list[str] = []
+        for n in order:
+            sv = self.sources.get(n)
+            if sv is None:
+                continue
+            info = self.info[n]
+            dyn = _is_dynamic(info, self.si)
+            reasons = []
+            kin_moving: list[int] = []
+            if dyn and sv["kinematic_frames"]:
+                kf = set(sv["kinematic_frames"])
+                kin_moving = [int(f) for f, st in zip(self.frames, self._steps(n), strict=True) if st and int(f) in kf]
+                if len(kin_moving) > HANDOFF_FRAMES:
+                    reasons.append(f"animated kinematic rigid body moves on {len(kin_moving)} frames")
+            if sv["animated_transforms"] and (not dyn or len(sv["kinematic_frames"]) > HANDOFF_FRAMES) and (n in owner or self.owner is None):
+                paths = sorted({a["path"] for a in sv["animated_transforms"]})
+                reasons.append(f"keyframed transform channels {paths}")
+            if sv["drivers"] and (n in owner or self.owner is None):
+                reasons.append(f"drivers on {[d['path'] for d in sv['drivers']]}")
+            if sv["constraints"] and (n in owner or self.owner is None):
+                reasons.append(f"constraints that prescribe motion {[c['type'] for c in sv['constraints']]}")
+            if sv["parent"] and sv["parent"] in scripted:
+                reasons.append(f"parented to scripted object {sv['parent']!r}")
+            orec = owner.get(n, {})
+            if "transform" in orec:
+                t = orec["transform"]
+                reasons.append(
+                    f"still moves with every solver and field switched off ({t['steps']} frames, {t['translation_m']:.3f} m, "
+                    f"{np.degrees(t['rotation_rad']):.0f} deg): its motion is not produced by a simulation"
+                )
+            if "deform" in orec:
+                d = orec["deform"]
+                reasons.append(f"still deforms {d['deform_m']:.3f} m with every solver and field switched off ({d['steps']} frames)")
+            for key, rec in (info.get("physics") or {}).items():
+                if key.startswith("particles:") and rec.get("physics_type") in ("NO", "KEYED") and self._particles_move(n, key.split(":", 1)[1]):
+                    reasons.append(f"particle system {key.split(':', 1)[1]!r} moves with {rec['physics_type']} physics (placed, not simulated)")
+            solver_mods = ph.solver_modifiers(info)
+            st = self.moving.get(n, {})
+            solver_deforms = bool(set(solver_mods) - {"PARTICLES"}) and st.get("deform", 0.0) > MOVE_TRANSLATION and "deform" not in orec
+            if not reasons and (dyn or solver_deforms):
+                self.sim_moved.add(n)
+            elif not reasons and n in self.moving:
+                derived.append(n)
+            if reasons:
+                scripted[n] = reasons
+        # motion that follows another object (parent, constraint target, driver variable, deform object) is
+        # simulated only through a rendered, simulated owner
+        for n in derived:
+            sv = self.sources[n]
+            owners = [o for o in sv.get("derived_from", []) if o != n]
+            good = [o for o in owners if o in self.sim_moved and _rendered(self.info.get(o, {}))]
+            if good:
+                self.sim_moved.add(n)
+                continue
+            info = self.info[n]
+            if owners:
+                moving_owners = [o for o in owners if o in self.moving]
+                if self.owner is None and not moving_owners:
+                    continue
+                hidden = [o for o in moving_owners if not _rendered(self.info.get(o, {}))]
+                why = (
+                    f"follows {moving_owners or owners}"
+                    + (f" (not rendered: {hidden})" if hidden else "")
+                    + ", none of which is a rendered simulated body"
+                )
+                scripted[n] = [why]
+            elif info.get("rigid_body") is None or self.owner is not None:
+                scripted[n] = ["moves with no native motion source (a handler or script moved it)"]
+        for n, reasons in scripted.items():
+            info = self.info[n]
+            sv = self.sources.get(n, {})
+            kf = set(sv.get("kinematic_frames", []))
+            kin_moving = [int(f) for f, st_ in zip(self.frames, self._steps(n), strict=True) if st_ and int(f) in kf] if _is_dynamic(info, self.si) else []
+            mask = self._steps(n)
+            orec = owner.get(n, {})
+            if not mask.any() and orec:
+                mask = np.zeros(len(self.frames), bool)
+                fr = (orec.get("transform") or orec.get("deform"))["frames"]
+                mask[(self.frames >= fr[0]) & (self.frames <= fr[-1])] = True
+            value, unit = self._motion_value(n)
+            disp = np.linalg.norm(self.s.locations(n) - self.s.locations(n)[0], axis=1)
+            self.add(
+                kind="scripted_motion",
+                objects=[n],
+                frames=_frange(self.frames, mask),
+                value=value,
+                unit=unit,
+                message=f"{n} {self._motion_text(n)} by prescribed motion: " + "; ".join(reasons),
+                evidence={
+                    "sources": sv,
+                    "reasons": reasons,
+                    "collision_owner": _collision_owner(info, self.si),
+                    "solvers_off": {k: {kk: vv for kk, vv in v.items() if kk != "displacement"} for k, v in orec.items()},
+                    "kinematic_moving_frames": _frange(np.array(kin_moving), np.ones(len(kin_moving), bool)) if kin_moving else [],
+                    "series": _series(self.frames, disp, f"{n} displacement", "m"),
+                },
+            )
+        self._handlers(scripted)
+        self.scripted_objects = scripted
+
+    def _solver_particles_move(self) -> bool:
+        """Rendered particles with solver physics (Newtonian, SPH) that move: a simulation that shows."""
+        for key in self.s.particles:
+            em, ps = key.split("/", 1)
+            rec = (self.info.get(em, {}).get("physics") or {}).get(f"particles:{ps}")
+            if rec is not None and (rec.get("physics_type") not in ph.SOLVER_PARTICLES or rec.get("render_type") == "NONE"):
+                continue
+            if self._particles_move(em, ps):
+                return True
+        return False
+
+    def _particles_move(self, emitter: str, psys: str) -> bool:
+        P = self.s.particles.get(f"{emitter}/{psys}")
+        if P is None or not P.shape[1] or len(P) < 2:
+            return False
+        d = np.abs(np.diff(P, axis=0))
+        return bool(np.nanmax(np.where(np.isfinite(d), d, 0.0), initial=0.0) > 1e-3)
+
+    def _depth(self, n: str) -> int:
+        d, p = 0, self.info.get(n, {}).get("parent")
+        while p and d < 32:
+            d, p = d + 1, self.info.get(p, {}).get("parent")
+        return d
+
+    def _handlers(self, scripted: dict[str, list[str]]) -> None:
+        recs: list[dict[str, Any]] = []
+        if self.program_text is not None:
+            recs += [dict(r, origin="program") for r in src.scan_program_handlers(self.program_text)]
+        recs += [dict(r, origin="live") for r in src.live_handlers()]
+        self.handler_records = recs
+        for r in recs:
+            if r.get("error"):
+                continue
+            if not r["moves"]:
+                continue
+            objs = [n for n in r.get("names", []) if n in self.info]
+            frames: list[int] = []
+            for o in objs:
+                if o in self.step_moving:
+                    frames = _frange(self.frames, self.step_moving[o])
+            where = f"line {r['line']}" if r.get("line") else r.get("file")
+            self.add(
+                kind="scripted_motion",
+                objects=objs,
+                frames=frames,
+                value=None,
+                unit=None,
+                message=f"{r['event']} handler {r['function']!r} ({r['origin']}, {where}) writes {r['writes'] or 'scene state'}"
+                + (f" and names {objs}" if objs else ""),
+                evidence={"handler": r},
+            )
+
+    def not_simulated(self) -> None:
+        movers = list(dict.fromkeys([n for n in self.core if self.info[n]["type"] not in ("CAMERA", "LIGHT")]
+                                    + [n for n in self.moving if self.info[n]["type"] in ph.GEOMETRY_TYPES and _rendered(self.info[n])]))
+        particles_move = self._solver_particles_move()
+        simulated_any = any(_is_dynamic(i, self.si) for i in self.info.values()) or any(ph.solver_modifiers(i) for i in self.info.values())
+        if not movers and not particles_move:
+            if simulated_any:
+                return  # bodies simulated to rest in equilibrium (stacking): nothing to flag
+            self.add(
+                kind="not_simulated",
+                objects=[],
+                frames=[int(self.frames[0]), int(self.frames[-1])] if len(self.frames) else [],
+                value=0.0,
+                unit="m",
+                message="nothing moves: the scene is static over the whole frame range",
+                evidence={"moving_objects": []},
+            )
+            return
+        if not (set(movers) & self.sim_moved) and not particles_move:
+            self.add(
+                kind="not_simulated",
+                objects=movers,
+                frames=[int(self.frames[0]), int(self.frames[-1])],
+                value=None,
+                unit=None,
+                message=f"no moving object is moved by a simulation ({', '.join(movers)} move only by prescribed motion)",
+                evidence={"moving_objects": movers, "scripted": self.scripted_objects},
+            )
+

@@ -1,0 +1,264 @@
+"""Detectors of what holds a body: `hidden_support` (invisible collider, a field, nothing), `collider_mismatch` (held off the material; primitive proxies vs the mesh)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from physcodegym.probes import kinematics as kin
+from physcodegym.probes.audit_base import (
+    PROXY_TOL_MIN,
+    PROXY_TOL_REL,
+    SOLVER_SHAPES_WITH_OUTER_MARGIN,
+    SUPPORT_AZ,
+    SUPPORT_MIN_RUN,
+    SUPPORT_SAMPLES,
+    SUPPORT_TOL,
+    SUPPORT_VZ,
+    AuditBase,
+    _collision_owner,
+    _is_dynamic,
+    _margin_eff,
+    _rendered,
+    _size,
+)
+
+
+# ============================================================================ proxies
+def _proxy(shape: str, h: np.ndarray) -> tuple[Any, np.ndarray]:
+    """(signed-distance function, surface sample points) of a Blender primitive collision shape
+    centred on the object origin with half extents h (scaled local space)."""
+    n = 24
+    if shape == "SPHERE":
+        r = float(h.max())
+
+        def sdf(p: np.ndarray) -> np.ndarray:
+            return np.linalg.norm(p, axis=1) - r
+
+        k = np.arange(400) + 0.5
+        phi = np.arccos(1 - 2 * k / 400)
+        th = np.pi * (1 + 5**0.5) * k
+        surf = r * np.stack([np.cos(th) * np.sin(phi), np.sin(th) * np.sin(phi), np.cos(phi)], axis=1)
+        return sdf, surf
+    if shape == "BOX":
+
+        def sdf(p: np.ndarray) -> np.ndarray:
+            q = np.abs(p) - h
+            return np.linalg.norm(np.maximum(q, 0), axis=1) + np.minimum(q.max(axis=1), 0)
+
+        g = np.linspace(-1, 1, 7)
+        pts = np.array([[x, y, z] for x in g for y in g for z in g])
+        pts = pts[np.abs(pts).max(axis=1) == 1]
+        return sdf, pts * h
+    r = float(max(h[0], h[1]))
+    hz = float(h[2])
+    if shape == "CAPSULE":
+        hc = max(hz - r, 0.0)
+
+        def sdf(p: np.ndarray) -> np.ndarray:
+            q = p.copy()
+            q[:, 2] = np.clip(q[:, 2], -hc, hc)
+            return np.linalg.norm(p - q, axis=1) - r
+
+    else:
+
+        def sdf(p: np.ndarray) -> np.ndarray:
+            d = np.stack([np.linalg.norm(p[:, :2], axis=1) - r, np.abs(p[:, 2]) - hz], axis=1)
+            return np.linalg.norm(np.maximum(d, 0), axis=1) + np.minimum(d.max(axis=1), 0)
+
+    a = np.linspace(0, 2 * np.pi, n, endpoint=False)
+    zs = np.linspace(-hz, hz, 7)
+    side = np.array([[r * np.cos(t), r * np.sin(t), z] for t in a for z in zs])
+    if shape == "CAPSULE":
+        side[:, 2] = np.clip(side[:, 2], -max(hz - r, 0.0), max(hz - r, 0.0))
+        caps = np.array([[0, 0, hz], [0, 0, -hz]])
+    else:
+        caps = np.array([[rr * np.cos(t), rr * np.sin(t), s * hz] for t in a for rr in (0.0, 0.5 * r, r) for s in (-1, 1)])
+    return sdf, np.concatenate([side, caps])
+
+
+
+class SupportDetectors(AuditBase):
+    # ================================================================ support
+    def support(self) -> None:
+        gn = float(np.linalg.norm(self.g_rb))
+        if gn < 1e-6:
+            return
+        ghat = self.g_rb / gn
+        solids = [n for n in self.geom.meshes if not self.geom.meshes[n].deforming]
+        rendered = [n for n in solids if _rendered(self.info[n])]
+        colliders = [n for n in solids if _collision_owner(self.info[n], self.si)]
+        for body in solids:
+            info = self.info[body]
+            if not _is_dynamic(info, self.si) or body in self.constrained:
+                continue
+            sv = self.sources.get(body, {})
+            kf = set(sv.get("kinematic_frames", []))
+            v = kin.linear_velocity(self.s, body) @ ghat
+            a = kin.linear_acceleration(self.s, body) @ ghat
+            held = (np.abs(v) < SUPPORT_VZ) & (np.abs(a) < SUPPORT_AZ * gn)
+            held &= np.array([int(f) not in kf for f in self.frames])
+            runs = kin.runs(held, SUPPORT_MIN_RUN)
+            # bounces: falling, then rising one or two frames later (the contact force reversed it)
+            notk = np.array([int(f) not in kf for f in self.frames])
+            bounce = [i for i in range(1, len(v) - 1) if notk[i] and v[i - 1] > 0.3 and min(v[i], v[i + 1]) < -0.3]
+            if not runs and not bounce:
+                continue
+            sample_idx = sorted({int(x) for s0, e0 in runs for x in np.linspace(s0 + 2, e0 - 2, num=min(5, e0 - s0 - 3))})
+            if len(sample_idx) > SUPPORT_SAMPLES:
+                sample_idx = [sample_idx[int(i)] for i in np.linspace(0, len(sample_idx) - 1, SUPPORT_SAMPLES)]
+            slack = {i: 0.0 for i in sample_idx}
+            for i in bounce[:SUPPORT_SAMPLES]:
+                slack[i] = float(np.abs(v[i - 1 : i + 2]).max()) / self.s.fps  # contact happened within a frame of here
+            size = max(info["dimensions"]) if info.get("dimensions") else 1.0
+            reach = 0.5 * size + 0.5
+            verdicts = []
+            tol_body = SUPPORT_TOL + _margin_eff(info) + 0.03 * _size(info)
+            rendered_owners = [o for o in rendered if _collision_owner(self.info[o], self.si)]
+            hidden = [o for o in colliders if not _rendered(self.info[o])]
+            for fi in sorted(slack):
+                f = int(self.frames[fi])
+                tol_f = tol_body + slack[fi]
+                best_vis, best_vis_name = self._nearest(body, rendered_owners, f, reach, tol_f)
+                if best_vis_name is not None and best_vis <= tol_f + _margin_eff(self.info[best_vis_name]):
+                    verdicts.append(("ok", f, best_vis, best_vis_name))
+                    continue
+                best_hid, best_hid_name = self._nearest(body, hidden, f, reach, tol_f)
+                if best_hid_name is not None and best_hid <= tol_f + _margin_eff(self.info[best_hid_name]):
+                    near_vis, near_name = self._nearest(body, rendered, f, reach, tol_f)
+                    verdicts.append(("hidden", f, near_vis, best_hid_name))
+                elif best_vis_name is not None:
+                    verdicts.append(("mismatch", f, best_vis, best_vis_name))
+                else:
+                    near_vis, near_name = self._nearest(body, rendered, f, reach, tol_f)
+                    verdicts.append(("nothing", f, near_vis, near_name))
+            bad = [v_ for v_ in verdicts if v_[0] != "ok"]
+            if len(bad) * 2 <= len(verdicts):
+                continue
+            holders = [f["field"] for f in self.fields if body in (self._acts_on(f"field:{f['field']}") or [])]
+            if holders:  # without the field the held body moves: the field holds it against gravity
+                self.add(
+                    kind="hidden_support",
+                    objects=[body, *holders],
+                    frames=[bad[0][1], bad[-1][1]],
+                    value=None,
+                    unit=None,
+                    message=f"{body} is held against gravity by force field(s) {holders}: without them it moves differently",
+                    evidence={"held_frames": [int(self.frames[runs[0][0]]), int(self.frames[runs[-1][1]])] if runs else [], "fields": holders,
+                              "sampled": [{"frame": f, "verdict": k, "nearest": o} for k, f, _g, o in verdicts]},
+                )
+                continue
+            kinds = [v_[0] for v_ in bad]
+            top = max(set(kinds), key=kinds.count)
+            sel = [v_ for v_ in bad if v_[0] == top]
+            gaps = [v_[2] for v_ in sel if np.isfinite(v_[2])]
+            gap = float(np.median(gaps)) if gaps else None
+            fr = [sel[0][1], sel[-1][1]]
+            held_range = [int(self.frames[runs[0][0]]), int(self.frames[runs[-1][1]])] if runs else []
+            ev = {
+                "held_frames": held_range,
+                "bounce_frames": [int(self.frames[i]) for i in bounce],
+                "sampled": [{"frame": f, "verdict": k, "material_gap_m": (None if not np.isfinite(g_) else g_), "nearest": o} for k, f, g_, o in verdicts],
+                "body_collision": info.get("rigid_body"),
+            }
+            if top == "hidden":
+                holder = sel[0][3]
+                self.add(
+                    kind="hidden_support",
+                    objects=[body, holder],
+                    frames=fr,
+                    value=gap,
+                    unit="m",
+                    message=f"{body} is held by {holder!r}, a collider that does not render"
+                    + (f" ({gap:.3f} m from any rendered material)" if gap is not None else ""),
+                    evidence=ev | {"holder": holder, "holder_info": self.info[holder]},
+                )
+            elif top == "mismatch":
+                holder = sel[0][3]
+                self.add(
+                    kind="collider_mismatch",
+                    objects=[body, holder],
+                    frames=fr,
+                    value=gap,
+                    unit="m",
+                    message=f"{body} is held {gap:.3f} m away from the material of {holder!r}: a collision shape or margin extends beyond the visible mesh",
+                    evidence=ev | {"holder": holder, "holder_collision": self.info[holder].get("rigid_body") or self.info[holder].get("collision")},
+                )
+            else:
+                self.add(
+                    kind="hidden_support",
+                    objects=[body],
+                    frames=fr,
+                    value=gap,
+                    unit="m",
+                    message=f"{body} is held against gravity with no material under it"
+                    + (f" (nearest rendered material {gap:.3f} m away)" if gap is not None else ""),
+                    evidence=ev,
+                )
+
+    def _nearest(self, body: str, others: list[str], f: int, reach: float, tol: float) -> tuple[float, str | None]:
+        """Nearest material among `others` (AABB broad phase, nearest boxes first, early exit on contact)."""
+        cands = []
+        for o in others:
+            if o == body or self._related(body, o):
+                continue
+            gap = self.geom.aabb_gap(body, o, f)
+            if gap <= reach:
+                cands.append((gap, o))
+        best, name = float("inf"), None
+        for gap, o in sorted(cands):
+            if gap > best:
+                break
+            d, p = self.geom.contact(body, o, f, reach)
+            d = 0.0 if p > 0 else d
+            if d < best:
+                best, name = d, o
+            if best <= tol:
+                break
+        return best, name
+
+    def proxies(self) -> None:
+        """Static check: primitive collision shapes (centred on the origin, sized from the dimensions)
+        against the visible mesh, both ways."""
+        for n, mg in self.geom.meshes.items():
+            info = self.info[n]
+            rb = info.get("rigid_body")
+            if not rb or not rb["enabled"] or mg.deforming:
+                continue
+            shape = rb["collision_shape"]
+            size = _size(info) or 1.0
+            tol = max(PROXY_TOL_MIN, PROXY_TOL_REL * size)
+            beyond = inside = 0.0
+            if shape in ("BOX", "SPHERE", "CYLINDER", "CAPSULE"):
+                sdf, surf = _proxy(shape, np.array(info["dimensions"]) / 2)
+                inside = float(max(0.0, sdf(mg.local).max()))  # mesh pokes out of the proxy
+                if mg.closed:
+                    beyond = self._outside_mesh(n, surf)
+            elif shape in SOLVER_SHAPES_WITH_OUTER_MARGIN and rb["collision_margin"] > max(0.05, 0.5 * size):
+                beyond = float(rb["collision_margin"])
+            else:
+                continue
+            if max(beyond, inside) <= tol:
+                continue
+            self.add(
+                kind="collider_mismatch",
+                objects=[n],
+                frames=[int(self.frames[0]), int(self.frames[-1])],
+                value=round(max(beyond, inside), 6),
+                unit="m",
+                message=f"{n}'s {shape} collision shape "
+                + (f"extends {beyond:.3f} m beyond the visible mesh" if beyond >= inside else f"falls {inside:.3f} m inside the visible mesh"),
+                evidence={"shape": shape, "margin": rb["collision_margin"], "beyond_m": beyond, "mesh_outside_proxy_m": inside, "tolerance_m": tol},
+            )
+
+    def _outside_mesh(self, name: str, pts: np.ndarray) -> float:
+        tree = self.geom._tree(name, 0)
+        worst = 0.0
+        for co in pts:
+            loc, nrm, _i, dist = tree.find_nearest(co)
+            if loc is None:
+                continue
+            if (co[0] - loc[0]) * nrm[0] + (co[1] - loc[1]) * nrm[1] + (co[2] - loc[2]) * nrm[2] > 0:
+                worst = max(worst, dist)
+        return float(worst)
+

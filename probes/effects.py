@@ -1,0 +1,108 @@
+"""Measured effects: what a force field or a hidden collider actually changes, by counterfactual.
+
+A field or collider is judged by what it does, not by whether it could act: for each candidate one branch
+re-bakes the saved scene without it (`probes.cf_worker`, all branches in one worker process) and the
+rendered simulated things (rigid bodies, cloth / soft-body vertices, particles) are compared with the
+baked run. Particle solvers are not bit-reproducible, so scenes with particles get a control branch
+(re-baked unchanged) and particle effects are measured above that noise floor.
+
+Used by the audit: a field that touches nothing explains nothing (no credit as a work source), a field
+whose removal drops a held body is a hidden support, an attractor acting on liquid particles steers them,
+and a collider that does not render but changes a simulated thing's motion is a hidden support.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from physcodegym.samples import SceneSamples
+
+EFFECT_M = 0.02  # m: a branch changes a rigid body / cloth vertex track by more than this
+PARTICLE_EFFECT_M = 0.03  # m: median particle displacement above the control's
+PARTICLE_EFFECT_RATIO = 2.0  # ... and at least this many times the control's
+
+
+def _obj_dev(base: SceneSamples, br: SceneSamples, n: str, nf: int) -> np.ndarray | None:
+    """Per-frame deviation (m) of one object's position (and vertices) between two runs."""
+    if n not in br.names or n not in base.names:
+        return None
+    a = base.matrices[base.index(n), :nf, :3, 3]
+    b = br.matrices[br.index(n), :nf, :3, 3]
+    d = np.linalg.norm(a - b, axis=1)
+    va, vb = base.verts.get(n), br.verts.get(n)
+    if va is not None and vb is not None and va.shape[1] == vb.shape[1]:
+        dv = np.linalg.norm(va[:nf].astype(np.float64) - vb[:nf].astype(np.float64), axis=2)
+        with np.errstate(invalid="ignore"):
+            d = np.fmax(d, np.nanmax(np.where(np.isfinite(dv), dv, np.nan), axis=1))
+    return np.nan_to_num(d, nan=0.0)
+
+
+def _particle_dev(base: SceneSamples, br: SceneSamples, key: str, nf: int) -> float:
+    """Median over particles alive in both runs of their largest displacement between the runs."""
+    if key not in base.particles or key not in br.particles:
+        return float("nan")
+    A, B = base.particles[key][:nf], br.particles[key][:nf]
+    aa, ab = base.particles_alive[key][:nf], br.particles_alive[key][:nf]
+    n = min(A.shape[1], B.shape[1])
+    if n == 0:
+        return 0.0
+    both = aa[:, :n] & ab[:, :n]
+    d = np.linalg.norm(A[:, :n].astype(np.float64) - B[:, :n].astype(np.float64), axis=2)
+    d = np.where(both & np.isfinite(d), d, 0.0)
+    ever = both.any(axis=0)
+    return float(np.median(d.max(axis=0)[ever])) if ever.any() else 0.0
+
+
+def measure(blend: Path, baseline: SceneSamples, branches: list[dict[str, Any]], things: list[str], with_control: bool, work_dir: Path | None = None) -> dict[str, Any]:
+    """Run each branch ({"label", "interventions": [Intervention], "mapping"}) and measure its effect on `things`
+    (object names, or particle keys "emitter/system"). Returns {"ok", "branches": {label: {...}}, "control": {...}}."""
+    from physcodegym.probes.counterfactual import run_branches
+
+    if not branches:
+        return {"ok": True, "branches": {}}
+    frames = (int(baseline.frames[0]), int(baseline.frames[-1]))
+    tmp = tempfile.TemporaryDirectory(prefix="pcg_effects_") if work_dir is None else None
+    wd = Path(work_dir) if work_dir is not None else Path(tmp.name)  # type: ignore[union-attr]
+    try:
+        jobs, mapping = [], {}
+        for i, b in enumerate(branches):
+            mapping.update(b.get("mapping", {}))
+            jobs.append({"out": wd / f"effect_{i}.npz", "interventions": b["interventions"], "frames": frames})
+        if with_control:
+            jobs.append({"out": wd / "effect_control.npz", "interventions": [], "frames": frames, "force_rebake": True})
+        res = run_branches(Path(blend), jobs, mapping)
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+    ctrl_dev: dict[str, float] = {}
+    out: dict[str, Any] = {"ok": True, "branches": {}}
+    if with_control:
+        cs, crec = res[-1]
+        if cs is None:
+            return {"ok": False, "reason": "control branch failed: " + "; ".join(crec.get("errors", []))}
+        nf = min(len(cs.frames), len(baseline.frames))
+        ctrl_dev = {k: _particle_dev(baseline, cs, k, nf) for k in things if "/" in k}
+        out["control"] = {k: round(v, 5) for k, v in ctrl_dev.items()}
+    for b, (sm, rec) in zip(branches, res[: len(branches)], strict=True):
+        row: dict[str, Any] = {"ok": sm is not None, "errors": rec.get("errors", []), "interventions": rec.get("interventions", []), "effects": {}}
+        if sm is None:
+            out["branches"][b["label"]] = row
+            continue
+        nf = min(len(sm.frames), len(baseline.frames))
+        for t in things:
+            if "/" in t:
+                v = _particle_dev(baseline, sm, t, nf)
+                c = ctrl_dev.get(t, 0.0)
+                hit = bool(np.isfinite(v) and v - c > PARTICLE_EFFECT_M and v > PARTICLE_EFFECT_RATIO * max(c, 1e-6))
+                row["effects"][t] = {"particles_median_m": round(v, 5), "control_m": round(c, 5), "acts": hit}
+            else:
+                d = _obj_dev(baseline, sm, t, nf)
+                if d is None:
+                    continue
+                hit = bool(d.max() > EFFECT_M)
+                row["effects"][t] = {"max_deviation_m": round(float(d.max()), 5), "acts": hit, "per_frame": d, "frames_acting": int((d > EFFECT_M).sum())}
+        out["branches"][b["label"]] = row
+    return out

@@ -1,0 +1,163 @@
+"""Motion ownership by mechanism: the solvers-off re-evaluation (the universal test of scripted motion).
+
+The saved scene is re-opened in a fresh worker process (`probes.cf_worker`, job `solvers_off`), every
+cache is freed and every solver and field is switched off (rigid-body world disabled, cloth / soft body /
+fluid / dynamic-paint modifiers off, solver particles set to no physics, fields set to none), and the
+frames are evaluated again. Whatever still moves there is moved by something that is not a solver:
+keyframes in the active action or in NLA strips, drivers anywhere, constraints, parenting, hooks,
+armatures, shape keys, lattices, geometry nodes reading the scene time, procedural modifiers. No list of
+mechanisms is needed: the depsgraph evaluates them all.
+
+A dynamic rigid body whose keyframes the solver overrides is not scripted: its baked pose leaves the
+solvers-off pose, so only frames where both agree are counted for it. A short animated prefix (a kinematic
+hand-off of the initial velocity) is allowed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from physcodegym.probes import physics as ph
+from physcodegym.samples import SceneSamples
+
+HANDOFF_FRAMES = 15  # solvers-off motion on at most this many frames is an initial-condition hand-off
+AGREE_TRANSLATION = 2e-3  # m: a dynamic body's baked pose "is" its animated pose within this
+AGREE_ROTATION = 5e-3  # rad
+
+
+def switch_off_solvers(scene: Any) -> list[str]:
+    """Free every cache and switch off every solver and field of `scene` (bpy, in a worker on a throwaway load)."""
+    import bpy
+
+    done: list[str] = []
+    with bpy.context.temp_override(scene=scene):
+        bpy.ops.ptcache.free_bake_all()
+    rbw = scene.rigidbody_world
+    if rbw is not None:
+        rbw.enabled = False
+        done.append("rigidbody_world.enabled = False")
+    ad = scene.animation_data
+    if ad is not None:  # an animated / driven world switch would turn the solver back on
+        for d in list(ad.drivers):
+            if d.data_path.startswith("rigidbody_world"):
+                ad.drivers.remove(d)
+    for ob in scene.objects:
+        for m in ob.modifiers:
+            if m.type in ph.SOLVER_MODIFIERS:
+                m.show_viewport = False
+                m.show_render = False
+                done.append(f"{ob.name}.modifiers[{m.name!r}] off")
+        oad = ob.animation_data
+        if oad is not None:
+            for d in list(oad.drivers):
+                if d.data_path.startswith("modifiers[") and d.data_path.endswith(("show_viewport", "show_render")):
+                    oad.drivers.remove(d)
+        for ps in ob.particle_systems:
+            if ps.settings.physics_type in ph.SOLVER_PARTICLES:
+                ps.settings.physics_type = "NO"
+                done.append(f"{ob.name}.particle_systems[{ps.name!r}] physics NO")
+        if ob.field is not None and ob.field.type != "NONE":
+            ob.field.type = "NONE"
+            done.append(f"{ob.name}.field off")
+    scene.frame_set(scene.frame_start)
+    return done
+
+
+def _local(verts: np.ndarray, mats: np.ndarray) -> np.ndarray:
+    """World vertices (F, V, 3) back into object space with the per-frame world matrices (F, 4, 4)."""
+    inv = np.linalg.inv(mats)
+    return np.einsum("fij,fvj->fvi", inv[:, :3, :3], verts.astype(np.float64)) + inv[:, None, :3, 3]
+
+
+def _rot_between(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per-frame rotation angle between the rotation parts of two (F, 4, 4) tracks."""
+    def norm(m: np.ndarray) -> np.ndarray:
+        sc = np.linalg.norm(m[:, :3, :3], axis=1)
+        return m[:, :3, :3] / np.where(sc[:, None, :] < 1e-9, 1.0, sc[:, None, :])
+
+    ra, rb = norm(a), norm(b)
+    c = np.clip((np.einsum("fij,fij->f", ra, rb) - 1) / 2, -1, 1)
+    return np.arccos(c)
+
+
+def compare(baked: SceneSamples, off: SceneSamples) -> dict[str, dict[str, Any]]:
+    """Objects that move with every solver off, per name: mechanism (transform / deform), frames, extent.
+
+    Only geometry objects are judged (a moving empty matters through the geometry it carries, which is
+    tested itself). For a dynamic rigid body only frames where the baked pose agrees with the solvers-off
+    pose count (the solver overrides its keyframes otherwise).
+    """
+    out: dict[str, dict[str, Any]] = {}
+    nf = min(len(baked.frames), len(off.frames))
+    if nf == 0:
+        return out
+    idx_off = {n: i for i, n in enumerate(off.names)}
+    for bi, n in enumerate(baked.names):
+        info = baked.info.get(n, {})
+        if info.get("type") not in ph.GEOMETRY_TYPES or n not in idx_off:
+            continue
+        mo = off.matrices[idx_off[n], :nf]
+        mb = baked.matrices[bi, :nf]
+        if not (np.all(np.isfinite(mo)) and np.all(np.isfinite(mb))):
+            continue
+        rec: dict[str, Any] = {}
+        st = ph.pose_motion(mo)
+        if ph.moves(st):
+            steps = st["step"].copy()
+            if ph.dynamic(info, baked.scene_info):
+                agree = (np.linalg.norm(mo[:, :3, 3] - mb[:, :3, 3], axis=1) < AGREE_TRANSLATION) & (_rot_between(mo, mb) < AGREE_ROTATION)
+                steps &= agree
+            if int(steps.sum()) > HANDOFF_FRAMES:
+                x = mo[:, :3, 3]
+                rec["transform"] = {
+                    "steps": int(steps.sum()),
+                    "frames": _frange(baked.frames[:nf], steps),
+                    "translation_m": round(st["translation"], 6),
+                    "rotation_rad": round(st["rotation"], 6),
+                    "scale_rel": round(st["scale"], 6),
+                    "displacement": np.linalg.norm(x - x[0], axis=1),
+                }
+        vb, vo = baked.verts.get(n), off.verts.get(n)
+        if vo is not None and vb is not None and vo.shape[1] == vb.shape[1] and vo.shape[1] > 0:
+            lo = _local(vo[:nf], mo)
+            ok = np.all(np.isfinite(lo.reshape(nf, -1)), axis=1)
+            if ok.sum() > 1:
+                lo_ok = lo[ok]
+                dfm = np.linalg.norm(lo_ok - lo_ok[:1], axis=2).max(axis=1)
+                step = np.zeros(nf, bool)
+                dv = np.linalg.norm(np.diff(lo, axis=0), axis=2)
+                with np.errstate(invalid="ignore"):
+                    step[1:] = np.nanmax(np.where(np.isfinite(dv), dv, 0.0), axis=1) > ph.STEP_EPS
+                if float(dfm.max()) > ph.MOVE_TRANSLATION and int(step.sum()) > HANDOFF_FRAMES:
+                    full = np.zeros(nf)
+                    full[ok] = dfm
+                    rec["deform"] = {"steps": int(step.sum()), "frames": _frange(baked.frames[:nf], step), "deform_m": round(float(dfm.max()), 6), "displacement": full}
+        if rec:
+            out[n] = rec
+    return out
+
+
+def _frange(frames: np.ndarray, mask: np.ndarray) -> list[int]:
+    idx = np.nonzero(mask)[0]
+    return [] if len(idx) == 0 else [int(frames[idx[0]]), int(frames[idx[-1]])]
+
+
+def run_solvers_off(blend: Any, frames: tuple[int, int], work_dir: Any = None, timeout_s: float = 600.0) -> tuple[SceneSamples | None, dict[str, Any]]:
+    """Re-evaluate `blend` with every solver and field off in a fresh worker; (samples or None, record)."""
+    import tempfile
+    from pathlib import Path
+
+    from physcodegym.probes.counterfactual import run_branches
+
+    tmp = None
+    if work_dir is None:
+        tmp = tempfile.TemporaryDirectory(prefix="pcg_owner_")
+        work_dir = tmp.name
+    try:
+        out = Path(work_dir) / "solvers_off.npz"
+        res = run_branches(Path(blend), [{"out": out, "frames": frames, "solvers_off": True}], {}, timeout_s=timeout_s)
+        return res[0]
+    finally:
+        if tmp is not None:
+            tmp.cleanup()

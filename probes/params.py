@@ -1,0 +1,128 @@
+"""Physical parameters, not just the presence of physics: `non_physical_parameter` findings.
+
+Each solver that moves something is read for the gravity it actually applies (scene gravity x
+`use_gravity` x effector-weight gravity x the weight of "all"), its clock (rigid-body `time_scale`, cloth
+`time_scale`, particle `time_tweak`: a faster clock with weaker gravity gives the same fall but not the same
+physics) and its material parameters (restitution above 1, non-positive mass, damping no real material has).
+Every finding names the property path and its value, so a reader can open the scene and see it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from physcodegym.probes import physics as ph
+
+EARTH_G = 9.81
+GRAVITY_TOL_REL = 0.1  # effective gravity within 10 % of Earth's (a rubric can ask for less: earth_gravity_tolerance)
+CLOCK_TOL_REL = 0.05  # solver time scale within 5 % of 1
+MAX_RESTITUTION = 1.0
+MAX_LINEAR_DAMPING = 0.5  # Bullet: fraction of linear velocity lost per second
+MAX_ANGULAR_DAMPING = 0.98
+MAX_CLOTH_AIR_DAMPING = 20.0
+MAX_PARTICLE_DAMPING = 0.5
+
+
+def _g_scene(scene_info: dict[str, Any]) -> np.ndarray:
+    g = np.array(scene_info.get("gravity", [0, 0, -EARTH_G]), dtype=float)
+    return g if scene_info.get("use_gravity", True) else np.zeros(3)
+
+
+def _w(ew: dict[str, Any] | None) -> float:
+    if not ew:
+        return 1.0
+    return float(ew.get("gravity", 1.0)) * float(ew.get("all", 1.0))
+
+
+def effective_gravity(samples: Any) -> list[dict[str, Any]]:
+    """Per solver that has something to move: the gravity vector it applies and its clock factor."""
+    si = samples.scene_info
+    g = _g_scene(si)
+    out: list[dict[str, Any]] = []
+    dyn = [n for n, i in samples.info.items() if ph.dynamic(i, si)]
+    rbw = si.get("rigidbody_world")
+    if dyn and rbw:
+        w = _w(rbw.get("effector_weights"))
+        out.append({"solver": "rigid_body", "objects": dyn, "g": (g * w).tolist(), "weight": w, "clock": float(rbw.get("time_scale", 1.0)),
+                    "paths": {"weight": "scene.rigidbody_world.effector_weights.gravity * .all", "clock": "scene.rigidbody_world.time_scale"},
+                    "substeps_per_frame": rbw.get("substeps_per_frame")})
+    for n, info in samples.info.items():
+        for key, rec in (info.get("physics") or {}).items():
+            if rec.get("type") == "CLOTH" and rec.get("enabled", True):
+                w = _w(rec.get("effector_weights"))
+                out.append({"solver": "cloth", "objects": [n], "g": (g * w).tolist(), "weight": w, "clock": float(rec.get("time_scale", 1.0)),
+                            "paths": {"weight": f"objects[{n!r}].modifiers[{key!r}].settings.effector_weights.gravity * .all",
+                                      "clock": f"objects[{n!r}].modifiers[{key!r}].settings.time_scale"}})
+            elif rec.get("type") == "SOFT_BODY" and rec.get("enabled", True):
+                w = _w(rec.get("effector_weights"))
+                out.append({"solver": "soft_body", "objects": [n], "g": (g * w).tolist(), "weight": w, "clock": float(rec.get("speed", 1.0)),
+                            "paths": {"weight": f"objects[{n!r}].modifiers[{key!r}].settings.effector_weights.gravity * .all",
+                                      "clock": f"objects[{n!r}].modifiers[{key!r}].settings.speed"}})
+            elif rec.get("type") == "PARTICLES" and rec.get("physics_type") in ph.SOLVER_PARTICLES:
+                ps = key.split(":", 1)[1]
+                w = _w(rec.get("effector_weights"))
+                out.append({"solver": "particles", "objects": [n], "g": (g * w).tolist(), "weight": w, "clock": float(rec.get("time_tweak", 1.0)),
+                            "paths": {"weight": f"objects[{n!r}].particle_systems[{ps!r}].settings.effector_weights.gravity * .all",
+                                      "clock": f"objects[{n!r}].particle_systems[{ps!r}].settings.time_tweak"}})
+    return out
+
+
+def parameter_problems(samples: Any, gravity_tol: float = GRAVITY_TOL_REL) -> list[dict[str, Any]]:
+    """Every non-physical parameter: {"objects", "path", "value", "expected", "message"}."""
+    si = samples.scene_info
+    probs: list[dict[str, Any]] = []
+    for sv in effective_gravity(samples):
+        gm = float(np.linalg.norm(sv["g"]))
+        if abs(gm / EARTH_G - 1) > gravity_tol:
+            src = "scene.gravity / scene.use_gravity" if abs(sv["weight"] - 1) <= 1e-6 else sv["paths"]["weight"]
+            probs.append({"objects": sv["objects"], "param": "gravity", "path": src, "value": round(gm, 4), "ratio": round(gm / EARTH_G, 4),
+                          "expected": f"{EARTH_G} m/s^2 within {gravity_tol:.0%}",
+                          "message": f"{sv['solver']} gravity is {gm:.3g} m/s^2 ({gm / EARTH_G:.2f} x Earth; {src} = {sv['weight']:g}, scene gravity {np.linalg.norm(_g_scene(si)):.3g})",
+                          "solver": sv})
+        if abs(sv["clock"] - 1) > CLOCK_TOL_REL:
+            probs.append({"objects": sv["objects"], "param": "time_scale", "path": sv["paths"]["clock"], "value": sv["clock"], "expected": "1.0",
+                          "message": f"{sv['solver']} runs its clock at {sv['clock']:g}x ({sv['paths']['clock']}): apparent gravity "
+                          f"{float(np.linalg.norm(sv['g'])) * sv['clock'] ** 2:.3g} m/s^2 and every other rate rescaled",
+                          "solver": sv})
+    for n, info in samples.info.items():
+        rb = info.get("rigid_body")
+        if rb and ph.in_rigid_world(info, si):
+            if rb["restitution"] > MAX_RESTITUTION:
+                probs.append({"objects": [n], "param": "restitution", "path": f"objects[{n!r}].rigid_body.restitution", "value": rb["restitution"], "expected": "<= 1",
+                              "message": f"{n} bounces with restitution {rb['restitution']:g} > 1 (creates energy)"})
+            if rb["type"] == "ACTIVE" and rb["mass"] <= 0:
+                probs.append({"objects": [n], "param": "mass", "path": f"objects[{n!r}].rigid_body.mass", "value": rb["mass"], "expected": "> 0",
+                              "message": f"{n} has non-positive mass {rb['mass']:g}"})
+            if rb["type"] == "ACTIVE" and rb["linear_damping"] > MAX_LINEAR_DAMPING:
+                probs.append({"objects": [n], "param": "linear_damping", "path": f"objects[{n!r}].rigid_body.linear_damping", "value": rb["linear_damping"],
+                              "expected": f"<= {MAX_LINEAR_DAMPING}", "message": f"{n} loses {rb['linear_damping']:.0%} of its speed per second to damping (no medium does that)"})
+            if rb["type"] == "ACTIVE" and rb["angular_damping"] > MAX_ANGULAR_DAMPING:
+                probs.append({"objects": [n], "param": "angular_damping", "path": f"objects[{n!r}].rigid_body.angular_damping", "value": rb["angular_damping"],
+                              "expected": f"<= {MAX_ANGULAR_DAMPING}", "message": f"{n} angular damping {rb['angular_damping']:g}"})
+        for key, rec in (info.get("physics") or {}).items():
+            base = f"objects[{n!r}].modifiers[{key!r}].settings" if not key.startswith("particles:") else f"objects[{n!r}].particle_systems[{key.split(':', 1)[1]!r}].settings"
+            if rec.get("type") in ("CLOTH", "SOFT_BODY") and rec.get("enabled", True) and rec.get("mass", 1.0) <= 0:
+                probs.append({"objects": [n], "param": "mass", "path": f"{base}.mass", "value": rec["mass"], "expected": "> 0", "message": f"{n} {rec['type'].lower()} mass {rec['mass']:g}"})
+            if rec.get("type") == "CLOTH" and rec.get("enabled", True) and rec.get("air_damping", 0.0) > MAX_CLOTH_AIR_DAMPING:
+                probs.append({"objects": [n], "param": "air_damping", "path": f"{base}.air_damping", "value": rec["air_damping"], "expected": f"<= {MAX_CLOTH_AIR_DAMPING}",
+                              "message": f"{n} cloth air damping {rec['air_damping']:g}"})
+            if rec.get("type") == "PARTICLES" and rec.get("physics_type") in ph.SOLVER_PARTICLES:
+                if rec.get("mass", 1.0) <= 0:
+                    probs.append({"objects": [n], "param": "mass", "path": f"{base}.mass", "value": rec["mass"], "expected": "> 0", "message": f"{n} particle mass {rec['mass']:g}"})
+                if rec.get("damping", 0.0) > MAX_PARTICLE_DAMPING:
+                    probs.append({"objects": [n], "param": "damping", "path": f"{base}.damping", "value": rec["damping"], "expected": f"<= {MAX_PARTICLE_DAMPING}",
+                                  "message": f"{n} particles lose {rec['damping']:.0%} of their speed per step to damping"})
+    return probs
+
+
+def detect(a: Any) -> None:
+    """Audit detector: one `non_physical_parameter` finding per problem (objects that never move are skipped)."""
+    frames = [int(a.frames[0]), int(a.frames[-1])] if len(a.frames) else []
+    a.gravity_summary = effective_gravity(a.s)
+    for p in parameter_problems(a.s):
+        movers = [o for o in p["objects"] if o in a.moving or any(k.startswith(o + "/") for k in a.s.particles)]
+        if not movers:
+            continue
+        a.add(kind="non_physical_parameter", objects=movers, frames=frames, value=float(p["value"]), unit=p["param"],
+              message=p["message"], evidence={k: v for k, v in p.items() if k != "message"})
