@@ -16,14 +16,16 @@ os.environ.setdefault("BLENDER_USER_RESOURCES", tempfile.mkdtemp(prefix="pcg_pan
 VIDEO_FRAMES = 48
 
 
-def make_video(path: Path, frames: int = VIDEO_FRAMES) -> Path:
+def make_video(path: Path, frames: int = VIDEO_FRAMES, size: tuple[int, int] = (64, 36)) -> Path:
+    """A red bar growing left to right (width, height = size)."""
     import cv2
     import numpy as np
 
-    w = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"mp4v"), 30.0, (64, 36))
+    width, height = size
+    w = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"mp4v"), 30.0, (width, height))
     for i in range(frames):
-        im = np.zeros((36, 64, 3), np.uint8)
-        im[:, : (i % 64) + 1] = (0, 0, 255)
+        im = np.zeros((height, width, 3), np.uint8)
+        im[:, : ((i % 64) + 1) * width // 64] = (0, 0, 255)
         w.write(im)
     w.release()
     return path
@@ -79,9 +81,10 @@ def task_folder(tmp_path: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def task_folder_240(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The same task with a full-length (240-frame) reference, as the agent and the scorer require."""
+    """The same task with a full-length reference at the scoring size (240 frames, 640x360): the agent needs the
+    length, and scoring the reference as a candidate needs a candidate's video contract."""
     folder = tmp_path_factory.mktemp("t240") / "panel_drop"
     folder.mkdir()
     (folder / "task.json").write_text(json.dumps(TASK))
-    make_video(folder / "reference.mp4", frames=240)
+    make_video(folder / "reference.mp4", frames=240, size=(640, 360))
     return folder
