@@ -3,8 +3,8 @@
 Builds a scratch folder as a program leaves it (240 real 640x360 PNG frames with texture and noise, so they
 compress like renders, and a real zstd-compressed scene.blend saved by bpy in a child), then measures, median
 of `--repeat` rounds:
-- `accept_s`: `sandbox.artifacts.accept_outputs` (lstat + O_NOFOLLOW open, one-link check, headers, sha256 of
-  every byte, rename into OUT/), what the runner adds after every run;
+- `accept_s`: `sandbox.artifacts.accept_outputs` (lstat + O_NOFOLLOW open, one-link check, headers, the same
+  PNG decode the scorer does, sha256 of every byte, rename into OUT/), what the runner adds after every run;
 - `verify_s`: `validated_run` (record read without links, every accepted file re-hashed), what `score`,
   `audit` and `batch` pay before they read a run;
 - `read_frames_s`: reading the 240 frames through `read_verified` (hash-checked bytes) as the scorer does;
@@ -66,6 +66,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--frames", type=int, default=240)
     ap.add_argument("--blend-mb", type=int, default=50, help="mesh data in the benchmark scene.blend (MiB, before zstd)")
+    ap.add_argument("--frames-from", default=None, help="a real run's frames/ folder to copy instead of synthetic frames")
     a = ap.parse_args()
     from physcodegym.sandbox import artifacts as A
     from physcodegym.sandbox.media_audit import run_trusted
@@ -74,7 +75,11 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="pcg_valbench_"))
     try:
         src = root / "src"
-        frame_bytes = _frames(src / "frames", a.frames)
+        if a.frames_from:
+            shutil.copytree(a.frames_from, src / "frames")
+            frame_bytes = sum(p.stat().st_size for p in (src / "frames").iterdir())
+        else:
+            frame_bytes = _frames(src / "frames", a.frames)
         _blend(src / "scene.blend", a.blend_mb)
         blend_bytes = (src / "scene.blend").stat().st_size
         acc_t, ver_t, read_t = [], [], []
@@ -102,7 +107,8 @@ def main() -> None:
             read_t.append(time.perf_counter() - t)
         media = run_trusted(str(out / "scene.blend"), str(out))
         doc = {
-            "bench": "validation", "frames": a.frames, "frame_mib": round(frame_bytes / 2**20, 1),
+            "bench": "validation", "frames": a.frames, "frames_source": "real run" if a.frames_from else "synthetic (noisy)",
+            "load_avg_1m": round(os.getloadavg()[0], 1), "cpus": os.cpu_count(), "frame_mib": round(frame_bytes / 2**20, 1),
             "blend_mib": round(blend_bytes / 2**20, 1), "repeat": a.repeat,
             "accept_s": round(statistics.median(acc_t), 3), "verify_s": round(statistics.median(ver_t), 3),
             "read_frames_s": round(statistics.median(read_t), 3), "media_audit_s": media.get("seconds"),

@@ -76,7 +76,7 @@ def _read_part(fh, limit: int, tail: bool = False) -> str:
 
 
 def run_limited(cmd: list[str], *, timeout_s: float, memory_mb: int | None = DEFAULT_MEMORY_MB, env: dict | None = None,
-                cwd: str | None = None, max_output: int = MAX_OUTPUT) -> Limited:
+                cwd: str | None = None, max_output: int = MAX_OUTPUT, pass_fds: tuple[int, ...] = ()) -> Limited:
     """Run `cmd` to completion or to its limit; stdin is /dev/null."""
     t0 = time.monotonic()
     timed_out = False
@@ -85,7 +85,7 @@ def run_limited(cmd: list[str], *, timeout_s: float, memory_mb: int | None = DEF
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env, cwd=cwd,
-                                    start_new_session=True, preexec_fn=_preexec(memory_mb))
+                                    start_new_session=True, preexec_fn=_preexec(memory_mb), pass_fds=pass_fds)
         except OSError as e:
             return Limited(None, "", f"cannot start {cmd[0]}: {e}", False, 0.0, None, timeout_s, memory_mb)
         deadline = t0 + float(timeout_s)

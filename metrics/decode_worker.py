@@ -3,7 +3,8 @@
 The parent (`metrics.video.decode_video_limited`) has checked the container header already (size, frame count,
 fps) and runs this under a time and address-space limit, so a stream whose coded size disagrees with its
 header cannot take the scorer's memory. Reads at most N + 1 frames (the task's count, never a number from the
-file); every decoded frame must be 640x360; writes (N, 360, 640, 3) uint8 RGB to OUT.npy. Exit 0 on success,
+file); every decoded frame must be 640x360; writes (N, 360, 640, 3) uint8 RGB to OUT.npy (OUT "-": check only,
+as the runner does for an accepted render.mp4). Exit 0 on success,
 3 with one JSON line {"error": ...} on stdout when the stream breaks the contract.
 """
 
@@ -49,7 +50,8 @@ def main(argv: list[str]) -> int:
         cap.release()
     if n != n_max:
         return fail(f"expected {n_max} frames, decoded {n}")
-    np.save(a.out, out, allow_pickle=False)
+    if a.out != "-":  # "-": check only (the runner's validation)
+        np.save(a.out, out, allow_pickle=False)
     print(json.dumps({"frames": n}))
     return 0
 

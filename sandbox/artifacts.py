@@ -497,7 +497,8 @@ def _accept_one(sfd: int, ofd: int, rel: str, max_bytes: int, check, acc: Accept
         return False
     try:
         info = check(fd, st, rel)
-        digest = _sha256_fd(fd)
+        digest = info.pop("_sha256", None) if isinstance(info, dict) else None
+        digest = digest or _sha256_fd(fd)
         d, _, name = rel.rpartition("/")
         src_dir = os.open(d, _O_DIR, dir_fd=sfd) if d else sfd
         dst_dir = os.open(d, _O_DIR, dir_fd=ofd) if d else ofd
@@ -524,18 +525,62 @@ def _accept_one(sfd: int, ofd: int, rel: str, max_bytes: int, check, acc: Accept
         os.close(fd)
 
 
-def _png_check(fd: int, st: os.stat_result, rel: str) -> None:
+def decode_check_png(data: bytes, rel: str) -> None:
+    """The PNG decodes (bounded: its IHDR was checked first) to 640x360, as the scorer will decode it."""
+    import cv2
+    import numpy as np
+
+    img = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    if img is None:
+        raise ArtifactError(f"{rel} cannot be decoded as a PNG")
+    if img.shape[:2] != (HEIGHT, WIDTH):
+        raise ArtifactError(f"{rel} decodes to {img.shape[1]}x{img.shape[0]} (expected {WIDTH}x{HEIGHT})")
+
+
+def _png_check(fd: int, st: os.stat_result, rel: str) -> dict:
+    """Header first, then the same decode the scorer does, from the bytes that are hashed (one read)."""
     os.lseek(fd, 0, os.SEEK_SET)
-    check_png(os.read(fd, 33), rel)
+    data = read_all(fd, st.st_size)
+    check_png(data[:33], rel)
+    decode_check_png(data, rel)
+    return {"_sha256": hashlib.sha256(data).hexdigest()}
 
 
 def _video_check(expected_frames: int):
     def fn(fd: int, st: os.stat_result, rel: str) -> dict:
         info = mp4_info(_FdReader(fd), st.st_size, rel)
         check_video(info, rel, expected_frames)
+        decode_check_video(f"/proc/self/fd/{fd}", rel, expected_frames)
         return info
 
     return fn
+
+
+VIDEO_CHECK_TIMEOUT_S = 120.0
+VIDEO_CHECK_MEMORY_MB = 3072
+
+
+def decode_check_video(path: str, rel: str, expected_frames: int) -> None:
+    """The stream decodes to exactly `expected_frames` 640x360 frames, in a child with a time and memory limit
+    (a stream whose coded size disagrees with its container header stops there, not in the scorer)."""
+    from physcodegym.core import launch
+    from physcodegym.core.limits import run_limited
+
+    cmd = launch.python_argv("physcodegym.metrics.decode_worker", [path, "-", "--frames", str(int(expected_frames))])
+    res = run_limited(cmd, timeout_s=VIDEO_CHECK_TIMEOUT_S, memory_mb=VIDEO_CHECK_MEMORY_MB, pass_fds=_fd_of(path))
+    if res.killed_reason:
+        raise ArtifactError(f"{rel}: decoding stopped: {res.killed_reason}")
+    if res.returncode != 0:
+        msg = None
+        for ln in res.stdout.splitlines()[::-1]:
+            with contextlib.suppress(ValueError, AttributeError):
+                msg = json.loads(ln).get("error")
+                break
+        raise ArtifactError(f"{rel}: {msg or f'decode exited {res.returncode}'}")
+
+
+def _fd_of(path: str) -> tuple[int, ...]:
+    return (int(path.rsplit("/", 1)[1]),) if path.startswith("/proc/self/fd/") else ()
 
 
 def _blend_check(expected_frames: int, acc: Acceptance):
@@ -631,16 +676,20 @@ def _accept_render(sfd: int, ofd: int, top: list[str], expected_frames: int, acc
     have = set(frames_names)
     with contextlib.suppress(FileExistsError):
         os.mkdir("frames", 0o755, dir_fd=ofd)
-    bad: list[str] = []
     n_problems = len(acc.problems)
+    present = []
     for n in want:
-        rel = f"frames/{n}"
-        if n not in have:
-            acc.missing.append(rel)
-            continue
-        _accept_one(sfd, ofd, rel, MAX_PNG_BYTES, _png_check, acc)
-    # one line for many bad frames, naming the first
-    bad = acc.problems[n_problems:]
+        if n in have:
+            present.append(f"frames/{n}")
+        else:
+            acc.missing.append(f"frames/{n}")
+    # PNG decoding releases the GIL: a small pool keeps the check of 240 frames well under a second
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
+        list(pool.map(lambda rel: _accept_one(sfd, ofd, rel, MAX_PNG_BYTES, _png_check, acc), present))
+    # one line for many bad frames, naming the first (in frame order)
+    bad = sorted(acc.problems[n_problems:])
     if len(bad) > 1:
         del acc.problems[n_problems:]
         acc.problems.append(f"{len(bad)} frame(s) refused (first: {bad[0]})")

@@ -336,3 +336,31 @@ def test_clean_run_is_accepted_and_re_run_ignores_planted_links(tmp_path):
     (out / "frames" / "0002.png").write_bytes((out / "frames" / "0001.png").read_bytes())
     doc, _, _ = _cli("audit", str(out), "--task", str(TASK))
     assert doc["status"] == "invalid" and "frames/0002.png does not match" in doc["invalid_reason"] and doc["S_val"] is None
+
+
+def test_video_render_is_decoded_once_in_a_limited_child(tmp_path, good_blend):
+    out = tmp_path / "out"
+    sc = out / "sandbox"
+    sc.mkdir(parents=True)
+    (sc / "scene.blend").write_bytes(good_blend.read_bytes())
+    mp4(sc / "render.mp4", n=30)
+    acc = _accept(out, sc, n=30)
+    assert acc.reason is None and "render.mp4" in acc.artifacts and acc.info["render.mp4"]["frames"] == 30
+    # a stream coded at 320x180 in a container whose boxes claim 640x360: the header passes, the decode does not
+    small = mp4(tmp_path / "small.mp4", n=30, size=(320, 180)).read_bytes()
+    j = small.index(b"mp4v")
+    forged = small[: j + 28] + struct.pack(">HH", 640, 360) + small[j + 32 :]
+    t = forged.index(b"tkhd")
+    end = t - 4 + struct.unpack(">I", forged[t - 4 : t])[0]
+    forged = forged[: end - 8] + struct.pack(">II", 640 << 16, 360 << 16) + forged[end:]
+    out2 = tmp_path / "o2"
+    (out2 / "sandbox").mkdir(parents=True)
+    (out2 / "sandbox" / "render.mp4").write_bytes(forged)
+    (out2 / "sandbox" / "scene.blend").write_bytes(good_blend.read_bytes())
+    A.check_video(A.mp4_info(open(out2 / "sandbox" / "render.mp4", "rb"), len(forged), "render.mp4"), "render.mp4", 30)
+    acc = _accept(out2, out2 / "sandbox", n=30)
+    assert "render.mp4: frame 1 decodes to 320x180" in acc.reason and "render.mp4" not in acc.artifacts
+    # a PNG whose header is right and whose data is not: refused by the run, as the scorer would refuse it
+    out3, sc3 = _scratch(tmp_path / "p", good_blend)
+    (sc3 / "frames" / "0002.png").write_bytes(png()[:60])
+    assert "frames/0002.png cannot be decoded" in _accept(out3, sc3).reason
