@@ -498,6 +498,8 @@ def _finish(rec: RunRecord, out_dir: Path, t0: float) -> RunRecord:
         atomic.write_text(out_dir / "run.json", rec.model_dump_json(indent=2))
     except OSError as e:  # never silent: the caller gets the record, the folder has none (so it is never scored)
         rec.problems.append(f"run.json could not be written: {e}")
+        if rec.status == "ok":
+            rec.status, rec.reason = "invalid", f"run.json could not be written: {e}"
         print(f"physcodegym runner: run.json could not be written in {out_dir}: {e}", file=sys.stderr)
     return rec
 
