@@ -3,9 +3,17 @@
 Handlers do not survive in a `.blend`, so a program that moved an object from a frame-change handler
 leaves a saved scene where that object never moves, while its rendered frames show it moving. This
 check projects every natively moving object's world AABB through the scene camera (numpy, all frames
-at once), takes the screen regions that change in the rendered frames (downscaled grayscale difference
+at once), takes the screen regions that change in the rendered frames (downscaled colour difference
 against the first frame, decoded once), and attributes changed pixels that no native motion explains
 to the static objects whose first-frame footprint they cover.
+
+Rendered particles own pixels too: a liquid flowing over a static tray changes the tray's footprint,
+and that change is explained by the particles drawn there, not by a script. Every particle system
+whose particles reach the render (emitter seen by the camera, system shown in renders, a render type
+that draws geometry) paints a disc of its drawn radius (particle size x instance extent, projected
+at the particle's depth) at each sampled frame where a particle differs from the first frame: where
+it is now, and where it was in the first frame if it has moved or died since. Particles that stay
+put explain nothing, so a static particle cloud cannot cover a scripted object.
 """
 
 from __future__ import annotations
@@ -16,13 +24,23 @@ from typing import Any
 import numpy as np
 
 SCREEN_W, SCREEN_H = 160, 90  # analysis resolution
-DIFF_LEVEL = 25  # grey levels (0-255) for a pixel to count as changed
+DIFF_LEVEL = 25  # levels (0-255) of any colour channel for a pixel to count as changed (a red box on a grey floor
+# of the same brightness is invisible in grayscale)
 MAX_FRAMES = 48  # frames decoded (evenly spaced)
 UNEXPLAINED_MIN = 0.25  # fraction of a static object's footprint that changes with no native mover there
+PARTICLE_MARGIN_PX = 1.5  # analysis pixels added to a particle's projected radius (anti-aliasing, downscale)
+# particle render types that draw geometry in Workbench / EEVEE / Cycles renders
+DRAWN_RENDER_TYPES = {"OBJECT", "COLLECTION", "HALO", "LINE", "PATH"}
 
 
 def _project(scene: Any, samples: Any, pts: np.ndarray, fidx: np.ndarray) -> np.ndarray | None:
     """(K, N, 3) world points at sample indices `fidx` -> (K, N, 2) pixels at SCREEN_W x SCREEN_H (camera per frame)."""
+    r = _project_depth(scene, samples, pts, fidx)
+    return None if r is None else r[0]
+
+
+def _project_depth(scene: Any, samples: Any, pts: np.ndarray, fidx: np.ndarray) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """`_project` plus the clip w of each point (view depth) and the x focal length in analysis pixels."""
     import bpy
 
     cam = scene.camera
@@ -45,7 +63,19 @@ def _project(scene: Any, samples: Any, pts: np.ndarray, fidx: np.ndarray) -> np.
     py = (1 - (ndc[..., 1] + 1) / 2) * SCREEN_H
     out = np.stack([px, py], axis=-1)
     out[(clip[..., 3] <= 0)] = np.nan  # behind the camera
-    return out
+    return out, clip[..., 3], float(proj[0, 0] * SCREEN_W / 2)
+
+
+def _renders(info: dict[str, Any]) -> bool:
+    """The object's own geometry reaches the render (same rule as the audit's `rendered`: hidden in renders,
+    invisible to the camera, holdout, fully transparent, an emitter not shown in renders or no rendering
+    collection all mean it is not seen)."""
+    if info.get("hide_render") or not info.get("visible_camera", True):
+        return False
+    r = info.get("render") or {}
+    if r.get("holdout") or r.get("transparent") or r.get("instancer_hidden"):
+        return False
+    return bool(r.get("in_render_collection", True))
 
 
 def _boxes(geom: Any, names: list[str], fidx: np.ndarray) -> dict[str, np.ndarray]:
@@ -55,6 +85,119 @@ def _boxes(geom: Any, names: list[str], fidx: np.ndarray) -> dict[str, np.ndarra
         c = np.stack([np.stack([b[:, i, 0], b[:, j, 1], b[:, k, 2]], axis=1) for i in (0, 1) for j in (0, 1) for k in (0, 1)], axis=1)
         out[n] = c  # (K, 8, 3)
     return out
+
+
+def _object_seen(ob: Any, scene: Any) -> bool:
+    """The object is seen by the render camera (not hidden in renders, visible to the camera, in a rendering collection)."""
+    if ob.hide_render or not getattr(ob, "visible_camera", True):
+        return False
+    try:
+        from physcodegym.probes.sampling import _render_collections
+
+        cols = _render_collections(scene)
+    except ImportError:  # pragma: no cover - older sampling module
+        return True
+    return any(c.name in cols for c in ob.users_collection)
+
+
+def _instance_extent(st: Any) -> float:
+    """Largest distance from a particle to its drawn geometry, per unit of particle size (instance bound boxes, origin included)."""
+
+    def ext(ob: Any) -> float:
+        if ob is None:
+            return 0.0
+        if ob.type == "MESH" and len(ob.data.vertices):  # the mesh itself: tighter than its bound box
+            bb = np.empty(len(ob.data.vertices) * 3, dtype=np.float64)
+            ob.data.vertices.foreach_get("co", bb)
+            bb = bb.reshape(-1, 3)
+        else:
+            bb = np.array([tuple(c) for c in ob.bound_box], dtype=np.float64)  # object space
+        sc = np.abs(np.array(ob.scale, dtype=np.float64))
+        return float(max(np.linalg.norm(bb, axis=1).max(), np.linalg.norm(bb * sc, axis=1).max()))
+
+    if st.render_type == "OBJECT":
+        return ext(st.instance_object)
+    if st.render_type == "COLLECTION" and st.instance_collection is not None:
+        return max((ext(o) + float(np.linalg.norm(np.array(o.location))) for o in st.instance_collection.all_objects), default=0.0)
+    return 1.0  # HALO / LINE / PATH: drawn around the particle at about its size
+
+
+def rendered_particle_systems(scene: Any, samples: Any) -> list[dict[str, Any]]:
+    """Every sampled particle system with whether its particles reach the render and their drawn radius (m)."""
+    out = []
+    for key in samples.particles:
+        obname, psname = key.split("/", 1)
+        ob = scene.objects.get(obname)
+        rec: dict[str, Any] = {"key": key, "rendered": False, "radius_m": 0.0, "reason": None}
+        out.append(rec)
+        ps = ob.particle_systems.get(psname) if ob is not None else None
+        if ps is None:
+            rec["reason"] = "system not in the scene"
+            continue
+        st = ps.settings
+        mod = next((m for m in ob.modifiers if m.type == "PARTICLE_SYSTEM" and m.particle_system == ps), None)
+        if not _object_seen(ob, scene):
+            rec["reason"] = "emitter not seen in renders"
+        elif mod is not None and not mod.show_render:
+            rec["reason"] = "particle system disabled in renders"
+        elif st.render_type not in DRAWN_RENDER_TYPES:
+            rec["reason"] = f"render type {st.render_type}"
+        else:
+            r = float(st.particle_size) * _instance_extent(st)
+            if r <= 0:
+                rec["reason"] = "zero drawn size"
+            else:
+                rec.update(rendered=True, radius_m=r)
+    return out
+
+
+def _paint_discs(mask: np.ndarray, xy: np.ndarray, r: np.ndarray) -> None:
+    """Set every pixel of `mask` within r[i] of xy[i] (pixel units; NaN rows are skipped)."""
+    ok = np.isfinite(xy).all(axis=1) & np.isfinite(r)
+    xy, r = xy[ok], r[ok]
+    on = (xy[:, 0] + r >= 0) & (xy[:, 0] - r <= SCREEN_W) & (xy[:, 1] + r >= 0) & (xy[:, 1] - r <= SCREEN_H)
+    xy, r = xy[on], np.minimum(r[on], max(SCREEN_W, SCREEN_H))
+    if not len(xy):
+        return
+    # bucket by integer radius so each bucket is one vectorised scatter
+    ri = np.ceil(r).astype(int)
+    for R in np.unique(ri):
+        sel = ri == R
+        c, rr = xy[sel], r[sel]
+        oy, ox = np.mgrid[-R : R + 1, -R : R + 1]
+        px = np.floor(c[:, 0])[:, None] + ox.ravel()[None] + 0.5
+        py = np.floor(c[:, 1])[:, None] + oy.ravel()[None] + 0.5
+        inside = (px - c[:, :1]) ** 2 + (py - c[:, 1:2]) ** 2 <= (rr[:, None] + 0.5) ** 2
+        px, py = px.astype(int), py.astype(int)
+        inside &= (px >= 0) & (px < SCREEN_W) & (py >= 0) & (py < SCREEN_H)
+        mask[py[inside], px[inside]] = True
+
+
+def particle_explained(scene: Any, samples: Any, fidx: np.ndarray, systems: list[dict[str, Any]]) -> tuple[np.ndarray, dict[str, int]]:
+    """Pixels that rendered particles can have changed between the first sampled frame and any other one."""
+    mask = np.zeros((SCREEN_H, SCREEN_W), dtype=bool)
+    counts: dict[str, int] = {}
+    for rec in systems:
+        if not rec["rendered"]:
+            continue
+        P = samples.particles[rec["key"]][fidx].astype(np.float64)  # (K, N, 3)
+        A = samples.particles_alive[rec["key"]][fidx]  # (K, N)
+        if P.size == 0:
+            continue
+        r = rec["radius_m"]
+        moved = np.linalg.norm(np.nan_to_num(P - P[:1]), axis=2) > r
+        changed = A & (~A[:1] | moved)  # drawn now, somewhere it was not drawn in the first frame
+        left = A[:1] & (~A | moved)  # drawn in the first frame, gone from there since
+        pr = _project_depth(scene, samples, np.nan_to_num(P), fidx)
+        if pr is None:
+            continue
+        xy, w, fpx = pr
+        rad = r * fpx / np.where(w > 1e-6, w, np.nan) + PARTICLE_MARGIN_PX
+        _paint_discs(mask, xy[changed], rad[changed])
+        first = left.any(axis=0)
+        _paint_discs(mask, xy[0][first], rad[0][first])
+        counts[rec["key"]] = int(changed.sum())
+    return mask, counts
 
 
 def screen_motion_check(scene: Any, samples: Any, frames_dir: Path, audit: Any) -> dict[str, Any]:
@@ -70,15 +213,15 @@ def screen_motion_check(scene: Any, samples: Any, frames_dir: Path, audit: Any) 
     fidx = np.array([int(np.argmin(np.abs(samples.frames - f))) for f in fnums])
     imgs = []
     for p in files:
-        im = cv2.imread(str(p), cv2.IMREAD_GRAYSCALE)
+        im = cv2.imread(str(p), cv2.IMREAD_COLOR)
         if im is None:
             return {"state": "error", "reason": f"cannot decode {p}"}
         imgs.append(cv2.resize(im, (SCREEN_W, SCREEN_H), interpolation=cv2.INTER_AREA))
     stack = np.stack(imgs).astype(np.int16)
-    changed = (np.abs(stack - stack[0]) > DIFF_LEVEL).any(axis=0)
+    changed = (np.abs(stack - stack[0]) > DIFF_LEVEL).any(axis=(0, 3))
     geom = audit.geom
     movers = [n for n in geom.meshes if n in audit.moving]
-    statics = [n for n in geom.meshes if n not in audit.moving and audit.info[n].get("hide_render") is False]
+    statics = [n for n in geom.meshes if n not in audit.moving and _renders(audit.info[n])]
     explained = np.zeros_like(changed)
     yy, xx = np.mgrid[0:SCREEN_H, 0:SCREEN_W]
     boxes = _boxes(geom, movers + statics, fidx)
@@ -93,6 +236,9 @@ def screen_motion_check(scene: Any, samples: Any, frames_dir: Path, audit: Any) 
             x0, y0 = np.nanmin(p, axis=0) - 2
             x1, y1 = np.nanmax(p, axis=0) + 2
             explained |= (xx >= x0) & (xx <= x1) & (yy >= y0) & (yy <= y1)
+    systems = rendered_particle_systems(scene, samples)
+    by_particles, particle_counts = particle_explained(scene, samples, fidx, systems)
+    explained |= by_particles
     unexplained = changed & ~explained
     suspects = []
     for n in statics:
@@ -125,4 +271,6 @@ def screen_motion_check(scene: Any, samples: Any, frames_dir: Path, audit: Any) 
         "changed_fraction": round(float(changed.mean()), 5),
         "unexplained_fraction": round(float(unexplained.mean()), 5),
         "suspects": [{"object": n, "fraction": round(f, 4)} for n, f in suspects],
+        "particle_systems": [dict(r, radius_m=round(r["radius_m"], 5), changed_particle_frames=particle_counts.get(r["key"], 0)) for r in systems],
+        "particle_explained_fraction": round(float((changed & by_particles).mean()), 5),
     }
