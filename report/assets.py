@@ -44,7 +44,7 @@ img.plot{max-width:100%;border:1px solid var(--line);border-radius:6px;backgroun
 .timeline .ev{position:absolute;top:22px;height:18px;background:#f4c43055;border-left:2px solid #d69e00;font-size:11px;
   padding:0 4px;overflow:hidden;white-space:nowrap;cursor:pointer;border-radius:0 3px 3px 0}
 .timeline .ev.key{background:#f0444433;border-left-color:#b42318}
-.timeline .fm{position:absolute;top:16px;width:2px;height:6px;background:#b42318}
+.timeline .fm{position:absolute;top:15px;width:3px;height:8px;background:#b42318;cursor:pointer}
 details{margin:4px 0}summary{cursor:pointer;color:var(--acc)}
 pre{background:#f2f4f7;padding:8px;border-radius:5px;overflow:auto;max-height:320px;font-size:12px}
 .finding{border-left:3px solid var(--bad);padding-left:10px;margin:10px 0}

@@ -440,7 +440,8 @@ class _Builder:
                      + "</tr>")
         b.append("</tbody></table>")
         # synchronised videos
-        b.append(self._player(tid, cfgs, chosen, clips, events, page_dir))
+        fnds = {c: self.findings_of(c, tid, chosen[c])[0] for c in cfgs}
+        b.append(self._player(tid, cfgs, chosen, clips, events, page_dir, fnds))
         # plots
         truth = _samples(lt.truth_trajectories) if lt is not None else None
         cand_s = {}
@@ -486,7 +487,8 @@ class _Builder:
                 + (f"<a href='tasks/{_slug(tid)}.html'><img alt='strip {e(tid)}' src='data:image/png;base64,{strip}'></a>" if strip else "")
                 + f"<div class='small muted'>rows: reference{''.join(', ' + e(c) for c in with_art) or ' (no candidate artifact)'}</div>{sc}</div>")
 
-    def _player(self, tid: str, cfgs: list[str], chosen: dict, clips: dict, events: list[dict], page_dir: Path) -> str:
+    def _player(self, tid: str, cfgs: list[str], chosen: dict, clips: dict, events: list[dict], page_dir: Path,
+                findings: dict[str, list[dict]] | None = None) -> str:
         dur = 240 / FPS
         figs = []
         order = [("", "reference")] + [(c, c) for c in cfgs]
@@ -515,6 +517,14 @@ class _Builder:
             marks.append(f"<div class='ev{' key' if ev.get('key') else ''}' style='left:{left:.2f}%;width:{width:.2f}%' "
                          f"data-seek='{int(round(s0 * FPS)) + 1}' title='{e(ev.get('id', ''))}: {e(ev.get('description', ''))} "
                          f"({s0:.2f}–{s1:.2f} s)'>{e(ev.get('id', ''))}</div>")
+        for c, fs in (findings or {}).items():
+            for f in fs:
+                fr = [x for x in (f.get("frames") or []) if isinstance(x, int | float)]
+                if not fr:
+                    continue
+                marks.append(f"<div class=fm style='left:{100 * (fr[0] - 1) / 240:.2f}%' data-seek='{int(fr[0])}' "
+                             f"title='{e(c)}: {e(str(f.get('kind')))} on {e(', '.join(map(str, f.get('objects') or [])))} "
+                             f"({e(evidence.frames_text(fr))})'></div>")
         ctrl = ("<div class=controls><button class=first title='first frame'>|◀ first</button><button class=prev title='previous frame (←)'>◀ frame</button>"
                 "<button class=play>▶ play</button><button class=next title='next frame (→)'>frame ▶</button>"
                 "<label class='small muted'>speed <select class=speed><option value=0.25>0.25×</option><option value=0.5>0.5×</option>"
@@ -526,7 +536,7 @@ class _Builder:
         return (f"<h2 id=player>Reference and candidates, in sync</h2><div class='sync card' data-fps={FPS} data-duration={dur:g}>"
                 f"<div class=videos>{''.join(figs)}</div>{ctrl}<div class=timeline><input type=range min=1 max=240 value=1 step=1>"
                 f"{''.join(marks)}</div><p class='small muted'>One control drives every video (the reference is the clock). "
-                f"← / → step one frame, space plays. Markers: the task's timed events (red: key items); click one to jump to it.</p>"
+                f"← / → step one frame, space plays. Markers: the task's timed events (red: key items) and, as red ticks, where a candidate's findings start; click one to jump to it.</p>"
                 + (f"<ul class=small>{ev_list}</ul>" if ev_list else "<p class='small muted'>This task has no timed events.</p>")
                 + "</div>")
 
