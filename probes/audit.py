@@ -49,6 +49,8 @@ from physcodegym.probes.audit_base import (  # noqa: F401 - thresholds shared by
     SELF_X_MAX_FRAMES,
     SELF_X_MIN_FRAMES,
     SELF_X_MIN_PAIRS,
+    SHELL_MIN,
+    SHELL_REL,
     SOLVER_SHAPES_WITH_OUTER_MARGIN,
     SUPPORT_AZ,
     SUPPORT_MIN_RUN,

@@ -30,6 +30,7 @@ SUPPORT_AZ = 0.3  # fraction of |g|
 SUPPORT_SAMPLES = 6  # frames per body where the material under it is measured
 SUPPORT_TOL = 0.01  # m, plus effective collision margins and 3 % of the body size
 PROXY_TOL_MIN, PROXY_TOL_REL = 0.01, 0.1  # collider vs mesh: max(1 cm, 10 % of the smallest dimension)
+SHELL_MIN, SHELL_REL = 0.05, 0.2  # a hull margin / collision thickness beyond max(5 cm, 20 % of the smallest dimension)
 ENERGY_GAIN_REL = 0.05  # of the scene's mechanical energy scale, over the initial energy
 ENERGY_REBOUND_REL = 0.2  # rise above the running minimum
 ENERGY_FRAMES = 5

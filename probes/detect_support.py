@@ -9,6 +9,8 @@ from physcodegym.probes import kinematics as kin
 from physcodegym.probes.audit_base import (
     PROXY_TOL_MIN,
     PROXY_TOL_REL,
+    SHELL_MIN,
+    SHELL_REL,
     SOLVER_SHAPES_WITH_OUTER_MARGIN,
     SUPPORT_AZ,
     SUPPORT_MIN_RUN,
@@ -223,6 +225,13 @@ class SupportDetectors(AuditBase):
         for n, mg in self.geom.meshes.items():
             info = self.info[n]
             rb = info.get("rigid_body")
+            col = info.get("collision")
+            if not rb and col and col.get("use") and col.get("thickness_outer", 0.0) > max(SHELL_MIN, SHELL_REL * (_size(info) or 1.0)):
+                th = float(col["thickness_outer"])
+                self.add(kind="collider_mismatch", objects=[n], frames=[int(self.frames[0]), int(self.frames[-1])], value=round(th, 6), unit="m",
+                         message=f"{n}'s collision shell (thickness_outer {th:.3f} m) extends beyond the visible mesh",
+                         evidence={"shape": "COLLISION", "thickness_outer": th, "tolerance_m": max(SHELL_MIN, SHELL_REL * (_size(info) or 1.0))})
+                continue
             if not rb or not rb["enabled"] or mg.deforming:
                 continue
             shape = rb["collision_shape"]
@@ -234,7 +243,7 @@ class SupportDetectors(AuditBase):
                 inside = float(max(0.0, sdf(mg.local).max()))  # mesh pokes out of the proxy
                 if mg.closed:
                     beyond = self._outside_mesh(n, surf)
-            elif shape in SOLVER_SHAPES_WITH_OUTER_MARGIN and rb["collision_margin"] > max(0.05, 0.5 * size):
+            elif shape in SOLVER_SHAPES_WITH_OUTER_MARGIN and rb["collision_margin"] > max(SHELL_MIN, SHELL_REL * size):
                 beyond = float(rb["collision_margin"])
             else:
                 continue
