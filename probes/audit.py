@@ -96,12 +96,12 @@ DETECTORS: list[tuple[str, Any]] = [
     ("not_simulated", _method("not_simulated")),
     ("effects", _method("measure_effects")),
     ("force_fields", _method("force_fields")),
-    ("hidden_colliders", _method("hidden_colliders")),
     ("parameters", _params),
     ("pairs", _method("pairs")),
     ("particles_through", _method("particles_through")),
     ("born_inside", _born_inside),
     ("support", _method("support")),
+    ("hidden_colliders", _method("hidden_colliders")),  # after support: adds the measured effect to its findings
     ("proxies", _method("proxies")),
     ("energy", _method("energy")),
     ("self_intersection", _method("self_intersection")),

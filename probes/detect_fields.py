@@ -84,6 +84,12 @@ class FieldDetectors(AuditBase):
                 continue
             objs = sorted({t.split("/", 1)[0] for t in acts})
             eff = self.effects[f"collider:{c}"]["effects"]  # type: ignore[index]
+            measured = {t: {k: v for k, v in e.items() if k != "per_frame"} for t, e in eff.items()}
+            same = [f for f in self.findings if f.kind == "hidden_support" and c in f.objects]
+            if same:  # the support detector already named this collider: add the measured effect to its evidence
+                for f in same:
+                    f.evidence["measured_without_holder"] = measured
+                continue
             worst = max((e.get("max_deviation_m") or e.get("particles_median_m") or 0.0) for t, e in eff.items() if e["acts"])
             self.add(
                 kind="hidden_support",
@@ -93,7 +99,7 @@ class FieldDetectors(AuditBase):
                 unit="m",
                 message=f"{c!r} is a collider that does not render ({ph.hidden_how(self.info[c])}) and changes the motion of {acts} "
                 f"(up to {worst:.3f} m without it)",
-                evidence={"holder": c, "hidden_how": ph.hidden_how(self.info[c]), "measured": {t: {k: v for k, v in e.items() if k != "per_frame"} for t, e in eff.items()}},
+                evidence={"holder": c, "hidden_how": ph.hidden_how(self.info[c]), "measured": measured},
             )
 
     # ================================================================ force fields

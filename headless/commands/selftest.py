@@ -1,4 +1,8 @@
-"""`physcodegym selftest --task TASK`: inject known defects into the truth scene; report what the audit and rubric catch."""
+"""`physcodegym selftest --task TASK | --all`: inject known defects into the truth scene; report what the audit and rubric catch.
+
+The table marks a cell "+P" when the defect was caught and S_val dropped, "+" when caught but not penalised,
+"MISSED" when not caught and "n/a" when the defect cannot apply to the task (e.g. no collider to remove).
+"""
 
 from __future__ import annotations
 
@@ -13,8 +17,9 @@ HELP = "inject known defects into a task's truth scene and report which the audi
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--task", action="append", required=True, help="task id or folder (repeatable)")
-    p.add_argument("--defects", help="comma-separated subset of: keyframe_core, remove_collider, hidden_support, oversize_margin, add_attractor")
+    p.add_argument("--task", action="append", help="task id or folder (repeatable)")
+    p.add_argument("--all", action="store_true", help="every shipped task (the full self-test matrix)")
+    p.add_argument("--defects", help="comma-separated subset of the defect kinds (default: all; see probes/defects.py DEFECTS)")
     p.add_argument("--work-dir", help="keep truth bakes and defected scenes here")
 
 
@@ -28,7 +33,13 @@ def run(args: argparse.Namespace) -> Any:
     bad = [d for d in defects if d not in DEFECTS]
     if bad:
         raise InputError(f"unknown defect kind(s) {bad}; known: {', '.join(DEFECTS)}", field="--defects")
-    tasks = [load_task(t) for t in args.task]
+    if not args.task and not args.all:
+        raise InputError("give --task TASK (repeatable) or --all", field="--task")
+    tasks = [load_task(t) for t in args.task or []]
+    if args.all:
+        from physcodegym.tasks.loader import PACKS_DIR, list_tasks
+
+        tasks += [t for t in list_tasks([PACKS_DIR]) if t.truth_program and t.truth_program.is_file()]
     results = []
     with Progress(transient=True) as prog:
         bar = prog.add_task("selftest", total=len(tasks) * len(defects))
@@ -40,5 +51,6 @@ def run(args: argparse.Namespace) -> Any:
     doc = {"tasks": results, "matrix": matrix, "penalised": penalised, "all_caught": all(r["all_caught"] for r in results)}
     lines = [f"{'task':<28}" + "".join(f"{d[:14]:>16}" for d in defects)]
     for t, row in matrix.items():
-        lines.append(f"{t:<28}" + "".join(f"{('caught' if row.get(d) else 'MISSED' if row.get(d) is False else 'n/a'):>16}" for d in defects))
+        pen = penalised[t]
+        lines.append(f"{t:<28}" + "".join(f"{(('+P' if pen.get(d) else '+') if row.get(d) else 'MISSED' if row.get(d) is False else 'n/a'):>16}" for d in defects))
     return CommandResult(doc=doc, exit_code=0, human="\n".join(lines))

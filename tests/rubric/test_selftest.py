@@ -2,8 +2,8 @@
 
 The basic defects run on every shipped task; the issue-12 mechanism defects (NLA strip with the world off,
 a visible copy following a hidden body, weak gravity with a fast clock, static embedded solids) run on the
-test task and two shipped rigid tasks here (the full matrix: `physcodegym selftest --all`, see
-benchmarks/selftest_matrix.py), so the self-test's CI cost does not grow with every new mechanism.
+test task and two shipped rigid tasks here (the full matrix: `physcodegym selftest --all`), so the
+self-test's CI cost does not grow with every new mechanism.
 """
 
 from __future__ import annotations
