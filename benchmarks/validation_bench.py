@@ -5,6 +5,7 @@ compress like renders, and a real zstd-compressed scene.blend saved by bpy in a 
 of `--repeat` rounds:
 - `accept_s`: `sandbox.artifacts.accept_outputs` (lstat + O_NOFOLLOW open, one-link check, headers, the same
   PNG decode the scorer does, sha256 of every byte, rename into OUT/), what the runner adds after every run;
+- `accept_cpu_s`: its CPU seconds (all threads): what it costs on an idle machine, whatever the load here;
 - `verify_s`: `validated_run` (record read without links, every accepted file re-hashed), what `score`,
   `audit` and `batch` pay before they read a run;
 - `read_frames_s`: reading the 240 frames through `read_verified` (hash-checked bytes) as the scorer does;
@@ -82,15 +83,16 @@ def main() -> None:
             frame_bytes = _frames(src / "frames", a.frames)
         _blend(src / "scene.blend", a.blend_mb)
         blend_bytes = (src / "scene.blend").stat().st_size
-        acc_t, ver_t, read_t = [], [], []
+        acc_t, acc_cpu, ver_t, read_t = [], [], [], []
         out = root / "out"
         for _ in range(a.repeat):
             shutil.rmtree(out, ignore_errors=True)
             shutil.copytree(src, out / "sandbox")
             os.sync()
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             acc = A.accept_outputs(out / "sandbox", out, "full", a.frames)
             acc_t.append(time.perf_counter() - t)
+            acc_cpu.append(time.process_time() - c)
             assert acc.reason is None, acc.reason
             (out / "run.json").write_text(RunRecord(status="ok", artifacts=acc.artifacts, expected_frames=a.frames).model_dump_json())
             t = time.perf_counter()
@@ -110,7 +112,7 @@ def main() -> None:
             "bench": "validation", "frames": a.frames, "frames_source": "real run" if a.frames_from else "synthetic (noisy)",
             "load_avg_1m": round(os.getloadavg()[0], 1), "cpus": os.cpu_count(), "frame_mib": round(frame_bytes / 2**20, 1),
             "blend_mib": round(blend_bytes / 2**20, 1), "repeat": a.repeat,
-            "accept_s": round(statistics.median(acc_t), 3), "verify_s": round(statistics.median(ver_t), 3),
+            "accept_s": round(statistics.median(acc_t), 3), "accept_cpu_s": round(statistics.median(acc_cpu), 3), "verify_s": round(statistics.median(ver_t), 3),
             "read_frames_s": round(statistics.median(read_t), 3), "media_audit_s": media.get("seconds"),
             "media_audit_ok": media.get("ok"), "target_s": 1.0,
             "within_target": statistics.median(acc_t) < 1.0 and statistics.median(ver_t) < 1.0,
