@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     blend, out = Path(argv[0]), Path(argv[1])
     import bpy
 
-    bpy.ops.wm.open_mainfile(filepath=str(blend), load_ui=False)
+    bpy.ops.wm.open_mainfile(filepath=str(blend), load_ui=False, use_scripts=False)  # Auto Run off
     doc = describe(bpy)
     tmp = out.with_suffix(".tmp")
     tmp.write_text(json.dumps(doc, indent=1), encoding="utf-8")

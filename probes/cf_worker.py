@@ -66,7 +66,7 @@ def run_job(blend: str, job: dict[str, Any], mapping: dict[str, str], handlers0:
         from physcodegym.probes.sampling import sample_scene
         from physcodegym.tasks.schema import Intervention
 
-        bpy.ops.wm.open_mainfile(filepath=str(blend))
+        bpy.ops.wm.open_mainfile(filepath=str(blend), use_scripts=False)  # Auto Run off: the blend is a program's output
         if handlers0 is not None:  # a previous job's handlers (persistent or not) never reach this one
             for name, keep in handlers0.items():
                 lst = getattr(bpy.app.handlers, name)
