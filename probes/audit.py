@@ -4,17 +4,25 @@
 run folder (`scene.blend` + optional `scene.py` + `frames/`) or a `.blend` first. The scene is sampled
 once (`sampling.sample_scene`), then every detector reads those arrays and the one `SceneGeometry`:
 
-- motion sources (animation, drivers, constraints, kinematic bodies, handlers in the program text or
-  live) for every object that moves -> `scripted_motion`, `not_simulated`;
-- force fields and their targets -> `unexplained_force_field`;
-- AABB broad-phase over solid pairs, then sampled BVH depth -> `interpenetration`, `no_contact_response`;
-- frames where a dynamic body is held against gravity, and what material is under it ->
-  `hidden_support`, `collider_mismatch` (plus a static proxy-vs-mesh comparison);
-- passive mechanical energy from rigid-body masses -> `energy_gain`;
-- nonadjacent triangle crossings of cloth / soft bodies -> `self_intersection`;
-- NaN, explosion and jitter at rest -> `numerical_instability`.
+- `detect_motion`: the solvers-off re-evaluation of the saved scene in a fresh worker (`probes.ownership`:
+  whatever still moves with every solver and field off is scripted, whatever the mechanism), the listed
+  sources that name it, motion derived from another object (it needs a rendered, simulated owner),
+  handlers in the program text or live -> `scripted_motion`, `not_simulated`;
+- `detect_fields`: one counterfactual re-bake per force field and per collider that does not render
+  (`probes.effects`) -> `unexplained_force_field` (attractors that measurably steer bodies or particles),
+  `hidden_support` (hidden colliders that change a rigid body, cloth or particles);
+- `params`: effective gravity and clock of every solver, restitution, mass, damping -> `non_physical_parameter`;
+- `detect_contacts`: AABB broad-phase over solid pairs (moving or not), then sampled BVH depth ->
+  `interpenetration`, `no_contact_response`; `static_defects`: particles born inside solids;
+- `detect_support`: frames where a dynamic body is held against gravity, and what holds it (material,
+  a hidden collider, a field, nothing) -> `hidden_support`, `collider_mismatch` (plus proxy-vs-mesh);
+- `detect_dynamics`: passive mechanical energy -> `energy_gain` (only fields that measurably act are work
+  sources); cloth / soft-body crossings, static ones too -> `self_intersection`; NaN, explosion, jitter ->
+  `numerical_instability`.
 
-Thresholds are module constants so the rubric engineer and users can see exactly what is tolerated.
+The detectors run in the order of `DETECTORS` (an explicit registry). What rendered, simulated, moving and
+collider mean is defined once in `probes.physics`.
+Thresholds are module constants (`probes.audit_base`, re-exported here) so the rubric engineer and users can see exactly what is tolerated.
 """
 
 from __future__ import annotations

@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from physcodegym.probes.defects import DEFECTS, inject_defect  # noqa: F401  (re-exported for the CLI)
+from physcodegym.tasks.loader import LoadedTask
 
 # ------------------------------------------------------------------ orchestration (bpy in this process)
 
 
-def truth_blend(loaded_task: Any, work: Path) -> Path:
+def truth_blend(loaded_task: LoadedTask, work: Path) -> Path:
     """Bake the task's truth program without rendering and return its scene.blend (cached in `work`)."""
     from physcodegym.core.errors import InputError
 
@@ -40,7 +41,7 @@ def truth_blend(loaded_task: Any, work: Path) -> Path:
     return blend
 
 
-def truth_mapping(loaded_task: Any) -> dict[str, str]:
+def truth_mapping(loaded_task: LoadedTask) -> dict[str, str]:
     return {r.name: r.truth_object for r in loaded_task.task.roles if r.truth_object}
 
 
@@ -54,7 +55,7 @@ def _jsonable(x: Any) -> Any:
     return str(x)
 
 
-def truth_baseline(loaded_task: Any, work: Path) -> dict[str, Any]:
+def truth_baseline(loaded_task: LoadedTask, work: Path) -> dict[str, Any]:
     """The truth scene's full evaluation (audit + every rubric criterion, counterfactuals included), cached in `work`.
 
     The cache is keyed on the task.json text and the truth bake, so the self-test and the truth
@@ -77,7 +78,7 @@ def truth_baseline(loaded_task: Any, work: Path) -> dict[str, Any]:
     return json.loads(cache.read_text())
 
 
-def _without_counterfactuals(loaded_task: Any) -> Any:
+def _without_counterfactuals(loaded_task: LoadedTask) -> LoadedTask:
     from physcodegym.verifier.rubric_eval import CF_CHECKS
 
     t = loaded_task.task
@@ -85,7 +86,7 @@ def _without_counterfactuals(loaded_task: Any) -> Any:
     return dataclasses.replace(loaded_task, task=t.model_copy(update={"rubric": t.rubric.model_copy(update={"criteria": crit})}))
 
 
-def evaluate_blend(loaded_task: Any, blend: Path, lazy: bool = False, samples_npz: Path | None = None, decided_by: tuple[str, ...] = ()) -> dict[str, Any]:
+def evaluate_blend(loaded_task: LoadedTask, blend: Path, lazy: bool = False, samples_npz: Path | None = None, decided_by: tuple[str, ...] = ()) -> dict[str, Any]:
     """Audit (when the audit module exists) and rubric-evaluate one saved scene in this process.
 
     `samples_npz`: samples the worker took right after its bake (not taken again). `decided_by`:
@@ -138,7 +139,7 @@ def evaluate_blend(loaded_task: Any, blend: Path, lazy: bool = False, samples_np
     return doc
 
 
-def run_selftest(loaded_task: Any, defects: list[str] | None = None, work_dir: Path | None = None, progress: Any = None) -> dict[str, Any]:
+def run_selftest(loaded_task: LoadedTask, defects: list[str] | None = None, work_dir: Path | None = None, progress: Any = None) -> dict[str, Any]:
     """{"task", "baseline": {S_val, failed}, "defects": {kind: {caught, by_audit, by_rubric, failed_criteria, S_val}}}.
 
     The truth is baked and fully evaluated once (cached in the work folder); every defect is
