@@ -1,0 +1,32 @@
+"""non_physical_parameter rules on recorded scene settings (pure numpy; the real-bake case is slow_gravity in test_mechanisms)."""
+
+from __future__ import annotations
+
+import numpy as np
+from physcodegym.samples import SceneSamples
+
+
+def _samples(weight: float = 1.0, clock: float = 1.0, restitution: float = 0.5, world_on: bool = True) -> SceneSamples:
+    rb = {"type": "ACTIVE", "enabled": True, "in_world": True, "mass": 1.0, "restitution": restitution, "linear_damping": 0.04, "angular_damping": 0.1,
+          "collision_shape": "SPHERE", "collision_margin": 0.0, "collision_collections": [True] + [False] * 19}
+    return SceneSamples(
+        frames=np.arange(1, 4, dtype=np.int32), fps=30.0, names=["Ball"], matrices=np.tile(np.eye(4), (1, 3, 1, 1)), verts={}, particles={}, particles_alive={},
+        info={"Ball": {"type": "MESH", "rigid_body": rb, "modifiers": [], "physics": {}}},
+        scene_info={"gravity": [0, 0, -9.81], "use_gravity": True,
+                    "rigidbody_world": {"enabled": world_on, "time_scale": clock, "substeps_per_frame": 10, "effector_weights": {"gravity": weight, "all": 1.0}}},
+    )
+
+
+def test_gravity_tolerance_and_clock_and_restitution() -> None:
+    from physcodegym.probes.params import parameter_problems
+
+    assert parameter_problems(_samples()) == []
+    assert parameter_problems(_samples(weight=0.95)) == []  # within the default 10 %
+    strict = parameter_problems(_samples(weight=0.95), gravity_tol=0.02)  # a rubric asking for Earth gravity within 2 %
+    assert [p["param"] for p in strict] == ["gravity"] and "effector_weights.gravity" in strict[0]["path"]
+    probs = {p["param"]: p for p in parameter_problems(_samples(weight=0.25, clock=2.0, restitution=1.2))}
+    assert set(probs) == {"gravity", "time_scale", "restitution"}
+    assert probs["time_scale"]["path"] == "scene.rigidbody_world.time_scale" and probs["time_scale"]["value"] == 2.0
+    assert probs["restitution"]["path"] == "objects['Ball'].rigid_body.restitution"
+    # a body in a disabled world is not simulated: its solver parameters are not judged
+    assert parameter_problems(_samples(weight=0.25, world_on=False)) == []
