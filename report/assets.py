@@ -18,7 +18,7 @@ h2{font-size:18px;margin:26px 0 8px}h3{font-size:15px;margin:18px 0 6px}
 table{border-collapse:collapse;width:100%;background:var(--card)}
 .tw{overflow-x:auto;max-width:100%}
 th,td{border-bottom:1px solid var(--line);padding:4px 6px;text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
-th{background:#eef1f5;font-weight:600;position:sticky;top:0}th.sortable{cursor:pointer;user-select:none}
+th{background:#eef1f5;font-weight:600}th.sortable{cursor:pointer;user-select:none}
 th.sortable:after{content:" \2195";color:#98a2b3;font-size:11px}th.asc:after{content:" \25B2"}th.desc:after{content:" \25BC"}
 td.l,th.l{text-align:left}td.wrap{white-space:normal}
 td small,.n{color:var(--mute);font-size:11px;margin-left:3px}
