@@ -110,6 +110,9 @@ def criterion_sentence(res: dict, spec: Any | None) -> str:
     desc = (spec.description if spec is not None else None) or res.get("description") or res.get("id", "criterion")
     what = CHECK_TEXT.get(check, check.replace("_", " "))
     meas, thr = measured_and_thresholds(res.get("evidence"))
+    cf = _counterfactual_words(res.get("evidence"))
+    if cf is not None:
+        meas, thr = cf
     if spec is not None:
         thr = [f"{k.replace('_', ' ')} {_num(v)}" for k, v in spec.thresholds.items()] + thr
         thr += [f"{k.replace('_', ' ')} {_num(v)}" for k, v in spec.params.items() if isinstance(v, int | float) and not isinstance(v, bool)]
@@ -118,7 +121,7 @@ def criterion_sentence(res: dict, spec: Any | None) -> str:
             exp = getattr(cf, "expected", None)
             kind = getattr(cf.intervention.kind, "value", cf.intervention.kind)
             thr.append(f"intervention {kind} on {', '.join(cf.intervention.roles) or 'the scene'}"
-                       + (f", expected {_expected(exp)}" if exp is not None else ""))
+                       + (f", expected {_expected(exp)}" if exp is not None and cf is None else ""))
     _, word = verdict(res)
     s = f"{desc[0].upper() + desc[1:] if desc else ''}. Measured {what}"
     s += f": {'; '.join(meas)}" if meas else ""
@@ -154,3 +157,33 @@ def frames_text(frames: list, fps: float = 30.0) -> str:
     if len(frames) == 1 or a == b:
         return f"frame {a} ({(a - 1) / fps:.2f} s)"
     return f"frames {a}–{b} ({(a - 1) / fps:.2f}–{(b - 1) / fps:.2f} s{', ' + str(len(frames)) + ' listed' if len(frames) > 2 else ''})"
+
+
+OPS = {"lt": "<", "le": "≤", "gt": ">", "ge": "≥", "eq": "=", "ne": "≠"}
+
+
+def _counterfactual_words(ev: Any) -> tuple[list[str], list[str]] | None:
+    """A counterfactual's evidence in words: did the intervention take effect, what the intervened copy measured,
+    how far each role moved from its baseline; the expectation as the threshold. None if not that shape."""
+    if not isinstance(ev, dict) or not isinstance(ev.get("verdict"), dict):
+        return None
+    v = ev["verdict"]
+    meas: list[str] = []
+    te = ev.get("took_effect")
+    if te is not None:
+        how = (ev.get("took_effect_evidence") or {}).get("measured") if isinstance(ev.get("took_effect_evidence"), dict) else None
+        meas.append(f"the intervention took effect: {_num(bool(te))}" + (f" ({how})" if how else ""))
+    iv = v.get("intervened")
+    if isinstance(iv, dict) and iv.get("value") is not None:
+        meas.append(f"{str(v.get('measure', 'value')).replace('_', ' ')} of {v.get('role', '?')} in the intervened copy "
+                    f"{_num(iv['value'])}{(' ' + iv['unit']) if iv.get('unit') else ''}"
+                    + (f" (frame {iv['frame']})" if iv.get("frame") is not None else ""))
+    for role, t in (ev.get("trajectories") or {}).items():
+        if isinstance(t, dict) and t.get("max_deviation_m") is not None:
+            meas.append(f"{role} deviates from its baseline by up to {_num(t['max_deviation_m'])} m")
+    thr = []
+    if v.get("expected") is not None:
+        at = f" at {_num(v['at_s'])} s" if v.get("at_s") is not None else ""
+        thr.append(f"expected {str(v.get('measure', 'value')).replace('_', ' ')} of {v.get('role', '?')}{at} "
+                   f"{OPS.get(str(v.get('op')), v.get('op', ''))} {_num(v['expected'])}")
+    return meas[:5], thr

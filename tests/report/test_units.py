@@ -46,3 +46,23 @@ def test_setup_filters_pip_location_noise_and_keeps_errors(tmp_path: Path) -> No
     assert "ERROR: No matching distribution" in p.stderr
     assert "Location" not in p.stderr and "Editable" not in p.stderr and "WheelFile" not in p.stderr
     assert p.stderr.strip().splitlines() == ["ERROR: No matching distribution found for nothing-here"]
+
+
+def test_a_counterfactual_criterion_reads_as_a_sentence() -> None:
+    """The evidence shape rubric_eval records for a counterfactual criterion (as measured on the demo's shortcut)."""
+    from physcodegym.report.evidence import criterion_sentence
+    from physcodegym.tasks.loader import load_task
+
+    spec = next(c for c in load_task("ball_bounce").task.rubric.criteria if c.check == "counterfactual")
+    res = {"id": spec.id, "check": "counterfactual", "passed": False, "score": 0.0, "weight": spec.weight,
+           "evidence": {"took_effect": True, "took_effect_evidence": {"read_back": True, "measured": "object absent from the intervened scene"},
+                        "verdict": {"measure": "min_height", "role": "ball", "at_s": 3.0, "op": "lt", "expected": -0.5,
+                                    "intervened": {"value": 0.06, "unit": "m", "frame": 91}, "passed": False},
+                        "trajectories": {"ball": {"object": "RedBall", "max_deviation_m": 0.0}}},
+           "reason": "min_height of ball = 0.0600 not lt -0.5"}
+    s = criterion_sentence(res, spec)
+    assert "the intervention took effect: yes (object absent from the intervened scene)" in s
+    assert "min height of ball in the intervened copy 0.06 m (frame 91)" in s
+    assert "expected min height of ball at 3 s < -0.5" in s and "Verdict: failed (score 0.00" in s
+    res["passed"], res["score"] = True, 1.0
+    assert "Verdict: passed (score 1.00" in criterion_sentence(res, spec)
