@@ -29,6 +29,9 @@ class ContactDetectors(AuditBase):
             static_pair = a not in movers and b not in movers  # overlapping material is wrong even when nothing moves
             if self._related(a, b):
                 continue
+            if static_pair and not (self.geom.meshes[a].closed and self.geom.meshes[b].closed):
+                # an open shell (a basin, a tray wall, a sheet) has no inside: what rests in it is not in its material
+                continue
             depth = np.zeros(len(self.frames))
             ia_, ib_ = self.info[a], self.info[b]
             tol = max(PEN_MIN, PEN_REL * min(_size(ia_) or 1.0, _size(ib_) or 1.0), _margin(ia_), _margin(ib_))
