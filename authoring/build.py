@@ -95,8 +95,9 @@ def sample_blend(blend: Path, out_npz: Path, objects: list[str]) -> dict[str, An
 def trajectories_digest(npz: Path, decimals: int = 5) -> str:
     """Hash of the deterministic part of a sampling: rounded matrices, vertices and particle alive masks.
 
-    Particle positions are left out: the SPH solver is multi-threaded and chaotic, so they are compared
-    as a flow by tasks.verify instead (see verify.compare_particles).
+    Particle positions are left out: an SPH bake can depend on the process's memory layout (liquid_duck: not
+    reproducible even on one CPU) and the flow is chaotic, so they are compared as a flow by tasks.verify instead
+    (see the measurements in verify.py and verify.compare_particles).
     """
     import numpy as np
 
