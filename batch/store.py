@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 DB_NAME = "results.sqlite"
-FINAL = ("done", "failed", "error")  # a row with one of these is never redone on resume (same hashes)
+FINAL = ("done", "failed", "invalid", "error")  # a row with one of these is never redone on resume (same hashes)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS units (
