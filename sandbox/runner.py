@@ -71,9 +71,11 @@ class RunRecord(BaseModel):
 
 
 def configured_blender(explicit: str | None = None) -> str | None:
-    """Blender binary to use: the argument, else $PHYSCODEGYM_BLENDER, else None (the bpy module)."""
-    b = explicit or os.environ.get("PHYSCODEGYM_BLENDER") or None
-    return b
+    """Blender binary to use: the argument, else $PHYSCODEGYM_BLENDER, else the Blender this process runs inside
+    (a panel job in a real Blender, whose `sys.executable` cannot import bpy), else None (the bpy module)."""
+    from physcodegym.core import launch
+
+    return explicit or os.environ.get("PHYSCODEGYM_BLENDER") or launch.blender_binary() or None
 
 
 def png_size(path: Path) -> tuple[int, int] | None:

@@ -23,10 +23,13 @@ PARENT = r"""
 import json, subprocess, sys
 import bpy
 from physcodegym.core import launch
-out = {"before": launch.module_argv("physcodegym.x", ["a"]), "binary_before": launch.blender_binary()}
+from physcodegym.sandbox.runner import configured_blender
+out = {"before": launch.module_argv("physcodegym.x", ["a"]), "binary_before": launch.blender_binary(),
+       "runner_before": configured_blender()}
 if sys.argv[1]:
     bpy.app.binary_path = sys.argv[1]
 out["binary"] = launch.blender_binary()
+out["runner"] = configured_blender()
 runs = {}
 cases = (("show", ["tasks", "show", sys.argv[2], "--json"]), ("bad", ["tasks", "show", "/nonexistent/task", "--json"]))
 for name, args in cases:
@@ -114,6 +117,8 @@ def test_inside_a_blender_binary_children_run_through_it(standin: Path) -> None:
     out = _parent(str(standin))
     assert out["before"][:2] == [sys.executable, "-m"]  # the choice follows binary_path, measured live
     assert out["binary"] == str(standin)
+    # the sandbox runs scene programs with the same binary (its own Python could not import bpy)
+    assert out["runner_before"] is None and out["runner"] == str(standin)
     show, bad = out["runs"]["show"], out["runs"]["bad"]
     assert show["argv0"] == str(standin) and show["flags"][:2] == ["-b", "--factory-startup"]
     assert show["stdout_head"] == [BANNER]  # it really went through the stand-in
