@@ -74,46 +74,13 @@ def _args(argv: list[str]) -> argparse.Namespace:
     return ap.parse_args(argv)
 
 
-def _media_audit(bpy, workdir: str) -> list[dict]:
-    """What Blender decoded during the run, found in bpy.data (C-level loads bypass the audit hook)."""
-    out: list[dict] = []
-    wd = os.path.realpath(workdir)
-
-    def outside(fp: str) -> bool:
-        if not fp:
-            return False
-        ap = os.path.realpath(bpy.path.abspath(fp))
-        return not (ap == wd or ap.startswith(wd + "/"))
-
-    for img in bpy.data.images:
-        src = getattr(img, "source", "")
-        if src == "MOVIE":
-            out.append({"rule": "media-decode", "detail": f"image {img.name!r} decodes a movie {img.filepath!r}"})
-        elif src in ("FILE", "SEQUENCE", "TILED") and outside(img.filepath):
-            out.append({"rule": "media-decode", "detail": f"image {img.name!r} loads {img.filepath!r} from outside the folder"})
-    for clip in bpy.data.movieclips:
-        out.append({"rule": "media-decode", "detail": f"movie clip {clip.name!r} loaded from {clip.filepath!r}"})
-    for snd in bpy.data.sounds:
-        out.append({"rule": "media-decode", "detail": f"sound {snd.name!r} loaded from {snd.filepath!r}"})
-    for lib in bpy.data.libraries:
-        if outside(lib.filepath):
-            out.append({"rule": "load-external-blend", "detail": f"library {lib.filepath!r} linked from outside the folder"})
-    for sc in bpy.data.scenes:
-        sed = sc.sequence_editor
-        if sed is None:
-            continue
-        for st in getattr(sed, "strips_all", []):
-            if st.type in ("MOVIE", "IMAGE", "SOUND"):
-                out.append({"rule": "media-decode", "detail": f"VSE strip {st.name!r} ({st.type}) in scene {sc.name!r}"})
-    return out
-
-
 def main(argv: list[str]) -> int:
     a = _args(argv)
     if a.lifeline_fd is not None:
         _watch_lifeline(a.lifeline_fd)
     workdir = os.path.realpath(a.workdir)
     rewrite_mod = _load("rewrite")
+    media_mod = _load("media_audit")  # loaded before the program runs (and before the audit hook)
     status_fd = a.status_fd
 
     def emit(doc: dict) -> None:
@@ -205,7 +172,7 @@ def main(argv: list[str]) -> int:
             render_preview()  # the program never rendered: render its final state at frame N
         except Exception:
             traceback.print_exc()
-    for b in _media_audit(bpy, workdir):
+    for b in media_mod.scan_loaded_media(bpy, workdir, any_library=False):
         emit({"event": "breach", "audit_event": "post-run", **b})
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     emit({"event": "end", "rc": rc, "program_s": round(prog_s, 3), "peak_rss_mb": round(peak, 1)})

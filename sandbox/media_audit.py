@@ -31,6 +31,16 @@ def audit(blend: str, root: str) -> list[dict[str, Any]]:
     if with_prefs is not None:
         with_prefs.filepaths.use_scripts_auto_execute = False
     bpy.ops.wm.open_mainfile(filepath=blend, load_ui=False, use_scripts=False)
+    return scan_loaded_media(bpy, root, any_library=True)
+
+
+def scan_loaded_media(bpy: Any, root: str, any_library: bool) -> list[dict[str, Any]]:
+    """What Blender decoded or linked, found in `bpy.data`: movies, images from outside `root`, clips, sounds,
+    libraries (all of them with `any_library`, else only those from outside `root`) and media VSE strips.
+
+    The one scan for both passes: the child's own first report (sandbox/bootstrap.py, `any_library=False`) and
+    this trusted process on the saved scene (`any_library=True`: a saved scene links nothing).
+    """
     wd = os.path.realpath(root)
     out: list[dict[str, Any]] = []
 
@@ -51,7 +61,10 @@ def audit(blend: str, root: str) -> list[dict[str, Any]]:
     for snd in bpy.data.sounds:
         out.append({"rule": "media-decode", "detail": f"sound {snd.name!r} loaded from {snd.filepath!r}"})
     for lib in bpy.data.libraries:
-        out.append({"rule": "load-external-blend", "detail": f"library {lib.filepath!r} linked into the scene"})
+        if any_library:
+            out.append({"rule": "load-external-blend", "detail": f"library {lib.filepath!r} linked into the scene"})
+        elif outside(lib.filepath):
+            out.append({"rule": "load-external-blend", "detail": f"library {lib.filepath!r} linked from outside the folder"})
     for sc in bpy.data.scenes:
         sed = sc.sequence_editor
         if sed is None:
