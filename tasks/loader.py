@@ -16,6 +16,8 @@ from physcodegym.tasks.schema import FPS, FRAMES, Task
 from pydantic import ValidationError
 
 PACKS_DIR = Path(__file__).resolve().parent / "packs"
+# generated members of the task families (`physcodegym tasks generate`); the hand-built packs stay in PACKS_DIR
+LIBRARY_DIR = Path(__file__).resolve().parent / "library"
 TASK_FILE = "task.json"
 
 
@@ -47,9 +49,9 @@ class LoadedTask:
 
 
 def task_roots() -> list[Path]:
-    """Where task ids are looked up: $PHYSCODEGYM_TASKS (os.pathsep-separated), then the shipped packs."""
+    """Where task ids are looked up: $PHYSCODEGYM_TASKS (os.pathsep-separated), the shipped packs, the generated library."""
     roots = [Path(p) for p in os.environ.get("PHYSCODEGYM_TASKS", "").split(os.pathsep) if p]
-    roots.append(PACKS_DIR)
+    roots.extend([PACKS_DIR, LIBRARY_DIR])
     return roots
 
 

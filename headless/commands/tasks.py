@@ -8,6 +8,7 @@ from pathlib import Path
 
 from physcodegym.core.errors import InputError
 from physcodegym.headless.cli import CommandResult
+from physcodegym.headless.commands import tasks_generate, tasks_import
 from physcodegym.tasks.loader import TASK_FILE, LoadedTask, check_video, list_tasks, load_task, task_roots
 
 NAME = "tasks"
@@ -35,6 +36,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     r.add_argument("id", nargs="+", help="task ids or folders ('all' for every shipped task)")
     r.add_argument("--tol", type=float, default=1e-4, help="largest allowed difference in metres (default 1e-4)")
     r.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+    for extra in EXTRA:
+        extra.add_parser(sub)
+
+
+# sub-commands that live in their own modules: each has add_parser(sub) and NAMES -> run(args)
+EXTRA = (tasks_generate, tasks_import)
 
 
 def _row(loaded_task: LoadedTask) -> dict:
@@ -52,6 +59,9 @@ def _row(loaded_task: LoadedTask) -> dict:
 
 
 def run(args: argparse.Namespace) -> CommandResult:
+    for extra in EXTRA:
+        if args.tasks_cmd in extra.NAMES:
+            return extra.run(args)
     if args.tasks_cmd == "list":
         roots = [Path(r) for r in args.root] if args.root else task_roots()
         rows = [_row(loaded_task) for loaded_task in list_tasks(roots)]

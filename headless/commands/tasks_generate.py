@@ -1,0 +1,18 @@
+"""`physcodegym tasks generate` (its own module so that its owner can grow it without touching tasks.py)."""
+
+from __future__ import annotations
+
+import argparse
+
+from physcodegym.core.errors import InputError
+from physcodegym.headless.cli import CommandResult
+
+NAMES: tuple[str, ...] = ()  # the sub-command names this module serves; empty until it is built
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register the sub-command(s) on `physcodegym tasks`."""
+
+
+def run(args: argparse.Namespace) -> CommandResult:
+    raise InputError(f"unknown tasks sub-command {args.tasks_cmd!r}")
