@@ -8,7 +8,7 @@ from pathlib import Path
 
 from physcodegym.core.errors import InputError
 from physcodegym.headless.cli import CommandResult
-from physcodegym.headless.commands import tasks_generate, tasks_import
+from physcodegym.headless.commands import _tasks_generate, _tasks_import
 from physcodegym.tasks.loader import TASK_FILE, LoadedTask, check_video, list_tasks, load_task, task_roots
 
 NAME = "tasks"
@@ -41,7 +41,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 # sub-commands that live in their own modules: each has add_parser(sub) and NAMES -> run(args)
-EXTRA = (tasks_generate, tasks_import)
+EXTRA = (_tasks_generate, _tasks_import)
 
 
 def _row(loaded_task: LoadedTask) -> dict:

@@ -1,4 +1,4 @@
-"""`physcodegym tasks generate` (its own module so that its owner can grow it without touching tasks.py)."""
+"""`physcodegym tasks generate` (a sub-command of tasks.py; the leading underscore keeps the CLI from listing it as a command)."""
 
 from __future__ import annotations
 

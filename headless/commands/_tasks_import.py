@@ -1,4 +1,4 @@
-"""`physcodegym tasks import` (its own module so that its owner can grow it without touching tasks.py)."""
+"""`physcodegym tasks import` (a sub-command of tasks.py; the leading underscore keeps the CLI from listing it as a command)."""
 
 from __future__ import annotations
 
