@@ -1,4 +1,4 @@
-"""Launch / wall-clock / token / cost budgets of one agent run (paper §4.1: 20 launches, 3 h).
+"""Launch / wall-clock / token / cost budgets of one agent run (SPEC §6: 20 launches, 3 h).
 
 The budget is stated in every tool result so the model can plan; it is serialisable so a resumed
 run continues with what was left, not with a fresh allowance.

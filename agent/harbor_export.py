@@ -1,4 +1,4 @@
-"""Export a task in Harbor's task format, so native coding CLIs can run it at scale (paper appendix A.3).
+"""Export a task in Harbor's task format, so native coding CLIs can run it at scale (SPEC §7).
 
     OUT/task.toml          schema_version, [task], [metadata], [verifier], [agent], [environment]
     OUT/instruction.md     the task prompt, with the `pcg` shell tools instead of function calls

@@ -1,7 +1,7 @@
-"""System and task prompts (the paper's task text, in our words).
+"""System and task prompts (the task of SPEC §2-§3 and the tools and budgets of SPEC §6, in our words).
 
-The task prompt opens with the reminder to keep the last launch for the final validation run (the
-paper's appendix D.4.3 found this matters); it names the category and the permitted physical set-up,
+The task prompt opens with the reminder to keep the last launch for the final validation run (an agent that
+spends every launch on edits submits a program it never ran); it names the category and the permitted physical set-up,
 never the events, checklist answers, truth program or parameters.
 """
 

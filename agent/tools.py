@@ -1,4 +1,4 @@
-"""The tools the agent calls (issue 7 §1): observation of the reference video, workspace files,
+"""The tools the agent calls (SPEC §6): observation of the reference video, workspace files,
 Blender launches through the isolated runner, policy check and finalize.
 
 Argument schemas are pydantic models, so the JSON schemas sent to the provider and the validation of

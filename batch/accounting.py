@@ -1,13 +1,13 @@
-"""The paper's accounting (§4.1, §4.3, appendix C): which run counts, and over which tasks a mean is taken.
+"""Accounting over a batch (SPEC §8): which run counts, and over which tasks a mean is taken.
 
 - The latest attempt that produced a rendered sequence counts for a (configuration, task), not the best one.
 - A task with no valid artifact scores 0 on every metric and stays in the denominator.
 - A metric that could not be computed on an existing artifact (a technical gap) is left out of that metric's
   mean, never counted as 0; each mean carries n, its averaging set.
-- Averaging sets (each labelled): all tasks (Tab. 2), produced artifacts (Tab. 6), each configuration's
-  physical-evaluation subset (Tab. 5), and the subset shared by every configuration (Tab. 7).
+- Averaging sets (each labelled): all tasks (the main leaderboard), produced artifacts, each configuration's
+  physical-evaluation subset, and the subset shared by every configuration.
 - Column aggregates: S_vis and S_phys average the displayed component columns that are covered in this batch,
-  S_tot averages S_vis and S_phys (the paper's convention for model-aggregate tables); `covers` names them.
+  S_tot averages S_vis and S_phys; `covers` names them.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from typing import Any
 from physcodegym.metrics.results import METRIC_NAMES, PHYSICAL, VISUAL
 
 SETS: dict[str, str] = {
-    "all_tasks": "all tasks of the batch; a task without a valid artifact scores 0 on every metric (Tab. 2)",
-    "produced_artifacts": "tasks for which the configuration produced a rendered sequence (Tab. 6)",
-    "physical_subset": "tasks with a physical-validity judgment for the configuration, missing-artifact zeros included (Tab. 5)",
-    "shared_subset": "tasks where every configuration produced an artifact with every covered metric computed (Tab. 7)",
+    "all_tasks": "all tasks of the batch; a task without a valid artifact scores 0 on every metric",
+    "produced_artifacts": "tasks for which the configuration produced a rendered sequence",
+    "physical_subset": "tasks with a physical-validity judgment for the configuration, missing-artifact zeros included",
+    "shared_subset": "tasks where every configuration produced an artifact with every covered metric computed",
 }
 
 

@@ -170,7 +170,7 @@ def execute_unit(spec_d: dict) -> dict:
         rec = run_program(Path(spec.program), run_dir, timeout_s=spec.timeout_s, memory_mb=spec.memory_mb,
                           expected_frames=spec.expected_frames)
         row.update(run_status=rec.status, seconds_run=rec.seconds, peak_memory_mb=rec.peak_memory_mb)
-        # one verdict vocabulary (issue 19): only an `ok` run has a valid artifact; anything else scores 0 where counted
+        # one verdict vocabulary (SPEC §3): only an `ok` run has a valid artifact; anything else scores 0 where counted
         artifact = rec.status == "ok"
         row["artifact"] = artifact
         evidence = {"run_dir": str(run_dir), "run_json": str(run_dir / "run.json"), "log": str(run_dir / "run.log"),

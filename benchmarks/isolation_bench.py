@@ -1,4 +1,4 @@
-"""Start-up cost of the bubblewrap wall per run (issue 13; target <= 1 s against a 20-40 s run).
+"""Start-up cost of the bubblewrap wall per run (SPEC §3; target <= 1 s against a 20-40 s run).
 
 Three measurements, each the median of N repetitions (default 5), alternating the two variants so load on a
 shared machine hits both alike:

@@ -1,4 +1,4 @@
-"""Cost of the artifact validation of one 240-frame run (issue 19; target < 1 s), printed as one JSON line.
+"""Cost of the artifact validation of one 240-frame run (SPEC §3; target < 1 s), printed as one JSON line.
 
 Builds a scratch folder as a program leaves it (240 real 640x360 PNG frames with texture and noise, so they
 compress like renders, and a real zstd-compressed scene.blend saved by bpy in a child), then measures, median

@@ -1,6 +1,6 @@
 """S_evt: a vision-language judge decides each annotated event item from the candidate video alone.
 
-What the judge is shown, and why (our reading of the paper, Sec. 4.3): for each event item it receives
+What the judge is shown, and why (SPEC §4): for each event item it receives
   * role stills from the REFERENCE: its first frame with each participating role marked, plus a zoomed crop,
     so it can confirm which candidate object plays which role (identity only; nothing of the action);
   * the CANDIDATE video: evenly spaced full frames with their times, and supplementary temporal frames

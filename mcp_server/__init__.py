@@ -1,4 +1,4 @@
-"""The agent tools as a Model Context Protocol server (issue 17): `physcodegym mcp --task T --workspace DIR`.
+"""The agent tools as a Model Context Protocol server (SPEC §7): `physcodegym mcp --task T --workspace DIR`.
 
 `session.py` holds the transport-free part (one workspace: the shared Toolbox, the persisted launch budget and
 wall clock, the trace, agent_run.json, interrupted calls); `server.py` maps it onto the MCP SDK's low-level server

@@ -50,7 +50,7 @@ def run_branches(blend: Path, jobs: list[dict[str, Any]], mapping: dict[str, str
     jobs_file.write_text(json.dumps(spec))
     cmd = launch.module_argv("physcodegym.probes.cf_worker", ["--blend", str(blend), "--jobs", str(jobs_file), "--mapping", json.dumps(mapping or {})])
     err = None
-    # a trusted child with a time and memory limit (issue 19); its whole process group goes with it
+    # a trusted child with a time and memory limit; its whole process group goes with it
     p = run_limited(cmd, timeout_s=timeout_s * len(jobs), memory_mb=WORKER_MEMORY_MB, env=dict(os.environ))
     if p.killed_reason:
         err = f"worker stopped: {p.killed_reason}"

@@ -16,13 +16,13 @@ DEFECTS: dict[str, tuple[str, ...]] = {
     "hidden_support": ("hidden_support",),
     "oversize_margin": ("collider_mismatch",),
     "add_attractor": ("unexplained_force_field", "energy_gain"),
-    # issue 12 mechanisms
+    # concealment mechanisms (SPEC §5, self-test)
     "nla_world_off": ("scripted_motion", "not_simulated"),  # truth motion keyed into an NLA strip, rigid world off
     "hidden_follower": ("scripted_motion",),  # the simulated core stops rendering; a visible copy follows it
     "gravity_clock": ("non_physical_parameter",),  # gravity weight 0.25 with the solver clock at 2x
     "static_embed": ("interpenetration",),  # two rendered solids sunk into each other, neither moves
 }
-# The defects of the issue-12 mechanisms (CI runs them on a few rigid tasks; `selftest --all` on every task).
+# The concealment-mechanism defects (CI runs them on a few rigid tasks; `selftest --all` on every task).
 MECHANISM_DEFECTS: tuple[str, ...] = ("nla_world_off", "hidden_follower", "gravity_clock", "static_embed")
 BASIC_DEFECTS: tuple[str, ...] = tuple(k for k in DEFECTS if k not in MECHANISM_DEFECTS)
 # Defects that cannot apply to a task say so with this prefix (the self-test reports them not applicable).

@@ -1,7 +1,7 @@
 """`physcodegym report RESULTS --out DIR`: leaderboard (md/csv/json) and an HTML report that opens from disk.
 
 Layout of DIR (everything relative, no server, no network):
-- `index.html`: the leaderboard in the paper's Tab. 2 layout with sortable columns, filters by category,
+- `index.html`: the leaderboard (SPEC §4 metrics, SPEC §8 averaging sets) with sortable columns, filters by category,
   configuration and averaging set (the set and its n shown next to every mean), the metric bars, S_tot vs
   cost and vs launches, the per-task heat map, task cards and every unit;
 - `tasks/<task>.html`: the reference and each configuration's counted candidate as videos playing in sync

@@ -1,4 +1,4 @@
-"""One validated artifact set per run (issue 19): checked once by the trusted runner, read back by hash.
+"""One validated artifact set per run (SPEC §3, validated artifacts): checked once by the trusted runner, read back by hash.
 
 The scene program runs with `OUT/sandbox/` as its working folder and only writable place. After the child
 (and its whole process group) is gone, `accept_outputs` looks at that scratch folder from the trusted side:
@@ -61,7 +61,7 @@ class ArtifactError(Exception):
 
 
 def limits() -> dict[str, int]:
-    """The bounds in force (recorded in run.json and in the closing note of issue 19)."""
+    """The bounds in force (recorded in run.json)."""
     return {"png_bytes": MAX_PNG_BYTES, "video_bytes": MAX_VIDEO_BYTES, "blend_bytes": MAX_BLEND_BYTES,
             "blend_raw_bytes": MAX_BLEND_RAW_BYTES, "record_bytes": MAX_RECORD_BYTES, "scratch_entries": MAX_SCRATCH_ENTRIES,
             "frame_slack": FRAME_SLACK}

@@ -1,4 +1,4 @@
-"""The operating-system wall around a scene program (issue 13): bubblewrap (`bwrap`).
+"""The operating-system wall around a scene program (SPEC §3): bubblewrap (`bwrap`).
 
 The child sees a read-only system (`/usr`, a short list of `/etc` entries), the interpreter and its
 packages, the sandbox's own bootstrap code and its program file (read-only), and exactly one

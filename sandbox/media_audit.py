@@ -1,4 +1,4 @@
-"""The post-run media audit, in a separate trusted process (issue 13 item 2).
+"""The post-run media audit, in a separate trusted process (SPEC §3, isolation wall).
 
 `python -m physcodegym.sandbox.media_audit BLEND --root DIR` opens the accepted `scene.blend` with Auto Run
 off (`use_scripts=False`, factory settings, no user config) and reports, as JSON on stdout, what Blender

@@ -1,4 +1,4 @@
-"""Isolated execution of a scene program (SPEC §3, issue 2 items 6-7).
+"""Isolated execution of a scene program (SPEC §3).
 
 `run_program` checks the program statically (status `policy` on a violation), then runs it in a
 fresh process (its own session, so a timeout kills the whole group) with the working directory set
@@ -59,7 +59,7 @@ class RunRecord(BaseModel):
     preview_frame: int | None = None
     started_at: str | None = None
     isolation: str | None = None  # which wall the child ran behind (sandbox.isolation.describe)
-    # issue 19: the one validated artifact set (sandbox.artifacts), written by the runner, never by the child
+    # the one validated artifact set (sandbox.artifacts), written by the runner, never by the child
     record_version: int = artifacts.RECORD_VERSION
     artifacts: dict[str, dict[str, Any]] = Field(default_factory=dict)  # accepted path -> {sha256, size}
     ignored: list[str] = Field(default_factory=list)  # names the program left that are not contract outputs (never read)
@@ -359,7 +359,7 @@ def run_program(
     rec.isolation = wall.describe(isolation, probe)
     from physcodegym.llm.factory import freeze_config
 
-    freeze_config()  # this process never re-reads a provider config a program might have written (issue 13 item 3)
+    freeze_config()  # this process never re-reads a provider config a program might have written
     scratch = out_dir / "sandbox"  # the child's working folder and its only writable place
     _fresh_dir(scratch)
     # status channel: a socket pair, drained while the child runs. A socket cannot be re-opened through
@@ -435,7 +435,7 @@ def run_program(
     rec.violations = [{"rule": b.get("rule"), "line": None, "message": b.get("detail"), "stage": "runtime",
                        "audit_event": b.get("audit_event")} for b in breaches]
     rec.log_tail = _log_tail(log_path)
-    # the child and its whole group are gone: validate what it left, from the trusted side (issue 19)
+    # the child and its whole group are gone: validate what it left, from the trusted side (SPEC §3)
     missing, problems, outputs, acc = verify_outputs(scratch, out_dir, mode, expected_frames)
     rec.missing, rec.problems, rec.outputs = missing, problems, outputs
     rec.artifacts, rec.ignored = acc.artifacts, acc.ignored

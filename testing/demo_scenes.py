@@ -2,7 +2,7 @@
 
 They are the audit's test fixtures and benchmark scenes, and double as examples for the Blender panel:
 every builder resets to an empty factory scene, builds, bakes and returns the scene. `defect=False`
-gives the close valid twin. Modelled on the paper's appendix D cases.
+gives the close valid twin. Each case is one finding kind of SPEC §5, or a way to hide one.
 """
 
 from __future__ import annotations
@@ -211,7 +211,7 @@ def embedded_eggs(defect: bool = True, frames: int = 60) -> Any:
 
 
 def oversized_proxy(defect: bool = True, frames: int = 60) -> Any:
-    """A ball whose mesh has a joined decoration far out, so its SPHERE collider is oversized (paper S2)."""
+    """A ball whose mesh has a joined decoration far out, so its SPHERE collider is oversized."""
     import bpy
 
     sc = reset(frames)
@@ -450,7 +450,7 @@ def driven_ball(how: str = "driver", frames: int = 45) -> Any:
     return sc
 
 
-# ---------------------------------------------------------------------------- mechanisms (issue 12)
+# ------------------------------------------------- concealment mechanisms (motion that hides, SPEC §5)
 def _keys_to_nla(ob: Any) -> None:
     """Move the object's active action into an NLA strip (the active action is left empty)."""
     ad = ob.animation_data

@@ -1,6 +1,6 @@
 """Rubric aggregation (pure Python): criterion scores -> S_val by the rubric's rule.
 
-The paper's rule: a weighted mean of criterion scores, capped when a structural criterion fails
+The rule of SPEC §5: a weighted mean of criterion scores, capped when a structural criterion fails
 (0.5 in its examples). Criteria whose verdict could not be established (`passed` is None) are left
 out of the mean and listed, so an unknown is never counted as a pass or a fail.
 """

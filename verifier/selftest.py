@@ -1,6 +1,6 @@
 """Verifier self-test: inject known defects into a task's truth scene and report which ones the audit and the rubric catch.
 
-The automatic form of the paper's manual perturbation checks. All defects are injected in one
+The automatic form of manual perturbation checks (SPEC §5, self-test). All defects are injected in one
 worker process, each into a fresh load of the truth `.blend` (baked and evaluated once per task),
 re-baked, saved and sampled, then audited and rubric-evaluated here. A defect is caught when the audit (or the rubric module's own
 task-independent scan) reports one of the expected finding kinds, or the rubric fails a criterion

@@ -3,7 +3,7 @@
 Runs the task-independent audit (SPEC §5) and, with --task, the task rubric (S_val). Prints
 {"findings": [...], "criteria": [...], "S_val": ...}.
 
-The input is checked here first, without bpy (issue 19): a run folder is read only through its validated
+The input is checked here first, without bpy (SPEC §3, validated artifacts): a run folder is read only through its validated
 artifact set (`sandbox.artifacts.validated_run`: the runner's record, status ok, every accepted file matching
 its hash); a run that is not is `invalid` with the reason, no findings and no S_val (exit 0). A plain folder or
 a .blend must hold a regular `scene.blend` whose header and block list check out (no linked library, movie

@@ -1,4 +1,4 @@
-"""`physcodegym batch --tasks DIR --submissions DIR --out RESULTS`: resumable batch evaluation (issue 9)."""
+"""`physcodegym batch --tasks DIR --submissions DIR --out RESULTS`: resumable batch evaluation (SPEC §8)."""
 
 from __future__ import annotations
 

@@ -33,10 +33,58 @@ def test_spec_sections_cited_in_the_code_exist() -> None:
         rel = path.relative_to(ROOT)
         if rel.parts[0] in {".venv", ".venv-harbor", ".git", "build", "dist"}:
             continue
-        for n in re.findall(r"SPEC(?:\.md)? ?§ ?(\d+)", path.read_text(encoding="utf-8", errors="replace")):
-            cited.setdefault(int(n), set()).add(str(rel))
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            at = line.find("SPEC")  # every "§n" after it on the line: "SPEC §4, §7" cites both
+            for n in re.findall(r"§ ?(\d+)", line[at:]) if at >= 0 else []:
+                cited.setdefault(int(n), set()).add(str(rel))
     missing = {n: sorted(files) for n, files in cited.items() if n not in have}
     assert not missing, f"SPEC sections cited but absent from docs/SPEC.md: {missing}"
+
+
+# References to things that are not in the repository: issue numbers, a paper and its tables, sections and
+# appendices. The repository's reference is docs/SPEC.md ("SPEC §n"); a bare "§n" must follow a "SPEC" on its line.
+_OUTSIDE_REFS = [
+    ("an issue number", re.compile(r"\bissues? ?#?\d|(?<![\w:&/#])#\d{1,4}\b(?![0-9a-fA-F])", re.I)),
+    ("a paper", re.compile(r"\bpapers?\b", re.I)),
+    ("a paper's table, section or appendix", re.compile(r"\bTab\. ?\d|\bSec\. ?\d|\bappendix\b", re.I)),
+    ("a section of no document", re.compile(r"^(?:(?!SPEC).)*§", re.M)),
+]
+
+
+def _outside_refs(text: str) -> list[str]:
+    """The references in `text` that point at nothing in the repository, each as `line n: kind: line text`."""
+    found = []
+    for kind, pattern in _OUTSIDE_REFS:
+        for m in pattern.finditer(text):
+            line = text.count("\n", 0, m.start()) + 1
+            found.append(f"line {line}: {kind}: {text.splitlines()[line - 1].strip()[:100]}")
+    return found
+
+
+def _repo_text_files() -> list[Path]:
+    skip = {".venv", ".venv-harbor", ".git", "build", "dist", ".ruff_cache", "physcodegym.egg-info"}
+    files = [*ROOT.rglob("*.py"), *ROOT.rglob("*.md")]
+    return sorted(p for p in files if p.relative_to(ROOT).parts[0] not in skip and p != Path(__file__).resolve())
+
+
+def test_no_reference_points_outside_the_repository() -> None:
+    """Code and docs cite docs/SPEC.md, never an issue number, a paper, its tables or its appendices."""
+    bad = []
+    for path in _repo_text_files():
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if path.name == "SPEC.md":  # the reference itself: its "§n" are its own sections
+            text = text.replace("§", "SPEC §")
+        bad += [f"{path.relative_to(ROOT)} {r}" for r in _outside_refs(text)]
+    assert not bad, "references to things not in the repository (point at docs/SPEC.md):\n" + "\n".join(bad)
+
+
+def test_the_reference_check_sees_each_kind() -> None:
+    text = "\n".join([
+        "see issue 12", "fixed in #19.", "as in the paper", "the Tab. 2 layout", "(Sec. 4.3)", "appendix D",
+        "paper §4.1 budgets", "SPEC §4, §7 (fine)", "color:#000; (fine)", "docs/SPEC.md §6 (fine)",
+    ])
+    lines = sorted({int(r.split(":")[0].split()[1]) for r in _outside_refs(text)})
+    assert lines == [1, 2, 3, 4, 5, 6, 7]
 
 
 def _dead_names(text: str) -> list[str]:

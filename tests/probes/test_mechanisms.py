@@ -1,4 +1,5 @@
-"""Issue 12 mechanisms: each as a defect scene and a close valid twin (real bakes, real solvers-off re-evaluation).
+"""Concealment mechanisms (motion that hides from the obvious checks, SPEC §5): each as a defect scene and a
+close valid twin (real bakes, real solvers-off re-evaluation).
 
 The solvers-off re-evaluation runs in a fresh worker on a saved copy of the live scene, so these tests also
 exercise the universal ownership test end to end.

@@ -93,7 +93,7 @@ def test_intervention_on_missing_mechanism_is_reported(truth, baseline) -> None:
     assert d["ok"] is False and "not a force field" in d["reason"]
 
 
-# ---------------------------------------------------------------- matched controls (paper D.3)
+# ---------------------------------------------------------------- matched controls (SPEC §5)
 
 RELAUNCH = Intervention(kind="set_velocity", roles=["CueBall"], params={"velocity": [3.0, 0.0, 0.0]}, from_frame=4)
 RESPONDS = ExpectedResponse(measure="displacement", role="RedBall", at_s=1.5, op="gt", value=0.3)

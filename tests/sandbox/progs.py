@@ -39,7 +39,7 @@ def codes(text: str) -> str:
     return "s(" + ", ".join(str(ord(c)) for c in text) + ")"
 
 
-# A bypass program (issue 13): every class of side effect an escaped scene program could have, each attempted
+# A bypass program (SPEC §3, isolation wall): every class of side effect an escaped scene program could have, each attempted
 # and reported on stdout as `PCGPROBE {json}`. It passes the static check on purpose (attribute names and paths
 # spelled by character codes through a getattr trampoline): the checker is the friendly report, not the wall.
 ATTACK = '''

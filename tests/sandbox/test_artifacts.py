@@ -1,4 +1,4 @@
-"""One validated artifact set per run (issue 19): poisoned outputs are invalid, the same way, in every command.
+"""One validated artifact set per run (SPEC §3, validated artifacts): poisoned outputs are invalid, the same way, in every command.
 
 Two layers of tests, both against the real code:
 - `accept_outputs` / `validated_run` on scratch folders made here (symlinks, hard links to outside files, FIFOs,

@@ -1,4 +1,4 @@
-"""Provider configuration is never read from a place a scene program can write (issue 13 item 3)."""
+"""Provider configuration is never read from a place a scene program can write (SPEC §3)."""
 
 from __future__ import annotations
 

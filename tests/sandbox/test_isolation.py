@@ -1,4 +1,4 @@
-"""The operating-system wall (issue 13): each bypass class works without it and is contained by it (real bwrap, real bpy).
+"""The operating-system wall (SPEC §3): each bypass class works without it and is contained by it (real bwrap, real bpy).
 
 Every side effect is aimed at planted fakes in a temporary folder (a fake truth file and reference, a fake API key in
 the runner's environment, a TCP listener on loopback, a fake HOME): never the real task files or keys. The runner runs

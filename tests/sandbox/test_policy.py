@@ -190,7 +190,7 @@ def test_cli_json(tmp_path: Path) -> None:
     assert p.returncode == 2 and "nope.py" in json.loads(p.stdout)["error"]["file"]
 
 
-# Ordinary scene code the checker once refused (issue 13 item 4): it is the friendly early report, not the wall.
+# Ordinary scene code the checker once refused: it is the friendly early report, not the wall.
 ISSUE_LEGIT = {
 "video_out": '''import bpy
 import os
