@@ -39,7 +39,11 @@ class Limited:
             return f"wall-clock limit of {self.timeout_s:g} s reached; process group killed"
         if self.returncode is not None and self.returncode < 0:
             sig = -self.returncode
-            mem = f" (memory limit {self.memory_mb} MiB?)" if sig in (signal.SIGKILL, signal.SIGSEGV, signal.SIGABRT) and self.memory_mb else ""
+            mem = (
+                f" (memory limit {self.memory_mb} MiB?)"
+                if sig in (signal.SIGKILL, signal.SIGSEGV, signal.SIGABRT) and self.memory_mb
+                else ""
+            )
             return f"killed by signal {sig}{mem}"
         return None
 
@@ -75,8 +79,16 @@ def _read_part(fh, limit: int, tail: bool = False) -> str:
     return fh.read(limit).decode("utf-8", "replace")
 
 
-def run_limited(cmd: list[str], *, timeout_s: float, memory_mb: int | None = DEFAULT_MEMORY_MB, env: dict | None = None,
-                cwd: str | None = None, max_output: int = MAX_OUTPUT, pass_fds: tuple[int, ...] = ()) -> Limited:
+def run_limited(
+    cmd: list[str],
+    *,
+    timeout_s: float,
+    memory_mb: int | None = DEFAULT_MEMORY_MB,
+    env: dict | None = None,
+    cwd: str | None = None,
+    max_output: int = MAX_OUTPUT,
+    pass_fds: tuple[int, ...] = (),
+) -> Limited:
     """Run `cmd` to completion or to its limit; stdin is /dev/null."""
     t0 = time.monotonic()
     timed_out = False
@@ -84,8 +96,17 @@ def run_limited(cmd: list[str], *, timeout_s: float, memory_mb: int | None = DEF
     peak = None
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
-            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env, cwd=cwd,
-                                    start_new_session=True, preexec_fn=_preexec(memory_mb), pass_fds=pass_fds)
+            proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                env=env,
+                cwd=cwd,
+                start_new_session=True,
+                preexec_fn=_preexec(memory_mb),
+                pass_fds=pass_fds,
+            )
         except OSError as e:
             return Limited(None, "", f"cannot start {cmd[0]}: {e}", False, 0.0, None, timeout_s, memory_mb)
         deadline = t0 + float(timeout_s)

@@ -137,7 +137,9 @@ def _judge_results(
                 from physcodegym.judges.event_judge import judge_events
             except ImportError as e:
                 return MetricResult.missing("S_evt", MetricState.uncomputable, f"event judge unavailable: {e}")
-            return judge_events(lt, ref, cand, provider, n_judgments=int(judge.get("n_judgments", 3)), cache_dir=cache_dir)
+            return judge_events(
+                lt, ref, cand, provider, n_judgments=int(judge.get("n_judgments", 3)), cache_dir=cache_dir
+            )
 
         out["S_evt"] = _guard("S_evt", evt)
     return out
@@ -145,9 +147,13 @@ def _judge_results(
 
 def _validity(lt: Any, candidate: Path, vr: artifacts.ValidatedRun | None, timeout_s: float) -> MetricResult:
     if vr is None:
-        return MetricResult.missing("S_val", MetricState.not_applicable, "candidate is a bare video: no native scene (scene.blend) to verify")
+        return MetricResult.missing(
+            "S_val", MetricState.not_applicable, "candidate is a bare video: no native scene (scene.blend) to verify"
+        )
     if vr.blend is None:
-        return MetricResult.missing("S_val", MetricState.not_applicable, f"run folder has no accepted scene.blend ({candidate})")
+        return MetricResult.missing(
+            "S_val", MetricState.not_applicable, f"run folder has no accepted scene.blend ({candidate})"
+        )
     try:
         from physcodegym.verifier.validity import s_val_for_run
     except ImportError as e:
@@ -175,7 +181,9 @@ def load_validated_frames(vr: artifacts.ValidatedRun, expected_frames: int) -> n
             names = vr.frame_names()
             want = [f"frames/{i:04d}.png" for i in range(1, expected_frames + 1)]
             if names != want:
-                raise NoArtifact(f"the run accepted {len(names)} frame(s); the task needs frames/0001..{expected_frames:04d}.png")
+                raise NoArtifact(
+                    f"the run accepted {len(names)} frame(s); the task needs frames/0001..{expected_frames:04d}.png"
+                )
             rfd = artifacts.open_dir(vr.run_dir)
             try:
                 blobs = [artifacts.read_verified(vr.run_dir, n, vr.artifacts, root_fd=rfd) for n in names]
@@ -216,7 +224,9 @@ def _bare_frames(folder: Path, expected_frames: int) -> np.ndarray:
             raise InputError("folder holds no numbered PNG frames", file=str(folder))
         if len(names) != expected_frames:
             more = "more than " if len(names) > expected_frames else ""
-            raise InputError(f"expected {expected_frames} frames, found {more}{len(names)}", file=str(folder), field="frames")
+            raise InputError(
+                f"expected {expected_frames} frames, found {more}{len(names)}", file=str(folder), field="frames"
+            )
         blobs = []
         for n in names:
             fd, st = artifacts.open_regular(dfd, n, artifacts.MAX_PNG_BYTES)
@@ -297,7 +307,9 @@ def score_run(
     wanted = parse_metrics(metrics)
     candidate = Path(candidate)
     if not os.path.lexists(candidate):
-        raise InputError("candidate not found (give a run folder or a video file)", file=str(candidate), field="--candidate")
+        raise InputError(
+            "candidate not found (give a run folder or a video file)", file=str(candidate), field="--candidate"
+        )
     is_run = candidate.is_dir() and is_run_dir(candidate)
     ref_data = reference_data(loaded_task.video_path)
     ref = ref_data["frames"]
@@ -329,7 +341,9 @@ def score_run(
             from physcodegym.metrics.lpips_metric import s_lpips
 
             t = time.perf_counter()
-            results["S_lpips"] = _guard("S_lpips", lambda: s_lpips(ref, cand, progress=progress, **(lpips_options or {})))
+            results["S_lpips"] = _guard(
+                "S_lpips", lambda: s_lpips(ref, cand, progress=progress, **(lpips_options or {}))
+            )
             timings["S_lpips_s"] = time.perf_counter() - t
         if "S_mot" in wanted or plot is not None:
             from physcodegym.metrics.motion import motion_masks, s_mot
@@ -353,7 +367,11 @@ def score_run(
         if n not in wanted:
             results[n] = MetricResult.missing(n, MetricState.not_applicable, "not requested (--metrics)")
 
-    doc: dict[str, Any] = {"task": loaded_task.id, "candidate": str(candidate), "candidate_kind": "run" if is_run else "video"}
+    doc: dict[str, Any] = {
+        "task": loaded_task.id,
+        "candidate": str(candidate),
+        "candidate_kind": "run" if is_run else "video",
+    }
     doc.update(aggregate(results))
     doc["status"] = "invalid" if no_artifact is not None else "scored"
     if no_artifact is not None:

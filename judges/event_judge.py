@@ -55,7 +55,7 @@ SYSTEM = (
     "object plays each role; they show only the starting state. Decide from the candidate frames alone whether "
     "the event item happens in the candidate, with the objects matching the roles. Failure and uncertainty "
     "rules: if the event is not clearly visible, happens with the wrong objects, in the wrong order, or its final "
-    "state is not reached or not kept, the verdict is \"fail\"; when in doubt, \"fail\". For \"pass\" cite the "
+    'state is not reached or not kept, the verdict is "fail"; when in doubt, "fail". For "pass" cite the '
     "candidate time interval(s) in seconds where the event can be seen. "
     "Answer with exactly one JSON object and nothing else: "
     '{"item_id": "<id>", "verdict": "pass"|"fail", "evidence": [{"start_s": <float>, "end_s": <float>}], '
@@ -92,8 +92,11 @@ class EventVerdict(BaseModel):
 
 def item_prompt(task: Task, item: EventItem) -> str:
     """The criterion text: description, kind and roles (no reference timing, no reference evidence)."""
-    lines = [f"Event item id: {item.id}", f"Kind: {item.kind.value} ({KIND_HINT[item.kind]})",
-             f"Criterion: {item.description}"]
+    lines = [
+        f"Event item id: {item.id}",
+        f"Kind: {item.kind.value} ({KIND_HINT[item.kind]})",
+        f"Criterion: {item.description}",
+    ]
     for r in item.roles:
         role = task.role(r)
         lines.append(f"Role {r}: {role.description} (see the reference still labelled {r})")
@@ -136,10 +139,14 @@ def _candidate_content(frames: np.ndarray) -> list:
     dense = sample_indices(n, max(2, int(round(n / FPS * SHEET_FPS))))
     per = SHEET_COLS * SHEET_ROWS
     for s in range(0, len(dense), per):
-        chunk = dense[s:s + per]
-        content += [TextPart(text=f"Supplementary temporal frames, candidate t={t_of(chunk[0]):.2f}-"
-                                  f"{t_of(chunk[-1]):.2f} s (time stamped, left to right, top to bottom):"),
-                    image_part(contact_sheet(frames, chunk, cols=SHEET_COLS))]
+        chunk = dense[s : s + per]
+        content += [
+            TextPart(
+                text=f"Supplementary temporal frames, candidate t={t_of(chunk[0]):.2f}-"
+                f"{t_of(chunk[-1]):.2f} s (time stamped, left to right, top to bottom):"
+            ),
+            image_part(contact_sheet(frames, chunk, cols=SHEET_COLS)),
+        ]
     return content
 
 
@@ -155,8 +162,9 @@ def judge_events(
 ) -> MetricResult:
     """S_evt with three (n_judgments) independent verdicts per item, majority vote and the key-item cap."""
     if provider is None:
-        return MetricResult.missing(NAME, MetricState.uncomputable,
-                                    "no judge configured (give --judge-provider and --judge-model)")
+        return MetricResult.missing(
+            NAME, MetricState.uncomputable, "no judge configured (give --judge-provider and --judge-model)"
+        )
     if n_judgments < 1:
         raise ValueError("n_judgments must be >= 1")
     ref = check_frames(ref_frames, "ref_frames")
@@ -166,9 +174,13 @@ def judge_events(
     cand_content = _candidate_content(cand)
     stills: dict[str, list] = {}
     for r in task.roles:
-        stills[r.name] = [TextPart(text=f"Reference still for role {r.name} ({r.description}), start of the "
-                                        "reference video, identity only:"),
-                          image_part(role_still(ref[0], r.name, r.screen_xy))]
+        stills[r.name] = [
+            TextPart(
+                text=f"Reference still for role {r.name} ({r.description}), start of the "
+                "reference video, identity only:"
+            ),
+            image_part(role_still(ref[0], r.name, r.screen_xy)),
+        ]
     cache = JudgeCache(cache_dir)
     tally = Tally()
     rows = []
@@ -178,45 +190,87 @@ def judge_events(
         judgments = []
         for s in range(n_judgments):
             try:
-                asked = ask_strict(provider, msgs, _validator(item, duration), prompt_version=PROMPT_VERSION,
-                                   cache=cache, sample=s, max_attempts=max_attempts, tally=tally)
+                asked = ask_strict(
+                    provider,
+                    msgs,
+                    _validator(item, duration),
+                    prompt_version=PROMPT_VERSION,
+                    cache=cache,
+                    sample=s,
+                    max_attempts=max_attempts,
+                    tally=tally,
+                )
             except FATAL_PROVIDER_ERRORS as e:
-                return MetricResult.missing(NAME, MetricState.error, f"judge unusable: {e}",
-                                            details={"provider": provider.name, "model": provider.model})
+                return MetricResult.missing(
+                    NAME,
+                    MetricState.error,
+                    f"judge unusable: {e}",
+                    details={"provider": provider.name, "model": provider.model},
+                )
             j = {"sample": s, "cached": asked.cached, "attempts": asked.attempts}
             if asked.verdict is None:
                 j.update(verdict=None, reason=unjudged_reason(asked), evidence=[])
             else:
-                j.update(verdict=asked.verdict["verdict"], evidence=asked.verdict["evidence"],
-                         reason=asked.verdict.get("reason", ""))
+                j.update(
+                    verdict=asked.verdict["verdict"],
+                    evidence=asked.verdict["evidence"],
+                    reason=asked.verdict.get("reason", ""),
+                )
             judgments.append(j)
         maj = majority([j["verdict"] for j in judgments], n_judgments)
-        rows.append({"id": item.id, "kind": item.kind.value, "weight": item.weight, "key": item.key,
-                     "judgments": judgments, "verdicts": [j["verdict"] for j in judgments], "majority": maj,
-                     "evidence": [iv for j in judgments if maj and j["verdict"] == maj for iv in j["evidence"]]})
+        rows.append(
+            {
+                "id": item.id,
+                "kind": item.kind.value,
+                "weight": item.weight,
+                "key": item.key,
+                "judgments": judgments,
+                "verdicts": [j["verdict"] for j in judgments],
+                "majority": maj,
+                "evidence": [iv for j in judgments if maj and j["verdict"] == maj for iv in j["evidence"]],
+            }
+        )
     judged = [r for r in rows if r["majority"] is not None]
     unjudged = [{"id": r["id"], "key": r["key"], "verdicts": r["verdicts"]} for r in rows if r["majority"] is None]
     failed_keys = [r["id"] for r in judged if r["key"] and r["majority"] == "fail"]
     w_judged = sum(r["weight"] for r in judged)
     w_pass = sum(r["weight"] for r in judged if r["majority"] == "pass")
     raw = w_pass / w_judged if w_judged > 0 else None
-    details = {"prompt_version": PROMPT_VERSION, "provider": provider.name, "model": provider.model,
-               "n_judgments": n_judgments, "items": rows, "unjudged": unjudged, "weighted_pass": raw,
-               "key_cap_applied": bool(failed_keys), "failed_key_items": failed_keys, "usage": tally.as_dict(),
-               "shown": {"role_stills": "reference first frame, roles marked", "candidate_main_frames": N_MAIN,
-                         "supplementary_sheets_fps": SHEET_FPS, "reference_action_frames": False,
-                         "reference_timestamps": False}}
+    details = {
+        "prompt_version": PROMPT_VERSION,
+        "provider": provider.name,
+        "model": provider.model,
+        "n_judgments": n_judgments,
+        "items": rows,
+        "unjudged": unjudged,
+        "weighted_pass": raw,
+        "key_cap_applied": bool(failed_keys),
+        "failed_key_items": failed_keys,
+        "usage": tally.as_dict(),
+        "shown": {
+            "role_stills": "reference first frame, roles marked",
+            "candidate_main_frames": N_MAIN,
+            "supplementary_sheets_fps": SHEET_FPS,
+            "reference_action_frames": False,
+            "reference_timestamps": False,
+        },
+    }
     if failed_keys:
-        return MetricResult.ok(NAME, 0.0, reason=f"key item(s) failed: {', '.join(failed_keys)} (S_evt capped at 0)",
-                               details=details)
+        return MetricResult.ok(
+            NAME, 0.0, reason=f"key item(s) failed: {', '.join(failed_keys)} (S_evt capped at 0)", details=details
+        )
     unjudged_keys = [u["id"] for u in unjudged if u["key"]]
     if unjudged_keys:
-        return MetricResult.missing(NAME, MetricState.error,
-                                    f"key item(s) {', '.join(unjudged_keys)} have no majority verdict: the key cap "
-                                    "cannot be decided", details=details)
+        return MetricResult.missing(
+            NAME,
+            MetricState.error,
+            f"key item(s) {', '.join(unjudged_keys)} have no majority verdict: the key cap cannot be decided",
+            details=details,
+        )
     if raw is None:
-        return MetricResult.missing(NAME, MetricState.error, f"no event item could be judged ({len(rows)} unjudged)",
-                                    details=details)
+        return MetricResult.missing(
+            NAME, MetricState.error, f"no event item could be judged ({len(rows)} unjudged)", details=details
+        )
     reason = None
     if unjudged:
         reason = f"partial: {len(unjudged)} of {len(rows)} items unjudged; weighted over the {len(judged)} judged"

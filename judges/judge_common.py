@@ -81,7 +81,9 @@ def _label(img: np.ndarray, text: str, scale: float = 0.45) -> None:
     cv2.putText(img, text, org, cv2.FONT_HERSHEY_SIMPLEX, scale, (255, 255, 255), 1, cv2.LINE_AA)
 
 
-def contact_sheet(frames: np.ndarray, indices: list[int], cols: int = 4, thumb: tuple[int, int] = (160, 90)) -> np.ndarray:
+def contact_sheet(
+    frames: np.ndarray, indices: list[int], cols: int = 4, thumb: tuple[int, int] = (160, 90)
+) -> np.ndarray:
     """Thumbnails of `indices` in a grid, each stamped with its time: dense temporal context in one image."""
     tw, th = thumb
     rows = (len(indices) + cols - 1) // cols
@@ -90,7 +92,7 @@ def contact_sheet(frames: np.ndarray, indices: list[int], cols: int = 4, thumb: 
         small = cv2.resize(frames[i], (tw, th), interpolation=cv2.INTER_AREA)
         _label(small, f"t={t_of(i):.2f}s")
         r, c = divmod(k, cols)
-        sheet[r * th:(r + 1) * th, c * tw:(c + 1) * tw] = small
+        sheet[r * th : (r + 1) * th, c * tw : (c + 1) * tw] = small
     return sheet
 
 
@@ -104,7 +106,7 @@ def role_still(ref_first: np.ndarray, name: str, screen_xy: tuple[float, float] 
     x, y = int(round(screen_xy[0] * (w - 1))), int(round(screen_xy[1] * (h - 1)))
     half = max(24, min(h, w) // 4)
     x0, y0 = max(0, x - half), max(0, y - half)
-    crop = ref_first[y0:min(h, y + half), x0:min(w, x + half)]
+    crop = ref_first[y0 : min(h, y + half), x0 : min(w, x + half)]
     crop = cv2.resize(crop, (h, h), interpolation=cv2.INTER_CUBIC) if crop.size else np.zeros((h, h, 3), np.uint8)
     r = max(10, min(h, w) // 14)
     cv2.circle(img, (x, y), r + 2, (0, 0, 0), 4, cv2.LINE_AA)
@@ -158,8 +160,13 @@ class JudgeCache:
     @staticmethod
     def key(prompt_version: str, provider: Provider, messages: list[Message], sample: int) -> str:
         h = hashlib.sha256()
-        head = {"v": prompt_version, "provider": getattr(provider, "name", "?"), "model": getattr(provider, "model", "?"),
-                "base_url": getattr(provider, "base_url", None), "sample": sample}
+        head = {
+            "v": prompt_version,
+            "provider": getattr(provider, "name", "?"),
+            "model": getattr(provider, "model", "?"),
+            "base_url": getattr(provider, "base_url", None),
+            "sample": sample,
+        }
         h.update(json.dumps(head, sort_keys=True).encode())
         for m in messages:
             h.update(m.model_dump_json().encode())
@@ -258,14 +265,28 @@ def ask_strict(
             else:
                 rec["outcome"] = "ok"
                 attempts.append(rec)
-                cache.put(key, {"key": key, "prompt_version": prompt_version, "sample": sample, "verdict": verdict,
-                                "attempts": attempts, "provider": getattr(provider, "name", "?"),
-                                "model": getattr(provider, "model", "?"), "created": time.time()})
+                cache.put(
+                    key,
+                    {
+                        "key": key,
+                        "prompt_version": prompt_version,
+                        "sample": sample,
+                        "verdict": verdict,
+                        "attempts": attempts,
+                        "provider": getattr(provider, "name", "?"),
+                        "model": getattr(provider, "model", "?"),
+                        "created": time.time(),
+                    },
+                )
                 return Asked(verdict, attempts)
-        convo = [*messages,
-                 Message(role="assistant", content=[TextPart(text=resp.text or "(no answer)")]),
-                 Message(role="user", content=[TextPart(text=f"{problem} Reply with only the JSON object described "
-                                                             "above, no other text.")])]
+        convo = [
+            *messages,
+            Message(role="assistant", content=[TextPart(text=resp.text or "(no answer)")]),
+            Message(
+                role="user",
+                content=[TextPart(text=f"{problem} Reply with only the JSON object described above, no other text.")],
+            ),
+        ]
     return Asked(None, attempts)
 
 

@@ -106,8 +106,9 @@ def judge_objects(
 ) -> MetricResult:
     """S_obj = passed / judged checklist items; details hold every verdict and the unjudged items."""
     if provider is None:
-        return MetricResult.missing(NAME, MetricState.uncomputable,
-                                    "no judge configured (give --judge-provider and --judge-model)")
+        return MetricResult.missing(
+            NAME, MetricState.uncomputable, "no judge configured (give --judge-provider and --judge-model)"
+        )
     frames = check_frames(cand_frames, "cand_frames")
     task = loaded_task.task
     idx = sample_indices(frames.shape[0], n_frames)
@@ -119,30 +120,57 @@ def judge_objects(
     tally = Tally()
     items, unjudged = [], []
     for item in task.checklist:
-        msgs = [Message(role="system", content=[TextPart(text=SYSTEM)]),
-                Message(role="user", content=[*content, TextPart(text=item_prompt(item))])]
+        msgs = [
+            Message(role="system", content=[TextPart(text=SYSTEM)]),
+            Message(role="user", content=[*content, TextPart(text=item_prompt(item))]),
+        ]
         try:
-            asked = ask_strict(provider, msgs, _validator(item), prompt_version=PROMPT_VERSION, cache=cache,
-                               max_attempts=max_attempts, tally=tally)
+            asked = ask_strict(
+                provider,
+                msgs,
+                _validator(item),
+                prompt_version=PROMPT_VERSION,
+                cache=cache,
+                max_attempts=max_attempts,
+                tally=tally,
+            )
         except FATAL_PROVIDER_ERRORS as e:
-            return MetricResult.missing(NAME, MetricState.error, f"judge unusable: {e}",
-                                        details={"provider": provider.name, "model": provider.model})
+            return MetricResult.missing(
+                NAME,
+                MetricState.error,
+                f"judge unusable: {e}",
+                details={"provider": provider.name, "model": provider.model},
+            )
         row = {"id": item.id, "verdict": None, "attempts": asked.attempts, "cached": asked.cached}
         if asked.verdict is None:
             row["reason"] = unjudged_reason(asked)
             unjudged.append({"id": item.id, "reason": row["reason"]})
         else:
-            row.update(verdict=asked.verdict["verdict"], checks=asked.verdict["checks"],
-                       observed_count=asked.verdict.get("observed_count"), reason=asked.verdict.get("reason", ""))
+            row.update(
+                verdict=asked.verdict["verdict"],
+                checks=asked.verdict["checks"],
+                observed_count=asked.verdict.get("observed_count"),
+                reason=asked.verdict.get("reason", ""),
+            )
         items.append(row)
     judged = [r for r in items if r["verdict"] is not None]
     passed = sum(1 for r in judged if r["verdict"] == "pass")
-    details = {"prompt_version": PROMPT_VERSION, "provider": provider.name, "model": provider.model, "frames": idx,
-               "items": items, "unjudged": unjudged, "judged": len(judged), "passed": passed,
-               "total": len(items), "usage": tally.as_dict()}
+    details = {
+        "prompt_version": PROMPT_VERSION,
+        "provider": provider.name,
+        "model": provider.model,
+        "frames": idx,
+        "items": items,
+        "unjudged": unjudged,
+        "judged": len(judged),
+        "passed": passed,
+        "total": len(items),
+        "usage": tally.as_dict(),
+    }
     if not judged:
-        return MetricResult.missing(NAME, MetricState.error, f"no checklist item could be judged ({len(items)} unjudged)",
-                                    details=details)
+        return MetricResult.missing(
+            NAME, MetricState.error, f"no checklist item could be judged ({len(items)} unjudged)", details=details
+        )
     reason = None
     if unjudged:
         reason = f"partial: {len(unjudged)} of {len(items)} items unjudged; pass rate over the {len(judged)} judged"

@@ -26,7 +26,9 @@ def _blocks(content: list[TextPart | ImagePart]) -> list[dict]:
         if isinstance(p, TextPart):
             out.append({"type": "text", "text": p.text})
         else:
-            out.append({"type": "image", "source": {"type": "base64", "media_type": p.media_type, "data": p.png_base64}})
+            out.append(
+                {"type": "image", "source": {"type": "base64", "media_type": p.media_type, "data": p.png_base64}}
+            )
     return out
 
 
@@ -45,8 +47,15 @@ def to_anthropic(messages: list[Message]) -> tuple[str | None, list[dict]]:
             blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in m.tool_calls]
         else:
             role = "user"
-            blocks = [{"type": "tool_result", "tool_use_id": r.tool_call_id, "content": _blocks(r.content),
-                       "is_error": r.is_error} for r in m.tool_results]
+            blocks = [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": r.tool_call_id,
+                    "content": _blocks(r.content),
+                    "is_error": r.is_error,
+                }
+                for r in m.tool_results
+            ]
         if not blocks:
             continue
         if turns and turns[-1]["role"] == role:
@@ -68,8 +77,11 @@ def parse_anthropic_response(doc: dict) -> ChatResponse:
         elif b["type"] == "tool_use":
             calls.append(ToolCall(id=b["id"], name=b["name"], arguments=dict(b.get("input") or {})))
     u = doc.get("usage") or {}
-    inp = int(u.get("input_tokens") or 0) + int(u.get("cache_read_input_tokens") or 0) + int(
-        u.get("cache_creation_input_tokens") or 0)
+    inp = (
+        int(u.get("input_tokens") or 0)
+        + int(u.get("cache_read_input_tokens") or 0)
+        + int(u.get("cache_creation_input_tokens") or 0)
+    )
     usage = Usage(input_tokens=inp, output_tokens=int(u.get("output_tokens") or 0))
     return ChatResponse(text="".join(texts), tool_calls=calls, stop_reason=doc.get("stop_reason"), usage=usage, raw=doc)
 
@@ -104,10 +116,15 @@ class AnthropicMessages:
         self.anthropic_version = anthropic_version
         self.extra_headers = dict(extra_headers or {})
         self.transport = Transport(
-            self.name, model, timeout_s=timeout_s,
-            retry=RetryPolicy(max_retries=max_retries, base_s=backoff_base_s, max_s=backoff_max_s,
-                              max_retry_after_s=max_retry_after_s),
-            log_path=log_path, secrets=lambda: [self._api_key or ""], seed=seed,
+            self.name,
+            model,
+            timeout_s=timeout_s,
+            retry=RetryPolicy(
+                max_retries=max_retries, base_s=backoff_base_s, max_s=backoff_max_s, max_retry_after_s=max_retry_after_s
+            ),
+            log_path=log_path,
+            secrets=lambda: [self._api_key or ""],
+            seed=seed,
         )
 
     @property
@@ -120,8 +137,9 @@ class AnthropicMessages:
             h["x-api-key"] = self._api_key
         return h
 
-    def build_payload(self, messages: list[Message], tools: list[ToolSpec] | None, max_tokens: int,
-                      temperature: float | None) -> dict:
+    def build_payload(
+        self, messages: list[Message], tools: list[ToolSpec] | None, max_tokens: int, temperature: float | None
+    ) -> dict:
         system, turns = to_anthropic(messages)
         payload: dict[str, Any] = {"model": self.model, "max_tokens": max_tokens, "messages": turns}
         if system:
@@ -132,8 +150,13 @@ class AnthropicMessages:
             payload["tools"] = to_anthropic_tools(tools)
         return payload
 
-    def chat(self, messages: list[Message], tools: list[ToolSpec] | None = None, max_tokens: int = 4096,
-             temperature: float | None = None) -> ChatResponse:
+    def chat(
+        self,
+        messages: list[Message],
+        tools: list[ToolSpec] | None = None,
+        max_tokens: int = 4096,
+        temperature: float | None = None,
+    ) -> ChatResponse:
         from physcodegym.llm.errors import MalformedResponse
 
         payload = self.build_payload(messages, tools, max_tokens, temperature)
@@ -141,8 +164,12 @@ class AnthropicMessages:
         try:
             resp = parse_anthropic_response(doc)
         except (KeyError, TypeError, ValueError) as e:
-            raise MalformedResponse(f"response is not a messages answer ({type(e).__name__}: {e})",
-                                    provider=self.name, status=200, body=json.dumps(doc)[:2000]) from e
+            raise MalformedResponse(
+                f"response is not a messages answer ({type(e).__name__}: {e})",
+                provider=self.name,
+                status=200,
+                body=json.dumps(doc)[:2000],
+            ) from e
         self.transport.account(call_id, resp.usage, self.prices)
         return resp
 

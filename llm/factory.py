@@ -41,12 +41,30 @@ from physcodegym.llm.base import Provider
 
 PROVIDERS = ("openai", "anthropic")
 DEFAULTS: dict[str, dict[str, str]] = {
-    "openai": {"base_url": "https://api.openai.com/v1", "api_key_env": "OPENAI_API_KEY", "base_url_env": "OPENAI_BASE_URL"},
-    "anthropic": {"base_url": "https://api.anthropic.com", "api_key_env": "ANTHROPIC_API_KEY",
-                  "base_url_env": "ANTHROPIC_BASE_URL"},
+    "openai": {
+        "base_url": "https://api.openai.com/v1",
+        "api_key_env": "OPENAI_API_KEY",
+        "base_url_env": "OPENAI_BASE_URL",
+    },
+    "anthropic": {
+        "base_url": "https://api.anthropic.com",
+        "api_key_env": "ANTHROPIC_API_KEY",
+        "base_url_env": "ANTHROPIC_BASE_URL",
+    },
 }
-_CLIENT_KEYS = {"timeout_s", "max_retries", "backoff_base_s", "backoff_max_s", "max_retry_after_s", "log_path",
-                "max_tokens_field", "anthropic_version", "extra_headers", "seed", "prices"}
+_CLIENT_KEYS = {
+    "timeout_s",
+    "max_retries",
+    "backoff_base_s",
+    "backoff_max_s",
+    "max_retry_after_s",
+    "log_path",
+    "max_tokens_field",
+    "anthropic_version",
+    "extra_headers",
+    "seed",
+    "prices",
+}
 
 
 def config_path() -> Path:
@@ -56,7 +74,9 @@ def config_path() -> Path:
     return base / "physcodegym" / "config.toml"
 
 
-_FROZEN: dict[str, dict[str, Any] | InputError] = {}  # resolved config path -> snapshot taken when the first program ran
+_FROZEN: dict[
+    str, dict[str, Any] | InputError
+] = {}  # resolved config path -> snapshot taken when the first program ran
 
 
 def _unsafe_reason(p: Path) -> str | None:
@@ -139,8 +159,15 @@ def resolve(provider: str, base_url: str | None = None, cfg: dict | None = None)
     elif pcfg.get("api_key"):
         key, source = str(pcfg["api_key"]), f"config:{config_path()}"
     url = base_url or os.environ.get(d["base_url_env"]) or pcfg.get("base_url") or d["base_url"]
-    return {"provider": prov, "api_key": key, "key_source": source, "api_key_env": key_env, "base_url": url,
-            "local": _is_local(url), "config": pcfg}
+    return {
+        "provider": prov,
+        "api_key": key,
+        "key_source": source,
+        "api_key_env": key_env,
+        "base_url": url,
+        "local": _is_local(url),
+        "config": pcfg,
+    }
 
 
 def make_provider(provider: str, model: str, base_url: str | None = None, **kw: Any) -> Provider:

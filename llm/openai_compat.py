@@ -65,8 +65,10 @@ def to_openai_messages(messages: list[Message]) -> list[dict]:
 
 
 def to_openai_tools(tools: list[ToolSpec]) -> list[dict]:
-    return [{"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
-            for t in tools]
+    return [
+        {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
+        for t in tools
+    ]
 
 
 def parse_openai_response(doc: dict) -> ChatResponse:
@@ -122,10 +124,15 @@ class OpenAIChat:
         self.max_tokens_field = max_tokens_field  # newer OpenAI reasoning models want "max_completion_tokens"
         self.extra_headers = dict(extra_headers or {})
         self.transport = Transport(
-            self.name, model, timeout_s=timeout_s,
-            retry=RetryPolicy(max_retries=max_retries, base_s=backoff_base_s, max_s=backoff_max_s,
-                              max_retry_after_s=max_retry_after_s),
-            log_path=log_path, secrets=lambda: [self._api_key or ""], seed=seed,
+            self.name,
+            model,
+            timeout_s=timeout_s,
+            retry=RetryPolicy(
+                max_retries=max_retries, base_s=backoff_base_s, max_s=backoff_max_s, max_retry_after_s=max_retry_after_s
+            ),
+            log_path=log_path,
+            secrets=lambda: [self._api_key or ""],
+            seed=seed,
         )
 
     @property
@@ -138,18 +145,27 @@ class OpenAIChat:
             h["authorization"] = f"Bearer {self._api_key}"
         return h
 
-    def build_payload(self, messages: list[Message], tools: list[ToolSpec] | None, max_tokens: int,
-                      temperature: float | None) -> dict:
-        payload: dict[str, Any] = {"model": self.model, "messages": to_openai_messages(messages),
-                                   self.max_tokens_field: max_tokens}
+    def build_payload(
+        self, messages: list[Message], tools: list[ToolSpec] | None, max_tokens: int, temperature: float | None
+    ) -> dict:
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "messages": to_openai_messages(messages),
+            self.max_tokens_field: max_tokens,
+        }
         if temperature is not None:
             payload["temperature"] = temperature
         if tools:
             payload["tools"] = to_openai_tools(tools)
         return payload
 
-    def chat(self, messages: list[Message], tools: list[ToolSpec] | None = None, max_tokens: int = 4096,
-             temperature: float | None = None) -> ChatResponse:
+    def chat(
+        self,
+        messages: list[Message],
+        tools: list[ToolSpec] | None = None,
+        max_tokens: int = 4096,
+        temperature: float | None = None,
+    ) -> ChatResponse:
         from physcodegym.llm.errors import MalformedResponse
 
         payload = self.build_payload(messages, tools, max_tokens, temperature)
@@ -157,8 +173,12 @@ class OpenAIChat:
         try:
             resp = parse_openai_response(doc)
         except (KeyError, TypeError, IndexError, ValueError) as e:
-            raise MalformedResponse(f"response is not a chat completion ({type(e).__name__}: {e})",
-                                    provider=self.name, status=200, body=json.dumps(doc)[:2000]) from e
+            raise MalformedResponse(
+                f"response is not a chat completion ({type(e).__name__}: {e})",
+                provider=self.name,
+                status=200,
+                body=json.dumps(doc)[:2000],
+            ) from e
         self.transport.account(call_id, resp.usage, self.prices)
         return resp
 

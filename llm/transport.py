@@ -39,8 +39,17 @@ from physcodegym.llm.errors import (
 
 SECRET_HEADERS = {"authorization", "x-api-key", "api-key", "openai-api-key", "cookie"}
 _B64_RE = re.compile(r"^(data:[\w/+.-]+;base64,)?[A-Za-z0-9+/=]{512,}$")
-_CONTEXT_HINTS = ("context length", "context_length", "context window", "too many tokens", "prompt is too long",
-                  "maximum context", "too long", "exceeds the maximum", "reduce the length")
+_CONTEXT_HINTS = (
+    "context length",
+    "context_length",
+    "context window",
+    "too many tokens",
+    "prompt is too long",
+    "maximum context",
+    "too long",
+    "exceeds the maximum",
+    "reduce the length",
+)
 _IMAGE_HINTS = ("image", "invalid_image", "media_type")
 
 
@@ -225,8 +234,16 @@ class Transport:
         attempt = 0
         while True:
             t0 = time.monotonic()
-            rec: dict[str, Any] = {"ts": time.time(), "call": call_id, "provider": self.provider, "model": self.model,
-                                   "url": url, "attempt": attempt, "request_headers": headers, "request": payload}
+            rec: dict[str, Any] = {
+                "ts": time.time(),
+                "call": call_id,
+                "provider": self.provider,
+                "model": self.model,
+                "url": url,
+                "attempt": attempt,
+                "request_headers": headers,
+                "request": payload,
+            }
             err: ProviderError | None = None
             body_doc: dict | None = None
             retry_after: float | None = None
@@ -245,8 +262,12 @@ class Transport:
                         rec["response"] = body_doc
                     except ValueError as e:
                         rec["response_text"] = text[:4000]
-                        err = MalformedResponse(f"unparseable response body ({e})", provider=self.provider,
-                                                status=resp.status_code, body=text)
+                        err = MalformedResponse(
+                            f"unparseable response body ({e})",
+                            provider=self.provider,
+                            status=resp.status_code,
+                            body=text,
+                        )
                 else:
                     rec["response_text"] = text[:4000]
                     err = classify_http_error(self.provider, resp.status_code, text, retry_after)
@@ -270,9 +291,15 @@ class Transport:
                 if retry_after > self.retry.max_retry_after_s:
                     rec["final"] = True
                     self.log.write(rec)
-                    raise self._fail(RateLimited(
-                        f"server asks to wait {retry_after:g} s (> max_retry_after_s={self.retry.max_retry_after_s:g})",
-                        provider=self.provider, status=err.status, retry_after_s=retry_after))
+                    raise self._fail(
+                        RateLimited(
+                            f"server asks to wait {retry_after:g} s "
+                            f"(> max_retry_after_s={self.retry.max_retry_after_s:g})",
+                            provider=self.provider,
+                            status=err.status,
+                            retry_after_s=retry_after,
+                        )
+                    )
                 delay = retry_after
                 rec["retry_after_s"] = retry_after
             else:
@@ -291,7 +318,14 @@ class Transport:
             self.stats.input_tokens += usage.input_tokens
             self.stats.output_tokens += usage.output_tokens
             self.stats.cost_usd += usage.cost_usd
-        self.log.write({"ts": time.time(), "call": call_id, "provider": self.provider, "model": self.model,
-                        "usage": usage.model_dump(), "totals": self.stats.as_dict()})
+        self.log.write(
+            {
+                "ts": time.time(),
+                "call": call_id,
+                "provider": self.provider,
+                "model": self.model,
+                "usage": usage.model_dump(),
+                "totals": self.stats.as_dict(),
+            }
+        )
         return usage
-

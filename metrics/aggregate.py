@@ -50,4 +50,7 @@ def aggregate(results: dict[str, MetricResult]) -> dict:
 
 def zero_results(reason: str) -> dict[str, MetricResult]:
     """Every metric scored 0 for a candidate with no valid artifact (SPEC §4: it stays in the denominator)."""
-    return {n: MetricResult.ok(n, 0.0, reason=f"no valid artifact: {reason}", details={"no_artifact": True}) for n in METRIC_NAMES}
+    return {
+        n: MetricResult.ok(n, 0.0, reason=f"no valid artifact: {reason}", details={"no_artifact": True})
+        for n in METRIC_NAMES
+    }

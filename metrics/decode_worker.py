@@ -1,4 +1,7 @@
-"""Bounded decode of a candidate video in its own process: `python -m physcodegym.metrics.decode_worker SRC OUT.npy --frames N`.
+"""Bounded decode of a candidate video in its own process.
+
+`python -m physcodegym.metrics.decode_worker SRC OUT.npy --frames N`.
+
 
 The parent (`metrics.video.decode_video_limited`) has checked the container header already (size, frame count,
 fps) and runs this under a time and address-space limit, so a stream whose coded size disagrees with its
@@ -41,7 +44,9 @@ def main(argv: list[str]) -> int:
             if not ok:
                 break
             if bgr.shape[:2] != (SCORE_HEIGHT, SCORE_WIDTH):
-                return fail(f"frame {n + 1} decodes to {bgr.shape[1]}x{bgr.shape[0]} (expected {SCORE_WIDTH}x{SCORE_HEIGHT})")
+                return fail(
+                    f"frame {n + 1} decodes to {bgr.shape[1]}x{bgr.shape[0]} (expected {SCORE_WIDTH}x{SCORE_HEIGHT})"
+                )
             if n == n_max:
                 return fail(f"the stream holds more than {n_max} frames")
             cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB, dst=out[n])

@@ -111,7 +111,9 @@ def s_lpips(
     ok, reason, details = availability(random_backbone)
     if not ok:
         return MetricResult.missing("S_lpips", MetricState.uncomputable, reason, details=details)
-    d = lpips_distances(ref, cand, random_backbone=random_backbone, batch_size=batch_size, device=device, progress=progress)
+    d = lpips_distances(
+        ref, cand, random_backbone=random_backbone, batch_size=batch_size, device=device, progress=progress
+    )
     sim = np.clip(1.0 - d, 0.0, 1.0)
     details = {**details, "mean_distance": float(d.mean()), "frames": len(d), "device": _device(device)}
     if random_backbone:

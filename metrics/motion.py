@@ -56,7 +56,6 @@ def motion_masks(frames: np.ndarray, threshold: int = THRESHOLD, full_res: bool 
     return small > 127
 
 
-
 def spatial_iou(ref_masks: np.ndarray, cand_masks: np.ndarray) -> float:
     """IoU of the pixels that move at any time (1.0 when neither moves)."""
     a, b = ref_masks.any(axis=0), cand_masks.any(axis=0)

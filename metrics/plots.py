@@ -45,8 +45,8 @@ def write_score_plot(path: Path, doc: dict, ref_masks: np.ndarray, cand_masks: n
     m = doc.get("metrics", {})
     fmt = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
     ax.set_title(
-        f"{doc.get('task')}: S_ssim {fmt(m.get('S_ssim'))}  S_lpips {fmt(m.get('S_lpips'))}  S_mot {fmt(m.get('S_mot'))}"
-        f"  S_tot {fmt(doc.get('S_tot'))}",
+        f"{doc.get('task')}: S_ssim {fmt(m.get('S_ssim'))}  S_lpips {fmt(m.get('S_lpips'))}"
+        f"  S_mot {fmt(m.get('S_mot'))}  S_tot {fmt(doc.get('S_tot'))}",
         fontsize=10,
     )
     wr = ref_masks.mean(axis=0)
@@ -63,7 +63,8 @@ def write_score_plot(path: Path, doc: dict, ref_masks: np.ndarray, cand_masks: n
     a = fig.add_subplot(gs[1, 2])
     a.imshow(overlap_image(ref_masks, cand_masks), interpolation="nearest")
     a.set_title(
-        f"overlap (red ref, green cand, yellow both)\nspatial IoU {fmt(det.get('spatial_iou'))}  weighted IoU {fmt(det.get('weighted_iou'))}",
+        f"overlap (red ref, green cand, yellow both)\nspatial IoU {fmt(det.get('spatial_iou'))}"
+        f"  weighted IoU {fmt(det.get('weighted_iou'))}",
         fontsize=9,
     )
     a.axis("off")

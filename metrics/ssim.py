@@ -115,4 +115,6 @@ def s_ssim(ref: np.ndarray, cand: np.ndarray, progress: bool = False) -> MetricR
     """S_ssim = mean per-frame SSIM, clipped to [0, 1] (SSIM itself can be slightly negative)."""
     pf = ssim_per_frame(ref, cand, progress=progress)
     raw = float(pf.mean())
-    return MetricResult.ok("S_ssim", raw, per_frame=[float(v) for v in pf], details={"raw_mean": raw, "frames": len(pf)})
+    return MetricResult.ok(
+        "S_ssim", raw, per_frame=[float(v) for v in pf], details={"raw_mean": raw, "frames": len(pf)}
+    )

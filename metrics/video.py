@@ -48,7 +48,9 @@ def to_score_size(frame: np.ndarray) -> np.ndarray:
 def _check_count(n: int, expected: int | None, path: Path) -> None:
     if expected is not None and n != expected:
         raise InputError(
-            f"expected {expected} frames ({expected / FPS:g} s at {FPS} fps), decoded {n}", file=str(path), field="frames"
+            f"expected {expected} frames ({expected / FPS:g} s at {FPS} fps), decoded {n}",
+            file=str(path),
+            field="frames",
         )
 
 
@@ -77,8 +79,11 @@ def _read_video_file(path: Path, expected_frames: int | None) -> np.ndarray:
     if n == 0:
         raise InputError("video has no decodable frames", file=str(path))
     if n > bound:
-        raise InputError(f"video holds more than {bound} frames" + (f" (expected {expected_frames})" if expected_frames else ""),
-                         file=str(path), field="frames")
+        raise InputError(
+            f"video holds more than {bound} frames" + (f" (expected {expected_frames})" if expected_frames else ""),
+            file=str(path),
+            field="frames",
+        )
     _check_count(n, expected_frames, path)
     return out[:n]
 
@@ -126,7 +131,9 @@ def load_video(path: Path, expected_frames: int = FRAMES) -> np.ndarray:
 
 def is_run_dir(path: Path) -> bool:
     """A run folder (SPEC §3) as opposed to a bare folder of frames (links are not followed to decide)."""
-    return any(os.path.lexists(path / n) for n in ("run.json", "frames", "render.mp4", "scene.blend", "scene.py", "sandbox"))
+    return any(
+        os.path.lexists(path / n) for n in ("run.json", "frames", "render.mp4", "scene.blend", "scene.py", "sandbox")
+    )
 
 
 def decode_png_blobs(blobs: Sequence[bytes], names: Sequence[str] | None = None) -> np.ndarray:
@@ -148,8 +155,9 @@ def decode_png_blobs(blobs: Sequence[bytes], names: Sequence[str] | None = None)
     return out
 
 
-def decode_video_limited(path: Path, expected_frames: int, timeout_s: float = DECODE_TIMEOUT_S,
-                         memory_mb: int = DECODE_MEMORY_MB) -> np.ndarray:
+def decode_video_limited(
+    path: Path, expected_frames: int, timeout_s: float = DECODE_TIMEOUT_S, memory_mb: int = DECODE_MEMORY_MB
+) -> np.ndarray:
     """Decode a header-checked video in a child with a time and memory limit; ValueError with the reason."""
     import tempfile
 
@@ -158,7 +166,9 @@ def decode_video_limited(path: Path, expected_frames: int, timeout_s: float = DE
 
     with tempfile.TemporaryDirectory(prefix="pcg_decode_") as tmp:
         out = Path(tmp) / "frames.npy"
-        cmd = launch.python_argv("physcodegym.metrics.decode_worker", [str(path), str(out), "--frames", str(int(expected_frames))])
+        cmd = launch.python_argv(
+            "physcodegym.metrics.decode_worker", [str(path), str(out), "--frames", str(int(expected_frames))]
+        )
         res = run_limited(cmd, timeout_s=timeout_s, memory_mb=memory_mb, cwd=tmp)
         if res.killed_reason:
             raise ValueError(f"video decode stopped: {res.killed_reason}")
@@ -173,7 +183,9 @@ def decode_video_limited(path: Path, expected_frames: int, timeout_s: float = DE
             raise ValueError(msg or f"video decode exited {res.returncode}: {res.stderr.strip()[-300:]}")
         arr = np.load(out, mmap_mode=None, allow_pickle=False)
     if arr.shape != (expected_frames, SCORE_HEIGHT, SCORE_WIDTH, 3) or arr.dtype != np.uint8:
-        raise ValueError(f"decoded video has shape {arr.shape} (expected {expected_frames}x{SCORE_HEIGHT}x{SCORE_WIDTH}x3)")
+        raise ValueError(
+            f"decoded video has shape {arr.shape} (expected {expected_frames}x{SCORE_HEIGHT}x{SCORE_WIDTH}x3)"
+        )
     return arr
 
 
