@@ -30,7 +30,7 @@ from typing import Any
 
 from physcodegym.core import atomic, launch
 from physcodegym.core.errors import InputError
-from physcodegym.tasks.loader import PACKS_DIR, TASK_FILE
+from physcodegym.tasks.loader import LIBRARY_DIR, PACKS_DIR, TASK_FILE
 from physcodegym.tasks.schema import Task
 
 ANNOTATION = "annotation.py"
@@ -45,9 +45,24 @@ def shipped_ids() -> list[str]:
     return sorted(p.parent.name for p in PACKS_DIR.glob(f"*/{TRUTH}") if (p.parent / ANNOTATION).is_file())
 
 
+def library_ids() -> list[str]:
+    """Generated family members (`physcodegym tasks generate`) in tasks/library/."""
+    return sorted(p.parent.name for p in LIBRARY_DIR.glob(f"*/{TRUTH}") if (p.parent / ANNOTATION).is_file())
+
+
+def expand_ids(ids: list[str]) -> list[str]:
+    """'all' = shipped packs + library, 'shipped' = tasks/packs only, 'library' = generated members only."""
+    out: list[str] = []
+    for i in ids:
+        out.extend({"all": shipped_ids() + library_ids(), "shipped": shipped_ids(), "library": library_ids()}.get(i, [i]))
+    return list(dict.fromkeys(out))
+
+
 def resolve_folder(id_or_path: str) -> Path:
     p = Path(id_or_path)
     folder = p if p.is_dir() else PACKS_DIR / id_or_path
+    if not p.is_dir() and not (folder / TRUTH).is_file() and (LIBRARY_DIR / id_or_path / TRUTH).is_file():
+        folder = LIBRARY_DIR / id_or_path
     if not (folder / TRUTH).is_file():
         raise InputError("task folder has no truth.py (only shipped tasks can be built)", file=str(folder / TRUTH))
     if not (folder / ANNOTATION).is_file():
@@ -232,25 +247,13 @@ def build_task(id_or_path: str, keep_scratch: Path | None = None) -> dict[str, A
             shutil.rmtree(scratch, ignore_errors=True)
 
 
-def build_tasks(ids: list[str], annotations_only: bool = False) -> dict[str, Any]:
-    """Build several tasks ('all' = every shipped task); failures are recorded, not fatal."""
-    from rich.progress import Progress
+def build_tasks(ids: list[str], annotations_only: bool = False, workers: int = 1) -> dict[str, Any]:
+    """Build several tasks ('all', 'shipped', 'library' or ids) on `workers` threads; failures are recorded, not fatal."""
+    from physcodegym.authoring.families import run_parallel
 
-    todo: list[str] = []
-    for i in ids:
-        todo.extend(shipped_ids() if i == "all" else [i])
+    todo = expand_ids(ids)
     for i in todo:
         resolve_folder(i)  # fail fast on bad ids (exit 2) before spending minutes on the others
-    built, failed = [], []
-    with Progress(transient=True, console=None) as prog:
-        bar = prog.add_task("building tasks", total=len(todo))
-        for i in todo:
-            prog.update(bar, description=f"building {i}")
-            try:
-                built.append(reannotate_task(i) if annotations_only else build_task(i))
-            except InputError:
-                raise
-            except Exception as e:  # a failed build must not lose the others
-                failed.append({"id": i, "error": f"{type(e).__name__}: {e}"[:3000]})
-            prog.advance(bar)
+    jobs = [(i, (lambda i=i: reannotate_task(i) if annotations_only else build_task(i))) for i in todo]
+    built, failed = run_parallel(jobs, workers, "building")
     return {"ok": not failed, "built": built, "failed": failed}

@@ -1,4 +1,4 @@
-"""`physcodegym tasks list|validate|show|build|verify`: the task library (build/verify: shipped tasks from truth.py)."""
+"""`physcodegym tasks list|validate|show|build|verify`: the task library (build/verify: tasks with a truth.py, shipped or generated)."""
 
 from __future__ import annotations
 
@@ -28,12 +28,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("id")
     s.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     b = sub.add_parser("build", help="regenerate a shipped task's reference data from its truth.py")
-    b.add_argument("id", nargs="+", help="task ids or folders ('all' for every shipped task)")
+    b.add_argument("id", nargs="+", help="task ids or folders ('all' = shipped + library, 'shipped', 'library')")
     b.add_argument("--annotations-only", action="store_true",
                    help="re-merge annotation.py only (keeps the video; truth.py must be unchanged since the last build)")
+    b.add_argument("--workers", type=int, default=1, help="tasks built at the same time (default 1)")
     b.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     r = sub.add_parser("verify", help="re-run truth.py (bake only) and compare with the stored truth trajectories")
-    r.add_argument("id", nargs="+", help="task ids or folders ('all' for every shipped task)")
+    r.add_argument("id", nargs="+", help="task ids or folders ('all' = shipped + library, 'shipped', 'library')")
     r.add_argument("--tol", type=float, default=1e-4, help="largest allowed difference in metres (default 1e-4)")
     r.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     for extra in EXTRA:
@@ -44,10 +45,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 EXTRA = (_tasks_generate, _tasks_import)
 
 
+def _family(loaded_task: LoadedTask) -> tuple[str | None, int | None]:
+    """(family, seed): a generated member names both in family.json; a shipped pack with family.py is seed 0."""
+    fj = loaded_task.folder / "family.json"
+    if fj.is_file():
+        doc = json.loads(fj.read_text(encoding="utf-8"))
+        return doc.get("family"), doc.get("seed")
+    if (loaded_task.folder / "family.py").is_file():
+        return loaded_task.folder.name, 0
+    return None, None
+
+
 def _row(loaded_task: LoadedTask) -> dict:
     t = loaded_task.task
+    family, seed = _family(loaded_task)
     return {
         "id": t.id,
+        "family": family,
+        "seed": seed,
         "title": t.title,
         "category": t.category.value,
         "subcategory": t.subcategory.value if t.subcategory else None,
@@ -66,7 +81,11 @@ def run(args: argparse.Namespace) -> CommandResult:
         roots = [Path(r) for r in args.root] if args.root else task_roots()
         rows = [_row(loaded_task) for loaded_task in list_tasks(roots)]
         human = "\n".join(f"{r['id']:<32} {r['category']:<11} {r['subcategory'] or '-':<22} {r['title']}" for r in rows)
-        return CommandResult({"tasks": rows}, human=human or "no tasks")
+        from physcodegym.tasks import manifest
+
+        cur = manifest.current()
+        set_doc = {"name": cur["set"], "version": cur["version"], "sha256": cur["sha256"], "n_tasks": cur["n_tasks"]}
+        return CommandResult({"set": set_doc, "tasks": rows}, human=(human or "no tasks") + f"\n{len(rows)} tasks; set {cur['set']} {cur['version']}")
     if args.tasks_cmd == "validate":
         p = Path(args.path)
         folders = [p] if (p / TASK_FILE).is_file() or p.name == TASK_FILE else sorted(x.parent for x in p.glob(f"*/{TASK_FILE}"))
@@ -85,7 +104,9 @@ def run(args: argparse.Namespace) -> CommandResult:
     if args.tasks_cmd == "build":
         from physcodegym.authoring.build import build_tasks
 
-        doc = build_tasks(args.id, annotations_only=args.annotations_only)
+        if args.workers < 1:
+            raise InputError("--workers must be at least 1", field="workers")
+        doc = build_tasks(args.id, annotations_only=args.annotations_only, workers=args.workers)
         human = "\n".join(
             f"{b['id']:<16} {b['category']:<10} bake {b['bake_seconds']:>6.1f}s render {b['render_seconds']:>6.1f}s "
             f"ssim {b['reference_ssim']['ssim_mean']} {b['total_bytes'] / 1e6:.2f} MB"
@@ -93,10 +114,10 @@ def run(args: argparse.Namespace) -> CommandResult:
         ) + "".join(f"\nFAILED {f['id']}: {f['error'][:300]}" for f in doc["failed"])
         return CommandResult(doc, exit_code=0 if doc["ok"] else 1, human=human)
     if args.tasks_cmd == "verify":
-        from physcodegym.authoring.build import shipped_ids
+        from physcodegym.authoring.build import expand_ids
         from physcodegym.authoring.verify import verify_task
 
-        ids = [x for i in args.id for x in (shipped_ids() if i == "all" else [i])]
+        ids = expand_ids(args.id)
         rows = [verify_task(i, tol=args.tol) for i in ids]
         ok = all(r["ok"] for r in rows)
         human = "\n".join(f"{'ok ' if r['ok'] else 'BAD'} {r['id']:<16} matrices {r.get('max_matrix_diff', float('nan')):.2g} "
