@@ -28,7 +28,19 @@ from physcodegym.tasks.loader import LoadedTask, load_task
 REPO_ROOT = Path(__file__).resolve().parent.parent
 HARBOR_SCHEMA_VERSION = "1.4"
 # package folders copied into the image; tasks/packs and submissions are left out (they hold truths/solutions)
-SOURCE_DIRS = ("agent", "evaluator", "headless", "tasks", "probes", "sandbox", "batch", "report", "physcodegym_addon", "operators", "panels")
+SOURCE_DIRS = (
+    "agent",
+    "evaluator",
+    "headless",
+    "tasks",
+    "probes",
+    "sandbox",
+    "batch",
+    "report",
+    "physcodegym_addon",
+    "operators",
+    "panels",
+)
 SOURCE_FILES = ("__init__.py", "__main__.py", "pyproject.toml", "README.md", "blender_manifest.toml", "LICENSE")
 _IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "packs", "*.blend1")
 
@@ -139,9 +151,15 @@ and their paths printed, open them to look):
 Do not start Blender (or `import bpy`) yourself: every Blender process goes through `pcg`, and the
 verifier re-executes your finalized scene.py from scratch.
 """
-    return body.replace("(video_info, frame_grid, get_frames, clip)", "(pcg video-info, pcg grid, pcg frames, pcg clip)").replace(
-        "call check_submission; do a final full run_scene; then call finalize", "run pcg check; do a final full pcg run; then pcg finalize"
-    ) + tools
+    return (
+        body.replace(
+            "(video_info, frame_grid, get_frames, clip)", "(pcg video-info, pcg grid, pcg frames, pcg clip)"
+        ).replace(
+            "call check_submission; do a final full run_scene; then call finalize",
+            "run pcg check; do a final full pcg run; then pcg finalize",
+        )
+        + tools
+    )
 
 
 def export_harbor(
@@ -177,7 +195,12 @@ def export_harbor(
     limits = BudgetLimits(max_launches=max_launches, wall_clock_s=agent_timeout_s)
     t = lt.task
 
-    env: dict[str, Any] = {"build_timeout_sec": 1800.0, "cpus": cpus, "memory_mb": memory_mb, "network_mode": network_mode}
+    env: dict[str, Any] = {
+        "build_timeout_sec": 1800.0,
+        "cpus": cpus,
+        "memory_mb": memory_mb,
+        "network_mode": network_mode,
+    }
     if docker_image:
         env["docker_image"] = docker_image
     config = {
@@ -185,7 +208,9 @@ def export_harbor(
         "task": {
             "name": f"physcodegym/{t.id}",
             "description": t.title,
-            "keywords": [x for x in ("physcodegym", t.category.value, t.subcategory.value if t.subcategory else None) if x],
+            "keywords": [
+                x for x in ("physcodegym", t.category.value, t.subcategory.value if t.subcategory else None) if x
+            ],
         },
         "metadata": {
             "physcodegym_task": t.id,
@@ -216,7 +241,9 @@ def export_harbor(
     public_task = json.loads(t.model_dump_json())
     public_task["truth"] = None  # the agent's image knows no ground truth
     (pub / "task.json").write_text(json.dumps(public_task, indent=2), encoding="utf-8")
-    (envdir / "Dockerfile").write_text(DOCKERFILE.format(video=lt.video_path.name, launches=max_launches), encoding="utf-8")
+    (envdir / "Dockerfile").write_text(
+        DOCKERFILE.format(video=lt.video_path.name, launches=max_launches), encoding="utf-8"
+    )
     _write_exec(envdir / "pcg", PCG)
 
     tests = tmp / "tests"

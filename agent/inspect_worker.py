@@ -38,16 +38,73 @@ def _props(obj: Any, names: tuple[str, ...]) -> dict:
     return out
 
 
-RB = ("type", "enabled", "kinematic", "mass", "friction", "restitution", "collision_shape", "collision_margin",
-      "use_margin", "linear_damping", "angular_damping", "mesh_source", "use_deactivation", "collision_collections")
-CLOTH = ("quality", "mass", "air_damping", "tension_stiffness", "compression_stiffness", "bending_stiffness",
-         "vertex_group_mass", "use_pressure", "uniform_pressure_force", "gravity")
-COLL = ("thickness_outer", "thickness_inner", "cloth_friction", "damping", "use_friction", "friction_factor", "permeability")
+RB = (
+    "type",
+    "enabled",
+    "kinematic",
+    "mass",
+    "friction",
+    "restitution",
+    "collision_shape",
+    "collision_margin",
+    "use_margin",
+    "linear_damping",
+    "angular_damping",
+    "mesh_source",
+    "use_deactivation",
+    "collision_collections",
+)
+CLOTH = (
+    "quality",
+    "mass",
+    "air_damping",
+    "tension_stiffness",
+    "compression_stiffness",
+    "bending_stiffness",
+    "vertex_group_mass",
+    "use_pressure",
+    "uniform_pressure_force",
+    "gravity",
+)
+COLL = (
+    "thickness_outer",
+    "thickness_inner",
+    "cloth_friction",
+    "damping",
+    "use_friction",
+    "friction_factor",
+    "permeability",
+)
 SOFT = ("mass", "friction", "use_goal", "use_edges", "goal_default", "pull", "push", "damping")
-PSET = ("type", "count", "frame_start", "frame_end", "lifetime", "physics_type", "emit_from", "normal_factor",
-        "particle_size", "mass", "render_type")
-FIELD = ("type", "shape", "strength", "flow", "noise", "seed", "falloff_type", "falloff_power", "use_max_distance",
-         "distance_max", "use_min_distance", "distance_min", "apply_to_location", "apply_to_rotation")
+PSET = (
+    "type",
+    "count",
+    "frame_start",
+    "frame_end",
+    "lifetime",
+    "physics_type",
+    "emit_from",
+    "normal_factor",
+    "particle_size",
+    "mass",
+    "render_type",
+)
+FIELD = (
+    "type",
+    "shape",
+    "strength",
+    "flow",
+    "noise",
+    "seed",
+    "falloff_type",
+    "falloff_power",
+    "use_max_distance",
+    "distance_max",
+    "use_min_distance",
+    "distance_min",
+    "apply_to_location",
+    "apply_to_rotation",
+)
 CON = ("type", "name", "enabled", "breaking_threshold", "use_breaking", "disable_collisions")
 
 
@@ -120,7 +177,10 @@ def describe(bpy: Any) -> dict:
                 md["settings"] = _props(ps.settings, PSET)
                 md["is_baked"] = ps.point_cache.is_baked
                 if ps.settings.physics_type == "FLUID" and ps.settings.fluid is not None:
-                    md["fluid"] = _props(ps.settings.fluid, ("solver", "stiffness", "linear_viscosity", "rest_density", "use_initial_rest_length"))
+                    md["fluid"] = _props(
+                        ps.settings.fluid,
+                        ("solver", "stiffness", "linear_viscosity", "rest_density", "use_initial_rest_length"),
+                    )
             elif m.type == "FLUID":
                 md["fluid_type"] = m.fluid_type
             mods.append(md)
@@ -156,7 +216,9 @@ def describe(bpy: Any) -> dict:
                         md[key.lower().replace(" ", "_")] = _r(bsdf.inputs[key].default_value)
         doc["materials"].append(md)
     doc["handlers"] = {
-        n: len(getattr(bpy.app.handlers, n)) for n in ("frame_change_pre", "frame_change_post") if len(getattr(bpy.app.handlers, n))
+        n: len(getattr(bpy.app.handlers, n))
+        for n in ("frame_change_pre", "frame_change_post")
+        if len(getattr(bpy.app.handlers, n))
     }
     return doc
 

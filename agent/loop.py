@@ -73,9 +73,7 @@ def _groups(history: list[Message]) -> list[list[Message]]:
     return groups
 
 
-def build_view(
-    history: list[Message], step_notes: list[str], cfg: LoopConfig
-) -> tuple[list[Message], dict[str, int]]:
+def build_view(history: list[Message], step_notes: list[str], cfg: LoopConfig) -> tuple[list[Message], dict[str, int]]:
     """The messages sent to the model: old images dropped first, then the oldest turns folded into a summary.
 
     `history[0:2]` is the system and task prompt; `step_notes[i]` is a one-line summary of turn i.
@@ -100,7 +98,9 @@ def build_view(
                                 parts.append(p)
                             else:
                                 dropped_images += 1
-                                parts.append(TextPart(text="[older image omitted to save context; request it again if needed]"))
+                                parts.append(
+                                    TextPart(text="[older image omitted to save context; request it again if needed]")
+                                )
                         else:
                             parts.append(p)
                     trs.append(tr.model_copy(update={"content": list(reversed(parts))}))
@@ -160,7 +160,10 @@ class AgentRun:
         if not resume and self.trace.path.exists() and self.trace.path.stat().st_size:
             from physcodegym.core.errors import InputError
 
-            raise InputError("run folder already holds a trace; pass --resume to continue it or choose a new --out", file=str(self.trace.path))
+            raise InputError(
+                "run folder already holds a trace; pass --resume to continue it or choose a new --out",
+                file=str(self.trace.path),
+            )
         if resume and not records:
             from physcodegym.core.errors import InputError
 
@@ -168,8 +171,13 @@ class AgentRun:
         snap = next((r["budget"] for r in reversed(records) if "budget" in r), None)
         self.budget = Budget.from_dict(snap, limits) if snap else Budget(limits=limits or BudgetLimits())
         self.toolbox = Toolbox(
-            self.run_dir, lt.video_path, self.budget, run_timeout_s=self.cfg.run_timeout_s, memory_mb=self.cfg.memory_mb,
-            runner=runner, policy_check=policy_check,
+            self.run_dir,
+            lt.video_path,
+            self.budget,
+            run_timeout_s=self.cfg.run_timeout_s,
+            memory_mb=self.cfg.memory_mb,
+            runner=runner,
+            policy_check=policy_check,
         )
         self._init_history(records)
 
@@ -184,7 +192,9 @@ class AgentRun:
         self.history = self._prompt()
         seg = sum(1 for r in records if r.get("type") == "start")
         if records:
-            self.started = next((r.get("started", self.started) for r in records if r.get("type") == "start"), self.started)
+            self.started = next(
+                (r.get("started", self.started) for r in records if r.get("type") == "start"), self.started
+            )
         pending: dict[str, ToolCall] = {}
         results: list[ToolResult] = []
 
@@ -197,7 +207,16 @@ class AgentRun:
                 results.append(
                     ToolResult(
                         tool_call_id=tc.id,
-                        content=[TextPart(text=json.dumps({"error": "interrupted: the harness stopped during this call and was resumed; check the workspace and repeat the call if needed"}))],
+                        content=[
+                            TextPart(
+                                text=json.dumps(
+                                    {
+                                        "error": "interrupted: the harness stopped during this call and was resumed; "
+                                        "check the workspace and repeat the call if needed"
+                                    }
+                                )
+                            )
+                        ],
                         is_error=True,
                     )
                 )
@@ -212,7 +231,11 @@ class AgentRun:
             if t == "model":
                 close_turn()
                 calls = [ToolCall(**c) for c in r.get("tool_calls", [])]
-                self.history.append(Message(role="assistant", content=[TextPart(text=r["text"])] if r.get("text") else [], tool_calls=calls))
+                self.history.append(
+                    Message(
+                        role="assistant", content=[TextPart(text=r["text"])] if r.get("text") else [], tool_calls=calls
+                    )
+                )
                 pending = {c.id: c for c in calls}
             elif t == "tool":
                 tc = pending.pop(r["tool_call_id"], None)
@@ -261,7 +284,10 @@ class AgentRun:
             "budget": {**self.budget.remaining(), **{k: v for k, v in self.budget.to_dict().items() if k != "limits"}},
             "limits": self.budget.limits.__dict__,
             "revisions": len(st["revisions"]),
-            "launches": [{k: e.get(k) for k in ("launch", "tool", "mode", "status", "revision", "seconds")} for e in st["launches"]],
+            "launches": [
+                {k: e.get(k) for k in ("launch", "tool", "mode", "status", "revision", "seconds")}
+                for e in st["launches"]
+            ],
             "finalized": st.get("finalized"),
             "submission": "submission" if st.get("finalized") else None,
             "trace": "trace.jsonl",
@@ -325,15 +351,28 @@ class AgentRun:
             if not self.budget.can_launch():
                 after_exhaust += 1
                 if after_exhaust > self.cfg.steps_after_launches_exhausted:
-                    return self._end("budget_exhausted", f"launch budget exhausted ({self.budget.limits.max_launches}) and not finalized")
+                    return self._end(
+                        "budget_exhausted",
+                        f"launch budget exhausted ({self.budget.limits.max_launches}) and not finalized",
+                    )
             view, ctx = build_view(self.history, self.step_notes, self.cfg)
             t0 = time.monotonic()
             try:
-                resp: ChatResponse = self.provider.chat(view, tools=specs, max_tokens=self.cfg.max_tokens_per_call, temperature=self.cfg.temperature)
+                resp: ChatResponse = self.provider.chat(
+                    view, tools=specs, max_tokens=self.cfg.max_tokens_per_call, temperature=self.cfg.temperature
+                )
             except ProviderError as e:
                 provider_failures += 1
                 err = e.to_dict() if hasattr(e, "to_dict") else {"type": type(e).__name__, "message": str(e)}
-                self.trace.append({"type": "error", "step": self.budget.steps, "error": err, "seconds": round(time.monotonic() - t0, 3), "budget": self.budget.to_dict()})
+                self.trace.append(
+                    {
+                        "type": "error",
+                        "step": self.budget.steps,
+                        "error": err,
+                        "seconds": round(time.monotonic() - t0, 3),
+                        "budget": self.budget.to_dict(),
+                    }
+                )
                 if getattr(e, "retryable", False) and provider_failures <= self.cfg.provider_retries:
                     self.sleep(self.cfg.retry_backoff_s * provider_failures)
                     continue
@@ -344,7 +383,13 @@ class AgentRun:
             step = self.budget.steps
             u = resp.usage
             self.budget.add_usage(u.input_tokens, u.output_tokens, u.cost_usd)
-            self.history.append(Message(role="assistant", content=[TextPart(text=resp.text)] if resp.text else [], tool_calls=resp.tool_calls))
+            self.history.append(
+                Message(
+                    role="assistant",
+                    content=[TextPart(text=resp.text)] if resp.text else [],
+                    tool_calls=resp.tool_calls,
+                )
+            )
             self.trace.append(
                 {
                     "type": "model",
@@ -381,7 +426,10 @@ class AgentRun:
                 parts = outcome_parts(out, self.budget.line())
                 refs = self._save_images(step, ci, out.images)
                 results.append(ToolResult(tool_call_id=tc.id, content=parts, is_error=out.is_error))
-                note = f"step {step}: {tc.name}({_short_args(tc.arguments)}) -> {'ERROR ' if out.is_error else ''}{out.summary(200)}"
+                note = (
+                    f"step {step}: {tc.name}({_short_args(tc.arguments)}) -> "
+                    f"{'ERROR ' if out.is_error else ''}{out.summary(200)}"
+                )
                 self.step_notes.append(note)
                 self.trace.append(
                     {

@@ -21,15 +21,15 @@ build a minimal runnable scene first, verify it, then refine it. Report failures
 def task_prompt(task: Task, limits: BudgetLimits) -> str:
     rub = task.rubric
     lines = [
-        f"REMINDER: you have at most {limits.max_launches} Blender launches (run_scene, inspect_scene and render_preview "
-        f"each use one) and {limits.wall_clock_s / 3600:.1f} h. Keep the LAST launch for a final full run of your final "
-        "scene.py; finalize only after that run succeeded.",
+        f"REMINDER: you have at most {limits.max_launches} Blender launches (run_scene, inspect_scene and "
+        f"render_preview each use one) and {limits.wall_clock_s / 3600:.1f} h. Keep the LAST launch for a final "
+        "full run of your final scene.py; finalize only after that run succeeded.",
         "",
         f"Task {task.id}: {task.title}",
         f"Category: {task.category.value}" + (f" / {task.subcategory.value}" if task.subcategory else ""),
         "",
-        f"Rebuild the scene of the reference video ({FRAMES // FPS} s, {FPS} fps, {FRAMES} frames) as the Blender program "
-        "scene.py, so that its motion comes from simulated physics.",
+        f"Rebuild the scene of the reference video ({FRAMES // FPS} s, {FPS} fps, {FRAMES} frames) as the Blender "
+        "program scene.py, so that its motion comes from simulated physics.",
         "",
         "Requirements for scene.py:",
         "- start from an empty scene (e.g. bpy.ops.wm.read_factory_settings(use_empty=True)) and build everything "

@@ -33,7 +33,9 @@ COMMANDS = {
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="pcg", description="PhysCodeGym task tools (observation, Blender launches, submission)")
+    p = argparse.ArgumentParser(
+        prog="pcg", description="PhysCodeGym task tools (observation, Blender launches, submission)"
+    )
     sub = p.add_subparsers(dest="cmd", required=True)
     for name, (_, helptext) in COMMANDS.items():
         sp = sub.add_parser(name, help=helptext)
@@ -62,7 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     limits = BudgetLimits(max_launches=int(os.environ.get("PCG_MAX_LAUNCHES", "20")), wall_clock_s=1e9)
     bpath = state / "budget.json"
     budget = Budget.from_dict(json.loads(bpath.read_text()), limits) if bpath.is_file() else Budget(limits=limits)
-    box = Toolbox(state, video, budget, workspace=workspace, run_timeout_s=float(os.environ.get("PCG_RUN_TIMEOUT", "1800")))
+    box = Toolbox(
+        state, video, budget, workspace=workspace, run_timeout_s=float(os.environ.get("PCG_RUN_TIMEOUT", "1800"))
+    )
     tool = COMMANDS[args.cmd][0]
     if tool is None:
         doc: dict = {"budget": budget.remaining()}

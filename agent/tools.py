@@ -67,7 +67,9 @@ class ReadFileArgs(BaseModel):
 
 class RunSceneArgs(BaseModel):
     mode: Literal["full", "bake_only"] = Field(
-        "full", description="full: build, bake, save and render all 240 frames; bake_only: build, bake and save without rendering"
+        "full",
+        description="full: build, bake, save and render all 240 frames; bake_only: build, bake and save without "
+        "rendering",
     )
 
 
@@ -86,20 +88,33 @@ class ToolDef:
 TOOL_DEFS: list[ToolDef] = [
     ToolDef("video_info", "Metadata of the reference video: duration, fps, frame count, resolution.", NoArgs),
     ToolDef("get_frames", "Reference video frames at the given times (seconds), one image each.", GetFramesArgs),
-    ToolDef("frame_grid", "One image tiling `count` evenly spaced reference frames from start to end, each labelled with its time.", FrameGridArgs),
-    ToolDef("clip", "Reference frames sampled at `rate` fps between start and end, returned as images (at most 24).", ClipArgs),
-    ToolDef("write_file", "Create or overwrite a text file in your workspace (your program must be scene.py).", WriteFileArgs),
+    ToolDef(
+        "frame_grid",
+        "One image tiling `count` evenly spaced reference frames from start to end, each labelled with its time.",
+        FrameGridArgs,
+    ),
+    ToolDef(
+        "clip",
+        "Reference frames sampled at `rate` fps between start and end, returned as images (at most 24).",
+        ClipArgs,
+    ),
+    ToolDef(
+        "write_file",
+        "Create or overwrite a text file in your workspace (your program must be scene.py).",
+        WriteFileArgs,
+    ),
     ToolDef("read_file", "Read a text file from your workspace.", ReadFileArgs),
     ToolDef(
         "run_scene",
-        "Run workspace/scene.py once in an isolated Blender process (ONE launch). Returns status, log tail and the outputs found.",
+        "Run workspace/scene.py once in an isolated Blender process (ONE launch). Returns status, log tail and the "
+        "outputs found.",
         RunSceneArgs,
         launch=True,
     ),
     ToolDef(
         "inspect_scene",
-        "Structure of the scene.blend saved by your latest run as JSON: objects, transforms, rigid body / cloth / fluid "
-        "settings, constraints, force fields, materials (ONE launch).",
+        "Structure of the scene.blend saved by your latest run as JSON: objects, transforms, rigid body / cloth / "
+        "fluid settings, constraints, force fields, materials (ONE launch).",
         NoArgs,
         launch=True,
     ),
@@ -109,7 +124,11 @@ TOOL_DEFS: list[ToolDef] = [
         RenderPreviewArgs,
         launch=True,
     ),
-    ToolDef("check_submission", "Check scene.py against the policy and the latest full run against the output specification (no launch).", NoArgs),
+    ToolDef(
+        "check_submission",
+        "Check scene.py against the policy and the latest full run against the output specification (no launch).",
+        NoArgs,
+    ),
     ToolDef(
         "finalize",
         "Submit. Refused unless your latest full run produced scene.blend and 240 frames from the current scene.py.",
@@ -131,7 +150,10 @@ def _clean_schema(schema: dict) -> dict:
 
 def tool_specs() -> list[ToolSpec]:
     """Function-calling schemas, generated from the pydantic argument models."""
-    return [ToolSpec(name=t.name, description=t.description, parameters=_clean_schema(t.args.model_json_schema())) for t in TOOL_DEFS]
+    return [
+        ToolSpec(name=t.name, description=t.description, parameters=_clean_schema(t.args.model_json_schema()))
+        for t in TOOL_DEFS
+    ]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -300,7 +322,10 @@ class Toolbox:
             return ToolOutcome({"error": f"invalid arguments for {name}: {probs}"}, is_error=True)
         if tdef.launch and not self.budget.can_launch():
             return ToolOutcome(
-                {"error": f"launch budget exhausted ({self.budget.limits.max_launches} launches used); {name} was not run"},
+                {
+                    "error": f"launch budget exhausted ({self.budget.limits.max_launches} launches used); {name} was "
+                    "not run"
+                },
                 is_error=True,
             )
         try:
@@ -314,7 +339,13 @@ class Toolbox:
     def tool_video_info(self, args: NoArgs) -> ToolOutcome:
         fr = self.frames()
         return ToolOutcome(
-            {"duration_s": round(len(fr) / FPS, 4), "fps": FPS, "frames": int(len(fr)), "width": int(fr.shape[2]), "height": int(fr.shape[1])}
+            {
+                "duration_s": round(len(fr) / FPS, 4),
+                "fps": FPS,
+                "frames": int(len(fr)),
+                "width": int(fr.shape[2]),
+                "height": int(fr.shape[1]),
+            }
         )
 
     def tool_get_frames(self, args: GetFramesArgs) -> ToolOutcome:
@@ -329,7 +360,9 @@ class Toolbox:
         fr = self.frames()
         if args.end < args.start:
             raise ToolInputError(f"end ({args.end}) is before start ({args.start})")
-        idx = np.unique(np.clip(np.round(np.linspace(args.start, args.end, args.count) * FPS), 0, len(fr) - 1).astype(int))
+        idx = np.unique(
+            np.clip(np.round(np.linspace(args.start, args.end, args.count) * FPS), 0, len(fr) - 1).astype(int)
+        )
         tiles = [_label(_half(fr[i]), f"{frame_time(i):.2f}s") for i in idx]
         cols = min(4, len(tiles))
         rows = -(-len(tiles) // cols)
@@ -339,7 +372,10 @@ class Toolbox:
             r, c = divmod(k, cols)
             grid[r * h : (r + 1) * h, c * w : (c + 1) * w] = t
         return ToolOutcome(
-            {"grid": {"rows": rows, "cols": cols}, "frames": [{"time_s": frame_time(i), "frame": int(i) + 1} for i in idx]},
+            {
+                "grid": {"rows": rows, "cols": cols},
+                "frames": [{"time_s": frame_time(i), "frame": int(i) + 1} for i in idx],
+            },
             images=[_png(grid)],
         )
 
@@ -353,7 +389,8 @@ class Toolbox:
         idx = np.unique(np.clip(np.round(times * FPS), 0, len(fr) - 1).astype(int))
         imgs = [_png(_label(_half(fr[i]), f"{frame_time(i):.2f}s")) for i in idx]
         return ToolOutcome(
-            {"frames": [{"time_s": frame_time(i), "frame": int(i) + 1} for i in idx], "truncated_to_24": truncated}, images=imgs
+            {"frames": [{"time_s": frame_time(i), "frame": int(i) + 1} for i in idx], "truncated_to_24": truncated},
+            images=imgs,
         )
 
     # -- workspace files --------------------------------------------------------------------
@@ -388,7 +425,12 @@ class Toolbox:
             raise ToolInputError(f"{args.path!r} does not exist; workspace files: {listing}")
         raw = p.read_bytes()
         return ToolOutcome(
-            {"path": args.path, "bytes": len(raw), "truncated": len(raw) > MAX_READ_BYTES, "text": raw[:MAX_READ_BYTES].decode("utf-8", errors="replace")}
+            {
+                "path": args.path,
+                "bytes": len(raw),
+                "truncated": len(raw) > MAX_READ_BYTES,
+                "text": raw[:MAX_READ_BYTES].decode("utf-8", errors="replace"),
+            }
         )
 
     # -- launches ---------------------------------------------------------------------------
@@ -405,7 +447,13 @@ class Toolbox:
         # a launch never outlives the run's wall clock (at least a minute, so a last launch can still finish)
         timeout = min(self.run_timeout_s, max(60.0, self.budget.limits.wall_clock_s - self.budget.elapsed_s))
         rec = self.runner()(
-            program, out_dir / "out", timeout_s=timeout, memory_mb=self.memory_mb, mode=mode, preview_frame=preview_frame, expected_frames=FRAMES
+            program,
+            out_dir / "out",
+            timeout_s=timeout,
+            memory_mb=self.memory_mb,
+            mode=mode,
+            preview_frame=preview_frame,
+            expected_frames=FRAMES,
         )
         r = _as_dict(rec)
         frames_dir = out_dir / "out" / "frames"
@@ -441,13 +489,30 @@ class Toolbox:
 
     def tool_run_scene(self, args: RunSceneArgs) -> ToolOutcome:
         entry, _ = self._launch("run_scene", args.mode)
-        keys = ("launch", "mode", "status", "reason", "seconds", "missing", "problems", "violations", "has_blend", "frames_found", "revision", "log_tail")
+        keys = (
+            "launch",
+            "mode",
+            "status",
+            "reason",
+            "seconds",
+            "missing",
+            "problems",
+            "violations",
+            "has_blend",
+            "frames_found",
+            "revision",
+            "log_tail",
+        )
         data = {k: entry[k] for k in keys}
         return ToolOutcome(data, is_error=entry["status"] != "ok")
 
     def tool_render_preview(self, args: RenderPreviewArgs) -> ToolOutcome:
         entry, out = self._launch("render_preview", "preview", preview_frame=args.frame)
-        pngs = [out / "preview.png"] if (out / "preview.png").is_file() else sorted(out.rglob("*.png"), key=lambda p: p.stat().st_mtime)
+        pngs = (
+            [out / "preview.png"]
+            if (out / "preview.png").is_file()
+            else sorted(out.rglob("*.png"), key=lambda p: p.stat().st_mtime)
+        )
         data = {k: entry[k] for k in ("launch", "status", "reason", "seconds", "violations", "revision", "log_tail")}
         data["frame"] = args.frame
         if not pngs:
@@ -458,7 +523,9 @@ class Toolbox:
     def tool_inspect_scene(self, args: NoArgs) -> ToolOutcome:
         blend = self.state.get("last_blend")
         if not blend or not (self.run_dir / blend).is_file():
-            raise ToolInputError("no scene.blend yet: run_scene must save one first (inspect_scene reads the latest saved scene)")
+            raise ToolInputError(
+                "no scene.blend yet: run_scene must save one first (inspect_scene reads the latest saved scene)"
+            )
         n = self.budget.use_launch("inspect_scene")
         out_dir = self._new_launch_dir("inspect_scene")
         out_json = out_dir / "structure.json"
@@ -471,11 +538,25 @@ class Toolbox:
             status, log = "timeout", "inspection timed out"
         (out_dir / "inspect.log").write_text(log, encoding="utf-8")
         self.state["launches"].append(
-            {"launch": n, "tool": "inspect_scene", "mode": "inspect", "dir": str(out_dir.relative_to(self.run_dir)), "status": status, "blend": blend}
+            {
+                "launch": n,
+                "tool": "inspect_scene",
+                "mode": "inspect",
+                "dir": str(out_dir.relative_to(self.run_dir)),
+                "status": status,
+                "blend": blend,
+            }
         )
         if status != "ok":
             return ToolOutcome({"launch": n, "status": status, "log_tail": _tail(log, 2000)}, is_error=True)
-        return ToolOutcome({"launch": n, "status": "ok", "blend_from": blend.split("/")[1], "structure": json.loads(out_json.read_text())})
+        return ToolOutcome(
+            {
+                "launch": n,
+                "status": "ok",
+                "blend_from": blend.split("/")[1],
+                "structure": json.loads(out_json.read_text()),
+            }
+        )
 
     # -- submission -------------------------------------------------------------------------
     def submission_problems(self) -> tuple[list[str], list[dict]]:
@@ -500,7 +581,9 @@ class Toolbox:
             problems.append("the latest full run saved no scene.blend")
         nf = len(list((out / "frames").glob("*.png"))) if (out / "frames").is_dir() else 0
         if nf != FRAMES and not (out / "render.mp4").is_file():
-            problems.append(f"the latest full run rendered {nf} frames; {FRAMES} are required (frames/0001.png ... frames/0240.png)")
+            problems.append(
+                f"the latest full run rendered {nf} frames; {FRAMES} are required (frames/0001.png ... frames/0240.png)"
+            )
         if last.get("missing"):
             problems.append(f"the latest full run is missing outputs: {last['missing'][:5]}")
         if last.get("problems"):
@@ -526,8 +609,14 @@ class Toolbox:
         if sub.exists():
             shutil.rmtree(sub)
         tmp.replace(sub)
-        self.state["finalized"] = {"launch": last["launch"], "revision": last.get("revision"), "scene_sha256": last["scene_sha256"]}
-        return ToolOutcome({"finalized": True, "launch": last["launch"], "revision": last.get("revision")}, finalized=True)
+        self.state["finalized"] = {
+            "launch": last["launch"],
+            "revision": last.get("revision"),
+            "scene_sha256": last["scene_sha256"],
+        }
+        return ToolOutcome(
+            {"finalized": True, "launch": last["launch"], "revision": last.get("revision")}, finalized=True
+        )
 
 
 def _as_dict(rec: Any) -> dict:

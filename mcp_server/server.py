@@ -61,7 +61,11 @@ def mcp_tools() -> list[types.Tool]:
                 description=spec.description,
                 input_schema=spec.parameters,
                 annotations=types.ToolAnnotations(
-                    title=_TITLES.get(spec.name), read_only_hint=ro, destructive_hint=False, idempotent_hint=ro, open_world_hint=False
+                    title=_TITLES.get(spec.name),
+                    read_only_hint=ro,
+                    destructive_hint=False,
+                    idempotent_hint=ro,
+                    open_world_hint=False,
                 ),
             )
         )
@@ -132,8 +136,8 @@ def build_server(session: McpSession) -> Server:
                 types.Prompt(
                     name=PROMPT_NAME,
                     title=f"PhysCodeGym task {session.loaded_task.id}",
-                    description="The task: rebuild the reference video as a Blender program whose motion comes from simulated physics "
-                    "(the same system and task prompt as `physcodegym agent`).",
+                    description="The task: rebuild the reference video as a Blender program whose motion comes from "
+                    "simulated physics (the same system and task prompt as `physcodegym agent`).",
                 )
             ]
         )
@@ -153,14 +157,19 @@ def build_server(session: McpSession) -> Server:
                     uri=TASK_URI,
                     name="task",
                     title="Task description",
-                    description="The task's public description: id, title, category, video format, permitted set-up, deliverable, limits.",
+                    description=(
+                        "The task's public description: id, title, category, video format, permitted set-up, "
+                        "deliverable, limits."
+                    ),
                     mime_type="application/json",
                 ),
                 types.Resource(
                     uri=BUDGET_URI,
                     name="budget",
                     title="Budget",
-                    description="Launches used and left, wall-clock time left, tool calls so far (shared by every connection).",
+                    description=(
+                        "Launches used and left, wall-clock time left, tool calls so far (shared by every connection)."
+                    ),
                     mime_type="application/json",
                 ),
             ]
@@ -173,7 +182,9 @@ def build_server(session: McpSession) -> Server:
         elif uri == BUDGET_URI:
             doc = await anyio.to_thread.run_sync(session.budget_doc)
         else:
-            raise MCPError(code=types.INVALID_PARAMS, message=f"unknown resource {uri!r}; resources: {TASK_URI}, {BUDGET_URI}")
+            raise MCPError(
+                code=types.INVALID_PARAMS, message=f"unknown resource {uri!r}; resources: {TASK_URI}, {BUDGET_URI}"
+            )
         return types.ReadResourceResult(
             contents=[types.TextResourceContents(uri=uri, mime_type="application/json", text=json.dumps(doc, indent=2))]
         )
@@ -182,12 +193,15 @@ def build_server(session: McpSession) -> Server:
         SERVER_NAME,
         version="0.1.0",
         title="PhysCodeGym",
-        description=f"PhysCodeGym task {session.loaded_task.id}: observe the reference video, write scene.py, run it in Blender, finalize.",
+        description=(
+            f"PhysCodeGym task {session.loaded_task.id}: observe the reference video, write scene.py, run it "
+            "in Blender, finalize."
+        ),
         instructions=(
-            "Get the prompt 'task' (or read the resource physcodegym://task) for the assignment. Observe the video with "
-            "video_info / frame_grid / get_frames / clip, write scene.py with write_file, run it with run_scene, and call "
-            "finalize after a successful full run. run_scene, inspect_scene and render_preview each spend one Blender "
-            "launch of a budget shared by every connection; every result ends with the budget left."
+            "Get the prompt 'task' (or read the resource physcodegym://task) for the assignment. Observe the video "
+            "with video_info / frame_grid / get_frames / clip, write scene.py with write_file, run it with run_scene, "
+            "and call finalize after a successful full run. run_scene, inspect_scene and render_preview each spend one "
+            "Blender launch of a budget shared by every connection; every result ends with the budget left."
         ),
         on_list_tools=list_tools,
         on_call_tool=call_tool,

@@ -115,12 +115,15 @@ def check_separation(loaded_task: LoadedTask, run_dir: Path) -> None:
     if ws.is_symlink() or (ws.exists() and not ws.is_dir()):
         raise InputError("workspace/ must be a real folder, not a link or a file", file=str(ws), field="--workspace")
     rr = rd.resolve()
-    secrets = [loaded_task.folder, loaded_task.video_path] + [p for p in (loaded_task.truth_program, loaded_task.truth_trajectories, loaded_task.truth_counterfactuals) if p]
+    secrets = [loaded_task.folder, loaded_task.video_path] + [
+        p for p in (loaded_task.truth_program, loaded_task.truth_trajectories, loaded_task.truth_counterfactuals) if p
+    ]
     for s in secrets:
         sr = Path(s).resolve()
         if _inside(rr, sr) or _inside(sr, rr):
             raise InputError(
-                "the session folder overlaps the task folder (reference video / truth files); choose a folder outside it",
+                "the session folder overlaps the task folder (reference video / truth files); choose a folder outside "
+                "it",
                 file=str(rd),
                 field="--workspace",
             )
@@ -157,7 +160,12 @@ class McpSession:
         self.limits = BudgetLimits(**self.meta["limits"])
         self.budget = self._load_budget()
         self.toolbox = Toolbox(
-            self.run_dir, loaded_task.video_path, self.budget, run_timeout_s=run_timeout_s, memory_mb=memory_mb, runner=runner
+            self.run_dir,
+            loaded_task.video_path,
+            self.budget,
+            run_timeout_s=run_timeout_s,
+            memory_mb=memory_mb,
+            runner=runner,
         )
         records = read_trace(self.trace.path)
         self.segment = sum(1 for r in records if r.get("type") == "start") + 1
@@ -218,9 +226,16 @@ class McpSession:
                     )
         meta = json.loads(p.read_text(encoding="utf-8"))
         if meta.get("task") != self.loaded_task.id:
-            raise InputError(f"this session folder belongs to task {meta.get('task')!r}, not {self.loaded_task.id!r}", file=str(p), field="--task")
+            raise InputError(
+                f"this session folder belongs to task {meta.get('task')!r}, not {self.loaded_task.id!r}",
+                file=str(p),
+                field="--task",
+            )
         stored = meta["limits"]
-        for flag, key, given in (("--max-launches", "max_launches", max_launches), ("--time-limit", "wall_clock_s", time_limit_s)):
+        for flag, key, given in (
+            ("--max-launches", "max_launches", max_launches),
+            ("--time-limit", "wall_clock_s", time_limit_s),
+        ):
             if given is not None and float(given) != float(stored[key]):
                 raise InputError(
                     f"the session was started with {key}={stored[key]}; the limits of a session cannot change "
@@ -235,7 +250,9 @@ class McpSession:
         d = json.loads(bp.read_text(encoding="utf-8")) if bp.is_file() else None
         b = _PersistedBudget.from_dict(d, self.limits) if d else _PersistedBudget(limits=self.limits)
         assert isinstance(b, _PersistedBudget)
-        b.elapsed_before_s = max(0.0, time.time() - float(self.meta["started_epoch"]))  # real time since the first start
+        b.elapsed_before_s = max(
+            0.0, time.time() - float(self.meta["started_epoch"])
+        )  # real time since the first start
         b.__dict__["_persist"] = lambda: self._save_budget(b)
         return b
 
@@ -264,7 +281,8 @@ class McpSession:
                     if time.monotonic() >= deadline:
                         holder = os.pread(fd, 400, 0).decode("utf-8", "replace").strip()
                         raise WorkspaceBusy(
-                            f"another connection to this session is busy ({holder or 'unknown call'}); retry when it has finished"
+                            f"another connection to this session is busy ({holder or 'unknown call'}); retry when it "
+                            "has finished"
                         ) from None
                     time.sleep(0.2)
             os.ftruncate(fd, 0)
@@ -370,8 +388,16 @@ class McpSession:
             else:
                 write_json_atomic(
                     self._p(PENDING_FILE),
-                    {"tool_call_id": call_id, "step": step, "segment": self.segment, "name": name,
-                     "arguments": _short_args(arguments), "launches_used_before": before, "started": _now(), "pid": os.getpid()},
+                    {
+                        "tool_call_id": call_id,
+                        "step": step,
+                        "segment": self.segment,
+                        "name": name,
+                        "arguments": _short_args(arguments),
+                        "launches_used_before": before,
+                        "started": _now(),
+                        "pid": os.getpid(),
+                    },
                 )
                 self._save_budget(b)
                 try:
@@ -382,7 +408,10 @@ class McpSession:
                     self.toolbox.save_state()
             parts = outcome_parts(out, b.line())
             refs = self._save_images(step, out.images)
-            note = f"step {step}: {name}({_short_args(arguments, 120)}) -> {'ERROR ' if out.is_error else ''}{out.summary(200)}"
+            note = (
+                f"step {step}: {name}({_short_args(arguments, 120)}) -> "
+                f"{'ERROR ' if out.is_error else ''}{out.summary(200)}"
+            )
             self.trace.append(
                 {
                     "type": "tool",
@@ -435,7 +464,10 @@ class McpSession:
         if why:
             return "budget_exhausted", why
         if self._closed_status:
-            return self._closed_status, "the MCP client disconnected; start the server on the same --workspace to continue"
+            return (
+                self._closed_status,
+                "the MCP client disconnected; start the server on the same --workspace to continue",
+            )
         return "running", ""
 
     def run_doc(self) -> dict:
@@ -457,7 +489,10 @@ class McpSession:
             "budget": {**b.remaining(), **{k: v for k, v in b.to_dict().items() if k != "limits"}},
             "limits": asdict(b.limits),
             "revisions": len(st["revisions"]),
-            "launches": [{k: e.get(k) for k in ("launch", "tool", "mode", "status", "revision", "seconds")} for e in st["launches"]],
+            "launches": [
+                {k: e.get(k) for k in ("launch", "tool", "mode", "status", "revision", "seconds")}
+                for e in st["launches"]
+            ],
             "finalized": st.get("finalized"),
             "submission": "submission" if st.get("finalized") else None,
             "trace": "trace.jsonl",
@@ -487,14 +522,24 @@ class McpSession:
                 self._reload()
             except (OSError, json.JSONDecodeError):
                 pass
-            self.trace.append({"type": "disconnect", "segment": self.segment, "model": self.client, "budget": self.budget.to_dict()})
+            self.trace.append(
+                {"type": "disconnect", "segment": self.segment, "model": self.client, "budget": self.budget.to_dict()}
+            )
             self._closed_status = "stopped"
             self.write_run_json()
 
     def mark_stopped(self) -> None:
         """Best effort from a signal handler (a call may hold the locks): trace the stop, mark agent_run.json."""
         self._closed_status = "stopped"
-        self.trace.append({"type": "disconnect", "segment": self.segment, "model": self.client, "signal": True, "budget": self.budget.to_dict()})
+        self.trace.append(
+            {
+                "type": "disconnect",
+                "segment": self.segment,
+                "model": self.client,
+                "signal": True,
+                "budget": self.budget.to_dict(),
+            }
+        )
         self.write_run_json()
 
     # -- prompt and resources ---------------------------------------------------------------
@@ -510,11 +555,17 @@ class McpSession:
             "title": t.title,
             "category": t.category.value,
             "subcategory": t.subcategory.value if t.subcategory else None,
-            "video": {"duration_s": FRAMES / FPS, "fps": FPS, "frames": FRAMES, "served_resolution": [SCORE_WIDTH, SCORE_HEIGHT]},
+            "video": {
+                "duration_s": FRAMES / FPS,
+                "fps": FPS,
+                "frames": FRAMES,
+                "served_resolution": [SCORE_WIDTH, SCORE_HEIGHT],
+            },
             "permitted_initial_conditions": list(r.initial_conditions),
             "permitted_actuation": list(r.actuation),
             "accepted_equivalent_representations": list(r.equivalent_representations),
-            "deliverable": "scene.py in the workspace; a full run of it must save scene.blend and render frames/0001.png ... "
+            "deliverable": "scene.py in the workspace; a full run of it must save scene.blend and render "
+            "frames/0001.png ... "
             "frames/0240.png at 640x360, 30 fps; then call finalize",
             "tools": [t.name for t in TOOL_DEFS],
             "limits": {"max_launches": self.limits.max_launches, "wall_clock_s": self.limits.wall_clock_s},

@@ -40,16 +40,39 @@ class _Base:
 
 
 class PCG_UL_events(bpy.types.UIList):
-    def draw_item(self, context: Any, layout: Any, data: Any, item: Any, icon: Any, active_data: Any, active_propname: str, index: int = 0) -> None:
+    def draw_item(
+        self,
+        context: Any,
+        layout: Any,
+        data: Any,
+        item: Any,
+        icon: Any,
+        active_data: Any,
+        active_propname: str,
+        index: int = 0,
+    ) -> None:
         row = layout.row(align=True)
         op = row.operator("physcodegym.jump_to_event", text="", icon="TIME", emboss=False)
         op.index = index
-        row.label(text=f"{item.start_s:.2f}-{item.end_s:.2f} s  {item.name}", icon="KEYTYPE_KEYFRAME_VEC" if item.key else "NONE")
+        row.label(
+            text=f"{item.start_s:.2f}-{item.end_s:.2f} s  {item.name}",
+            icon="KEYTYPE_KEYFRAME_VEC" if item.key else "NONE",
+        )
         row.label(text=item.description)
 
 
 class PCG_UL_findings(bpy.types.UIList):
-    def draw_item(self, context: Any, layout: Any, data: Any, item: Any, icon: Any, active_data: Any, active_propname: str, index: int = 0) -> None:
+    def draw_item(
+        self,
+        context: Any,
+        layout: Any,
+        data: Any,
+        item: Any,
+        icon: Any,
+        active_data: Any,
+        active_propname: str,
+        index: int = 0,
+    ) -> None:
         row = layout.row(align=True)
         row.label(text=item.kind, icon="ERROR")
         row.label(text=item.objects or "-")
@@ -58,7 +81,17 @@ class PCG_UL_findings(bpy.types.UIList):
 
 
 class PCG_UL_roles(bpy.types.UIList):
-    def draw_item(self, context: Any, layout: Any, data: Any, item: Any, icon: Any, active_data: Any, active_propname: str, index: int = 0) -> None:
+    def draw_item(
+        self,
+        context: Any,
+        layout: Any,
+        data: Any,
+        item: Any,
+        icon: Any,
+        active_data: Any,
+        active_propname: str,
+        index: int = 0,
+    ) -> None:
         row = layout.row(align=True)
         row.prop(item, "name", text="", emboss=False)
         row.label(text=item.object_name or "(unassigned)", icon="OBJECT_DATA")
@@ -66,7 +99,17 @@ class PCG_UL_roles(bpy.types.UIList):
 
 
 class PCG_UL_criteria(bpy.types.UIList):
-    def draw_item(self, context: Any, layout: Any, data: Any, item: Any, icon: Any, active_data: Any, active_propname: str, index: int = 0) -> None:
+    def draw_item(
+        self,
+        context: Any,
+        layout: Any,
+        data: Any,
+        item: Any,
+        icon: Any,
+        active_data: Any,
+        active_propname: str,
+        index: int = 0,
+    ) -> None:
         row = layout.row(align=True)
         row.prop(item, "name", text="", emboss=False)
         row.label(text=item.check)
@@ -80,7 +123,9 @@ class PCG_PT_main(_Base, bpy.types.Panel):
     def draw(self, context: Any) -> None:
         layout = self.layout
         busy = [j for j in jobs.JOBS.values() if j.running]
-        layout.label(text=f"{len(busy)} background job(s) running" if busy else "idle", icon="SORTTIME" if busy else "CHECKMARK")
+        layout.label(
+            text=f"{len(busy)} background job(s) running" if busy else "idle", icon="SORTTIME" if busy else "CHECKMARK"
+        )
 
 
 class PCG_PT_task(_Base, bpy.types.Panel):
@@ -187,7 +232,11 @@ class PCG_PT_audit(_Base, bpy.types.Panel):
         if st.audit_status:
             layout.label(text=st.audit_status)
         if st.s_val_set:
-            layout.label(text=f"S_val = {st.s_val:.3f} ({sum(c.passed for c in st.criteria)}/{len(st.criteria)} criteria passed)", icon="CHECKMARK")
+            layout.label(
+                text=f"S_val = {st.s_val:.3f} ({sum(c.passed for c in st.criteria)}/{len(st.criteria)} criteria "
+                "passed)",
+                icon="CHECKMARK",
+            )
         elif st.task_id and len(st.findings):
             layout.label(text="S_val: not computed (run with the rubric)")
         if len(st.findings) or st.audit_status:
@@ -198,7 +247,10 @@ class PCG_PT_audit(_Base, bpy.types.Panel):
                 box.label(text=f.message)
                 box.label(text=f"objects: {f.objects}  frames: {f.frames}")
         for c in st.criteria:
-            layout.label(text=f"{c.name}: {c.score:.2f}" if c.has_score else f"{c.name}: {c.state} {c.message}", icon="CHECKMARK" if c.passed else "X")
+            layout.label(
+                text=f"{c.name}: {c.score:.2f}" if c.has_score else f"{c.name}: {c.state} {c.message}",
+                icon="CHECKMARK" if c.passed else "X",
+            )
 
 
 class PCG_PT_counterfactual(_Base, bpy.types.Panel):

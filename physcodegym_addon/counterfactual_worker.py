@@ -43,7 +43,10 @@ def main(argv: list[str] | None = None) -> int:
     res = public(doc)
     names = sorted(set(mapping.values()))
     samples = doc.get("_samples") or {}
-    res["tracks"] = {"baseline": _tracks(samples.get("baseline"), names), "intervened": _tracks(samples.get("intervened"), names)}
+    res["tracks"] = {
+        "baseline": _tracks(samples.get("baseline"), names),
+        "intervened": _tracks(samples.get("intervened"), names),
+    }
     if doc.get("ok"):
         # keep the intervened copy for inspection (one more branch; the original file is only read)
         kept = out / "intervened.blend"

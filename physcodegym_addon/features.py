@@ -15,7 +15,11 @@ REQUIREMENTS: dict[str, tuple[str, ...]] = {
     "tasks": ("pydantic", "physcodegym.tasks.loader"),
     "audit": ("physcodegym.probes.audit", "physcodegym.headless.commands.audit"),
     "rubric_eval": ("physcodegym.verifier.rubric_eval", "scipy"),  # role mapping solves an assignment with scipy
-    "counterfactual": ("physcodegym.probes.counterfactual", "physcodegym.probes.cf_worker", "physcodegym.probes.interventions"),
+    "counterfactual": (
+        "physcodegym.probes.counterfactual",
+        "physcodegym.probes.cf_worker",
+        "physcodegym.probes.interventions",
+    ),
     "agent": ("physcodegym.headless.commands.agent", "requests"),
     "score": ("physcodegym.headless.commands.score", "cv2", "skimage", "scipy"),  # video decode, SSIM
     "lpips": ("torch", "lpips"),

@@ -58,12 +58,30 @@ SCORING_WHEELS = [
     "packaging==26.4",
 ]
 PLATFORMS = {  # Blender platform -> pip platform tags
-    "linux-x64": ["manylinux_2_17_x86_64", "manylinux2014_x86_64", "manylinux_2_28_x86_64", "manylinux1_x86_64", "manylinux_2_5_x86_64"],
+    "linux-x64": [
+        "manylinux_2_17_x86_64",
+        "manylinux2014_x86_64",
+        "manylinux_2_28_x86_64",
+        "manylinux1_x86_64",
+        "manylinux_2_5_x86_64",
+    ],
     "windows-x64": ["win_amd64"],
     "macos-arm64": ["macosx_11_0_arm64", "macosx_12_0_arm64", "macosx_14_0_arm64"],
     "macos-x64": ["macosx_10_9_x86_64", "macosx_10_13_x86_64"],
 }
-STAGE_IGNORE = (".git", ".venv", "tests", "benchmarks", "results", "out", "__pycache__", "*.egg-info", ".pytest_cache", ".ruff_cache", "*.zip")
+STAGE_IGNORE = (
+    ".git",
+    ".venv",
+    "tests",
+    "benchmarks",
+    "results",
+    "out",
+    "__pycache__",
+    "*.egg-info",
+    ".pytest_cache",
+    ".ruff_cache",
+    "*.zip",
+)
 
 
 def blender_ext() -> list[str]:
@@ -87,8 +105,27 @@ def validate(source: Path = ROOT) -> dict:
 
 def fetch_wheels(dest: Path, pins: list[str], platform: str) -> list[Path]:
     dest.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--only-binary=:all:", "--no-deps", "--python-version", "3.11",
-           "--implementation", "cp", "--abi", "cp311", "--abi", "abi3", "--abi", "none", "-d", str(dest)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--quiet",
+        "--only-binary=:all:",
+        "--no-deps",
+        "--python-version",
+        "3.11",
+        "--implementation",
+        "cp",
+        "--abi",
+        "cp311",
+        "--abi",
+        "abi3",
+        "--abi",
+        "none",
+        "-d",
+        str(dest),
+    ]
     for tag in PLATFORMS[platform]:
         cmd += ["--platform", tag]
     p = subprocess.run(cmd + ["--platform", "any", *pins], capture_output=True, text=True)
@@ -126,7 +163,11 @@ def build(out: Path, wheel_set: str = "core", platform: str = "linux-x64") -> di
         v = validate(stage)
         if not v["ok"]:
             raise RuntimeError(f"staged extension does not validate: {v['output']}")
-        p = subprocess.run([*blender_ext(), "build", "--source-dir", str(stage), "--output-dir", str(out)], capture_output=True, text=True)
+        p = subprocess.run(
+            [*blender_ext(), "build", "--source-dir", str(stage), "--output-dir", str(out)],
+            capture_output=True,
+            text=True,
+        )
         if p.returncode != 0 or "FATAL" in p.stdout:
             raise RuntimeError(f"build failed: {(p.stdout + p.stderr)[-1500:]}")
     zips = sorted(out.glob("physcodegym-*.zip"), key=lambda z: z.stat().st_mtime)

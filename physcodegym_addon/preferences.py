@@ -32,17 +32,25 @@ class PCG_AddonPreferences(bpy.types.AddonPreferences):
     bl_idname = ADDON_ID
 
     task_library: bpy.props.StringProperty(
-        name="Task library", subtype="DIR_PATH", default="", description="Folder of task folders (added before the shipped packs)"
+        name="Task library",
+        subtype="DIR_PATH",
+        default="",
+        description="Folder of task folders (added before the shipped packs)",
     )
     runs_folder: bpy.props.StringProperty(
-        name="Runs folder", subtype="DIR_PATH", default="", description="Where agent runs and audit copies go (default: temp)"
+        name="Runs folder",
+        subtype="DIR_PATH",
+        default="",
+        description="Where agent runs and audit copies go (default: temp)",
     )
     provider: bpy.props.EnumProperty(name="Provider", items=PROVIDERS, default="openai")
     model: bpy.props.StringProperty(name="Model", default="gpt-4o")
     base_url: bpy.props.StringProperty(name="Base URL", default="", description="Endpoint override (OpenAI-compatible)")
     openai_key_env: bpy.props.StringProperty(name="OpenAI key variable", default="OPENAI_API_KEY")
     anthropic_key_env: bpy.props.StringProperty(name="Anthropic key variable", default="ANTHROPIC_API_KEY")
-    judge_model: bpy.props.StringProperty(name="Judge model", default="", description="Vision-language judge for S_obj/S_evt")
+    judge_model: bpy.props.StringProperty(
+        name="Judge model", default="", description="Vision-language judge for S_obj/S_evt"
+    )
     preview_engine: bpy.props.EnumProperty(name="Preview engine", items=ENGINES, default="BLENDER_WORKBENCH")
 
     def draw(self, context: Any) -> None:
@@ -63,7 +71,10 @@ def draw_preferences(prefs: Any, layout: Any) -> None:
         row = box.row()
         row.prop(prefs, attr)
         var = getattr(prefs, attr)
-        row.label(text="set" if var and os.environ.get(var) else "not set", icon="CHECKMARK" if var and os.environ.get(var) else "ERROR")
+        row.label(
+            text="set" if var and os.environ.get(var) else "not set",
+            icon="CHECKMARK" if var and os.environ.get(var) else "ERROR",
+        )
     box.label(text="Keys are read from the environment; only the variable names are saved.", icon="INFO")
     col.prop(prefs, "preview_engine")
 

@@ -37,7 +37,15 @@ def _intervention_items() -> list[tuple[str, str, str]]:
 
 
 CHECK_ITEMS = _check_items()
-MEASURES = ("displacement", "max_displacement", "final_height", "min_height", "path_deviation", "particles_inside", "vertex_displacement")
+MEASURES = (
+    "displacement",
+    "max_displacement",
+    "final_height",
+    "min_height",
+    "path_deviation",
+    "particles_inside",
+    "vertex_displacement",
+)
 INTERVENTION_ITEMS = _intervention_items()
 
 
@@ -134,19 +142,25 @@ class PCG_SceneState(bpy.types.PropertyGroup):
     reference_strip: StringProperty()
     reference_clip: StringProperty()
     reference_camera: StringProperty()
-    sync_range: BoolProperty(name="Sync frame range", default=True, description="Set the scene range and fps to the video's")
+    sync_range: BoolProperty(
+        name="Sync frame range", default=True, description="Set the scene range and fps to the video's"
+    )
     prev_use_sequencer: BoolProperty(default=True)
     # audit
     findings: CollectionProperty(type=PCG_Finding)
     findings_index: IntProperty(update=_on_finding_selected)
     audit_status: StringProperty()
-    audit_with_rubric: BoolProperty(name="Evaluate rubric", default=True, description="Also evaluate the loaded task's rubric (S_val)")
+    audit_with_rubric: BoolProperty(
+        name="Evaluate rubric", default=True, description="Also evaluate the loaded task's rubric (S_val)"
+    )
     criteria: CollectionProperty(type=PCG_CriterionResult)
     s_val: FloatProperty()
     s_val_set: BoolProperty()
     # counterfactual
     counterfactual_kind: EnumProperty(name="Intervention", items=INTERVENTION_ITEMS)
-    counterfactual_params_json: StringProperty(name="Params", default="{}", description='JSON, e.g. {"offset": [0.5, 0, 0]} or {"factor": 0.5}')
+    counterfactual_params_json: StringProperty(
+        name="Params", default="{}", description='JSON, e.g. {"offset": [0.5, 0, 0]} or {"factor": 0.5}'
+    )
     counterfactual_from_frame: IntProperty(name="From frame", default=0, min=0, description="0: from the first frame")
     counterfactual_objects: StringProperty()
     counterfactual_status: StringProperty()
@@ -159,10 +173,16 @@ class PCG_SceneState(bpy.types.PropertyGroup):
         default="path_deviation",
         description="What the expected response measures on the intervened trajectories",
     )
-    counterfactual_expect_role: StringProperty(name="Role", description="Role whose response is measured (default: first intervened role)")
-    counterfactual_expect_op: EnumProperty(name="Op", items=[(o, o, "") for o in ("gt", "ge", "lt", "le")], default="gt")
+    counterfactual_expect_role: StringProperty(
+        name="Role", description="Role whose response is measured (default: first intervened role)"
+    )
+    counterfactual_expect_op: EnumProperty(
+        name="Op", items=[(o, o, "") for o in ("gt", "ge", "lt", "le")], default="gt"
+    )
     counterfactual_expect_value: FloatProperty(name="Value", default=0.1)
-    counterfactual_expect_at_s: FloatProperty(name="At (s)", default=0.0, min=0.0, max=8.0, description="0: the last frame")
+    counterfactual_expect_at_s: FloatProperty(
+        name="At (s)", default=0.0, min=0.0, max=8.0, description="0: the last frame"
+    )
     counterfactual_relative: BoolProperty(name="Relative to baseline")
     counterfactual_plot_image: StringProperty()
     # rubric authoring
@@ -190,7 +210,9 @@ class PCG_SceneState(bpy.types.PropertyGroup):
     submission_scene: StringProperty()
     # scores
     scores: CollectionProperty(type=PCG_Metric)
-    score_candidate: StringProperty(name="Candidate", subtype="DIR_PATH", description="Run folder or video (default: the run folder)")
+    score_candidate: StringProperty(
+        name="Candidate", subtype="DIR_PATH", description="Run folder or video (default: the run folder)"
+    )
     score_with_lpips: BoolProperty(name="LPIPS", default=False, description="Needs torch + lpips")
     score_status: StringProperty()
     aggregates_json: StringProperty()

@@ -30,7 +30,9 @@ def rigid_world(sc: Any, frames: int) -> None:
     sc.rigidbody_world.point_cache.frame_end = frames
 
 
-def camera(sc: Any, loc: tuple[float, float, float] = (0, -9, 2.5), target: tuple[float, float, float] = (0, 0, 1)) -> Any:
+def camera(
+    sc: Any, loc: tuple[float, float, float] = (0, -9, 2.5), target: tuple[float, float, float] = (0, 0, 1)
+) -> Any:
     import bpy
     from mathutils import Vector
 
@@ -169,7 +171,9 @@ def flag(frames: int = 40, wind: float = 800.0, res: int = 16) -> Any:
 
     sc = reset(frames)
     camera(sc)
-    bpy.ops.mesh.primitive_grid_add(x_subdivisions=res, y_subdivisions=res, size=2, location=(0, 0, 2), rotation=(math.pi / 2, 0, 0))
+    bpy.ops.mesh.primitive_grid_add(
+        x_subdivisions=res, y_subdivisions=res, size=2, location=(0, 0, 2), rotation=(math.pi / 2, 0, 0)
+    )
     fl = bpy.context.active_object
     fl.name = "Flag"
     me = fl.data
@@ -287,14 +291,14 @@ def keyframed_ball(defect: bool = True, frames: int = 60) -> Any:
     return sc
 
 
-HANDLER_PROGRAM = '''import bpy
+HANDLER_PROGRAM = """import bpy
 
 def push_ball(scene, depsgraph=None):
     ob = scene.objects["Ball"]
     ob.location.x = -2.0 + 0.05 * scene.frame_current
 
 bpy.app.handlers.frame_change_pre.append(push_ball)
-'''
+"""
 
 
 def handler_ball(defect: bool = True, frames: int = 45) -> Any:
@@ -355,7 +359,9 @@ def crumpling_cloth(defect: bool = True, frames: int = 50, res: int = 14) -> Any
     gnd = bpy.context.active_object
     gnd.name = "Floor"
     gnd.modifiers.new("Collision", "COLLISION")
-    bpy.ops.mesh.primitive_grid_add(x_subdivisions=res, y_subdivisions=res * 3, size=1, location=(0, 0, 2.0), rotation=(math.pi / 2, 0, 0))
+    bpy.ops.mesh.primitive_grid_add(
+        x_subdivisions=res, y_subdivisions=res * 3, size=1, location=(0, 0, 2.0), rotation=(math.pi / 2, 0, 0)
+    )
     cl = bpy.context.active_object
     cl.name = "Sheet"
     cl.scale = (1.0, 3.0, 1.0)

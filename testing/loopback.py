@@ -117,6 +117,7 @@ class RecordedRequest:
     @property
     def images(self) -> int:
         """Number of images in the request (either wire format)."""
+
         def count(x: Any) -> int:
             if isinstance(x, dict):
                 return int(x.get("type") in ("image_url", "image")) + sum(count(v) for v in x.values())
@@ -215,7 +216,9 @@ def validate_openai(body: Any, headers: dict[str, str], api_key: str | None) -> 
     for k in ("max_tokens", "max_completion_tokens"):
         if k in body and (not isinstance(body[k], int) or isinstance(body[k], bool) or body[k] <= 0):
             errs.append(f"{k}: must be a positive integer")
-    if "temperature" in body and (not isinstance(body["temperature"], int | float) or not 0 <= body["temperature"] <= 2):
+    if "temperature" in body and (
+        not isinstance(body["temperature"], int | float) or not 0 <= body["temperature"] <= 2
+    ):
         errs.append("temperature: must be a number in [0, 2]")
     _check_tools(body.get("tools"), OPENAI, errs)
     msgs = body.get("messages")
@@ -233,8 +236,9 @@ def validate_openai(body: Any, headers: dict[str, str], api_key: str | None) -> 
             pending = set()
         content = m.get("content")
         if role in ("system", "developer"):
-            if not isinstance(content, str) and not (isinstance(content, list) and all(
-                    isinstance(p, dict) and p.get("type") == "text" for p in content)):
+            if not isinstance(content, str) and not (
+                isinstance(content, list) and all(isinstance(p, dict) and p.get("type") == "text" for p in content)
+            ):
                 errs.append(f"{w}.content: system content must be text")
         elif role == "user":
             if isinstance(content, str):
@@ -273,8 +277,12 @@ def validate_openai(body: Any, headers: dict[str, str], api_key: str | None) -> 
                 for j, c in enumerate(calls):
                     cw = f"{w}.tool_calls[{j}]"
                     fn = c.get("function") if isinstance(c, dict) else None
-                    if not isinstance(c, dict) or not isinstance(c.get("id"), str) or c.get("type") != "function" \
-                            or not isinstance(fn, dict):
+                    if (
+                        not isinstance(c, dict)
+                        or not isinstance(c.get("id"), str)
+                        or c.get("type") != "function"
+                        or not isinstance(fn, dict)
+                    ):
                         errs.append(f"{cw}: needs id, type 'function' and function")
                         continue
                     if not isinstance(fn.get("name"), str):
@@ -292,8 +300,9 @@ def validate_openai(body: Any, headers: dict[str, str], api_key: str | None) -> 
             if tid not in pending:
                 errs.append(f"{w}.tool_call_id: {tid!r} answers no pending tool call")
             pending.discard(tid)
-            if not isinstance(content, str) and not (isinstance(content, list) and all(
-                    isinstance(p, dict) and p.get("type") == "text" for p in content)):
+            if not isinstance(content, str) and not (
+                isinstance(content, list) and all(isinstance(p, dict) and p.get("type") == "text" for p in content)
+            ):
                 errs.append(f"{w}.content: tool content must be text")
         else:
             errs.append(f"{w}.role: unknown role {role!r}")
@@ -326,7 +335,11 @@ def _check_anthropic_blocks(content: Any, role: str, w: str, errs: list[str], to
             else:
                 _check_image_bytes(src.get("data") or "", src.get("media_type") or "", bw, errs)
         elif typ == "tool_use" and role == "assistant":
-            if not isinstance(b.get("id"), str) or not isinstance(b.get("name"), str) or not isinstance(b.get("input"), dict):
+            if (
+                not isinstance(b.get("id"), str)
+                or not isinstance(b.get("name"), str)
+                or not isinstance(b.get("input"), dict)
+            ):
                 errs.append(f"{bw}: tool_use needs id, name and an input object")
             else:
                 uses.add(b["id"])
@@ -356,11 +369,16 @@ def validate_anthropic(body: Any, headers: dict[str, str], api_key: str | None) 
     mt = body.get("max_tokens")
     if not isinstance(mt, int) or isinstance(mt, bool) or mt <= 0:
         errs.append("max_tokens: required positive integer")
-    if "temperature" in body and (not isinstance(body["temperature"], int | float) or not 0 <= body["temperature"] <= 1):
+    if "temperature" in body and (
+        not isinstance(body["temperature"], int | float) or not 0 <= body["temperature"] <= 1
+    ):
         errs.append("temperature: must be a number in [0, 1]")
     sysp = body.get("system")
-    if sysp is not None and not isinstance(sysp, str) and not (isinstance(sysp, list) and all(
-            isinstance(b, dict) and b.get("type") == "text" for b in sysp)):
+    if (
+        sysp is not None
+        and not isinstance(sysp, str)
+        and not (isinstance(sysp, list) and all(isinstance(b, dict) and b.get("type") == "text" for b in sysp))
+    ):
         errs.append("system: must be a string or a list of text blocks")
     _check_tools(body.get("tools"), ANTHROPIC, errs)
     msgs = body.get("messages")
@@ -404,29 +422,59 @@ def _estimate_tokens(body: Any) -> int:
 def _render(wire: str, reply: Reply, body: dict, n: int) -> dict:
     model = body.get("model", "loopback") if isinstance(body, dict) else "loopback"
     inp = reply.input_tokens if reply.input_tokens is not None else _estimate_tokens(body)
-    out = reply.output_tokens if reply.output_tokens is not None else max(1, len(reply.text) // 4 + 10 * len(reply.tool_calls))
+    out = (
+        reply.output_tokens
+        if reply.output_tokens is not None
+        else max(1, len(reply.text) // 4 + 10 * len(reply.tool_calls))
+    )
     calls = [dict(c, id=c.get("id") or f"call_loop_{n}_{k}") for k, c in enumerate(reply.tool_calls)]
     if wire == OPENAI:
         msg: dict[str, Any] = {"role": "assistant", "content": None if reply.refusal else (reply.text or None)}
         if reply.refusal:
             msg["refusal"] = reply.text
         if calls:
-            msg["tool_calls"] = [{"id": c["id"], "type": "function",
-                                  "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])}} for c in calls]
+            msg["tool_calls"] = [
+                {
+                    "id": c["id"],
+                    "type": "function",
+                    "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])},
+                }
+                for c in calls
+            ]
         stop = reply.stop_reason or ("tool_calls" if calls else "stop")
-        return {"id": f"chatcmpl-loop-{n}", "object": "chat.completion", "created": int(time.time()), "model": model,
-                "choices": [{"index": 0, "message": msg, "finish_reason": stop}],
-                "usage": {"prompt_tokens": inp, "completion_tokens": out, "total_tokens": inp + out}}
+        return {
+            "id": f"chatcmpl-loop-{n}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [{"index": 0, "message": msg, "finish_reason": stop}],
+            "usage": {"prompt_tokens": inp, "completion_tokens": out, "total_tokens": inp + out},
+        }
     blocks: list[dict] = [{"type": "text", "text": reply.text}] if reply.text else []
     blocks += [{"type": "tool_use", "id": c["id"], "name": c["name"], "input": c["arguments"]} for c in calls]
     stop = reply.stop_reason or ("refusal" if reply.refusal else "tool_use" if calls else "end_turn")
-    return {"id": f"msg_loop_{n}", "type": "message", "role": "assistant", "model": model, "content": blocks,
-            "stop_reason": stop, "stop_sequence": None, "usage": {"input_tokens": inp, "output_tokens": out}}
+    return {
+        "id": f"msg_loop_{n}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": blocks,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {"input_tokens": inp, "output_tokens": out},
+    }
 
 
 def _error_body(wire: str, status: int, message: str) -> dict:
-    etype = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error", 404: "not_found_error",
-             413: "request_too_large", 429: "rate_limit_error", 529: "overloaded_error"}.get(status, "api_error")
+    etype = {
+        400: "invalid_request_error",
+        401: "authentication_error",
+        403: "permission_error",
+        404: "not_found_error",
+        413: "request_too_large",
+        429: "rate_limit_error",
+        529: "overloaded_error",
+    }.get(status, "api_error")
     if wire == ANTHROPIC:
         return {"type": "error", "error": {"type": etype, "message": message}}
     return {"error": {"message": message, "type": etype, "code": None}}
@@ -472,8 +520,11 @@ class _Handler(BaseHTTPRequestHandler):
             llm._record(rec)
             self._send(404, json.dumps(_error_body(OPENAI, 404, f"no route {self.path}")).encode())
             return
-        key_ok = llm.api_key is None or headers.get("x-api-key") == llm.api_key or \
-            headers.get("authorization") == f"Bearer {llm.api_key}"
+        key_ok = (
+            llm.api_key is None
+            or headers.get("x-api-key") == llm.api_key
+            or headers.get("authorization") == f"Bearer {llm.api_key}"
+        )
         rec.reply = "models" if key_ok else "401"
         llm._record(rec)
         if not key_ok:
@@ -486,8 +537,13 @@ class _Handler(BaseHTTPRequestHandler):
         llm = self.server.llm
         headers = {k.lower(): v for k, v in self.headers.items()}
         path = self.path.split("?")[0].rstrip("/")
-        wire = OPENAI if path in ("/v1/chat/completions", "/chat/completions") else \
-            ANTHROPIC if path == "/v1/messages" else "unknown"
+        wire = (
+            OPENAI
+            if path in ("/v1/chat/completions", "/chat/completions")
+            else ANTHROPIC
+            if path == "/v1/messages"
+            else "unknown"
+        )
         length = int(headers.get("content-length") or 0)
         raw = self.rfile.read(length) if length else b""
         try:
@@ -526,8 +582,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if reply.status != 200:
             rec.reply = rec.reply or str(reply.status)
-            self._send(reply.status, json.dumps(_error_body(wire, reply.status, reply.error_message)).encode(),
-                       reply.headers)
+            self._send(
+                reply.status, json.dumps(_error_body(wire, reply.status, reply.error_message)).encode(), reply.headers
+            )
             return
         data = json.dumps(_render(wire, reply, body, n)).encode()
         if reply.truncate == "body":
@@ -550,7 +607,9 @@ class _Server(ThreadingHTTPServer):
 class LoopbackLLM:
     """Context manager: a scripted LLM server on 127.0.0.1 (ephemeral port) for the duration of the block."""
 
-    def __init__(self, api_key: str | None = None, models: tuple[str, ...] = ("loopback-judge", "loopback-agent")) -> None:
+    def __init__(
+        self, api_key: str | None = None, models: tuple[str, ...] = ("loopback-judge", "loopback-agent")
+    ) -> None:
         self.api_key = api_key  # None: accept any (or no) key
         self.models = list(models)
         self._queues: dict[str, deque[ReplyLike]] = {OPENAI: deque(), ANTHROPIC: deque(), ANY: deque()}
@@ -566,8 +625,9 @@ class LoopbackLLM:
     def start(self) -> LoopbackLLM:
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.llm = self
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="loopback-llm", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="loopback-llm", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -682,11 +742,20 @@ def judge_responder(verdict: str = "pass") -> Callable[[RecordedRequest], Reply]
         ok = verdict == "pass"
         if m.group(1) == "Checklist":
             layout = None if "Initial layout: (none given" in text else ok
-            doc = {"item_id": m.group(2), "checks": {"category": True, "count": ok, "attributes": True, "layout": layout},
-                   "observed_count": 1, "verdict": verdict, "reason": "loopback judge"}
+            doc = {
+                "item_id": m.group(2),
+                "checks": {"category": True, "count": ok, "attributes": True, "layout": layout},
+                "observed_count": 1,
+                "verdict": verdict,
+                "reason": "loopback judge",
+            }
         else:
-            doc = {"item_id": m.group(2), "verdict": verdict, "evidence": [{"start_s": 0.0, "end_s": 1.0}],
-                   "reason": "loopback judge"}
+            doc = {
+                "item_id": m.group(2),
+                "verdict": verdict,
+                "evidence": [{"start_s": 0.0, "end_s": 1.0}],
+                "reason": "loopback judge",
+            }
         return Reply.ok(json.dumps(doc))
 
     return respond
@@ -711,8 +780,12 @@ def main(argv: list[str] | None = None) -> int:
     llm.respond_with(judge_responder(a.judge))
     llm._server = _Server(("127.0.0.1", a.port), _Handler)
     llm._server.llm = llm
-    print(json.dumps({"url": llm.url, "openai_base_url": llm.openai_base_url,
-                      "anthropic_base_url": llm.anthropic_base_url}), flush=True)
+    print(
+        json.dumps(
+            {"url": llm.url, "openai_base_url": llm.openai_base_url, "anthropic_base_url": llm.anthropic_base_url}
+        ),
+        flush=True,
+    )
     try:
         llm._server.serve_forever(poll_interval=0.1)
     except KeyboardInterrupt:
