@@ -1,4 +1,5 @@
-"""One validated artifact set per run (SPEC §3, validated artifacts): checked once by the trusted runner, read back by hash.
+"""One validated artifact set per run (SPEC §3, validated artifacts): checked once by the trusted runner, read back by
+hash.
 
 The scene program runs with `OUT/sandbox/` as its working folder and only writable place. After the child
 (and its whole process group) is gone, `accept_outputs` looks at that scratch folder from the trusted side:
@@ -50,9 +51,18 @@ MAX_SCRATCH_ENTRIES = 20000
 MAX_BLEND_BLOCKS = 20_000_000
 FRAME_SLACK = 240  # a scene may keep a pre-roll / tail beyond the rendered frames, within this bound
 VIDEO_CODECS = {b"avc1", b"avc3", b"hvc1", b"hev1", b"mp4v", b"av01", b"vp09", b"FMP4", b"XVID", b"DIVX"}
-REFUSED_BLOCKS = {b"LI\0\0": ("load-external-blend", "links a library"), b"MC\0\0": ("media-decode", "holds a movie clip"),
-                  b"SO\0\0": ("media-decode", "holds a sound")}
-_O_READ = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+REFUSED_BLOCKS = {
+    b"LI\0\0": ("load-external-blend", "links a library"),
+    b"MC\0\0": ("media-decode", "holds a movie clip"),
+    b"SO\0\0": ("media-decode", "holds a sound"),
+}
+_O_READ = (
+    os.O_RDONLY
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_NOCTTY", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
 _O_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -62,17 +72,29 @@ class ArtifactError(Exception):
 
 def limits() -> dict[str, int]:
     """The bounds in force (recorded in run.json)."""
-    return {"png_bytes": MAX_PNG_BYTES, "video_bytes": MAX_VIDEO_BYTES, "blend_bytes": MAX_BLEND_BYTES,
-            "blend_raw_bytes": MAX_BLEND_RAW_BYTES, "record_bytes": MAX_RECORD_BYTES, "scratch_entries": MAX_SCRATCH_ENTRIES,
-            "frame_slack": FRAME_SLACK}
+    return {
+        "png_bytes": MAX_PNG_BYTES,
+        "video_bytes": MAX_VIDEO_BYTES,
+        "blend_bytes": MAX_BLEND_BYTES,
+        "blend_raw_bytes": MAX_BLEND_RAW_BYTES,
+        "record_bytes": MAX_RECORD_BYTES,
+        "scratch_entries": MAX_SCRATCH_ENTRIES,
+        "frame_slack": FRAME_SLACK,
+    }
 
 
 # ----------------------------------------------------------------------------------------------- file access
 
 
 def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder")):
+    for test, name in (
+        (stat.S_ISLNK, "a symbolic link"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a folder"),
+    ):
         if test(mode):
             return name
     return "not a regular file"
@@ -119,7 +141,9 @@ def open_regular(root_fd: int, rel: str, max_bytes: int) -> tuple[int, os.stat_r
             if not stat.S_ISREG(fst.st_mode) or (fst.st_ino, fst.st_dev) != (st.st_ino, st.st_dev):
                 raise ArtifactError(f"{rel} changed while it was opened")
             if fst.st_nlink != 1:
-                raise ArtifactError(f"{rel} has {fst.st_nlink} hard links (a link to a file outside the run is refused)")
+                raise ArtifactError(
+                    f"{rel} has {fst.st_nlink} hard links (a link to a file outside the run is refused)"
+                )
             if fst.st_size > max_bytes:
                 raise ArtifactError(f"{rel} is {fst.st_size} bytes (limit {max_bytes})")
             if fst.st_size == 0:
@@ -286,9 +310,21 @@ def mp4_info(fh: BinaryIO, size: int, rel: str) -> dict[str, Any]:
         if tkhd is not None and tkhd[1] - tkhd[0] >= 8:
             tw, th = (x >> 16 for x in struct.unpack(">II", moov[tkhd[1] - 8 : tkhd[1]]))
         fps = (timescale / next(iter(deltas))) if len(deltas) == 1 and next(iter(deltas)) else None
-        videos.append({"codec": codec.decode("latin-1"), "width": int(w), "height": int(h), "track_width": tw,
-                       "track_height": th, "frames": int(count), "stts_frames": int(total), "timescale": int(timescale),
-                       "duration_s": (duration / timescale) if timescale else None, "fps": fps, "_codec": codec})
+        videos.append(
+            {
+                "codec": codec.decode("latin-1"),
+                "width": int(w),
+                "height": int(h),
+                "track_width": tw,
+                "track_height": th,
+                "frames": int(count),
+                "stts_frames": int(total),
+                "timescale": int(timescale),
+                "duration_s": (duration / timescale) if timescale else None,
+                "fps": fps,
+                "_codec": codec,
+            }
+        )
     if len(videos) != 1:
         raise ArtifactError(f"{rel} has {len(videos)} video tracks (expected 1)")
     v = videos.pop()
@@ -444,7 +480,14 @@ def blend_info(fd: int, rel: str, *, max_raw: int = MAX_BLEND_RAW_BYTES) -> dict
                 break
         if not ended:
             raise ArtifactError(f"{rel} is truncated or not a complete Blender file (no ENDB block after {n} blocks)")
-        return {"compression": compression, "version": version, "blocks": n, "counts": counts, "scenes": scenes, "refused": refused}
+        return {
+            "compression": compression,
+            "version": version,
+            "blocks": n,
+            "counts": counts,
+            "scenes": scenes,
+            "refused": refused,
+        }
     except ArtifactError:
         raise
     except Exception as e:  # a corrupt compressed stream, a bad struct: not a Blender file we accept
@@ -458,8 +501,10 @@ def check_scene_range(info: dict[str, Any], rel: str, expected_frames: int) -> N
     for sc in info["scenes"]:
         s, e = sc["frame_start"], sc["frame_end"]
         if e < s or s < -FRAME_SLACK or e > bound:
-            raise ArtifactError(f"{rel}: scene frame range {s}..{e} is outside the task's bound "
-                                f"({-FRAME_SLACK}..{bound} for {expected_frames} rendered frames)")
+            raise ArtifactError(
+                f"{rel}: scene frame range {s}..{e} is outside the task's bound "
+                f"({-FRAME_SLACK}..{bound} for {expected_frames} rendered frames)"
+            )
 
 
 # ----------------------------------------------------------------------------------------------- acceptance
@@ -632,7 +677,11 @@ def _accept_outputs(scratch: Path, out: Path, mode: str, expected_frames: int) -
         except ArtifactError as e:
             acc.problems.append(str(e))
             top = []
-        wanted = {"scene.blend"} | ({"frames", "render.mp4"} if mode == "full" else set()) | ({"preview.png"} if mode == "preview" else set())
+        wanted = (
+            {"scene.blend"}
+            | ({"frames", "render.mp4"} if mode == "full" else set())
+            | ({"preview.png"} if mode == "preview" else set())
+        )
         acc.ignored = [n for n in top if n not in wanted][:50]
         has_blend = "scene.blend" in top
         if has_blend or mode in ("full", "bake_only"):
@@ -671,8 +720,10 @@ def _accept_render(sfd: int, ofd: int, top: list[str], expected_frames: int, acc
     want = [f"{i:04d}.png" for i in range(1, expected_frames + 1)]
     extra = sorted(set(frames_names) - set(want))
     if extra:
-        acc.problems.append(f"{len(extra)} unexpected file(s) in frames/ (expected only 0001..{expected_frames:04d}.png): "
-                            f"{', '.join(extra[:5])}{' …' if len(extra) > 5 else ''}")
+        acc.problems.append(
+            f"{len(extra)} unexpected file(s) in frames/ (expected only 0001..{expected_frames:04d}.png): "
+            f"{', '.join(extra[:5])}{' …' if len(extra) > 5 else ''}"
+        )
     have = set(frames_names)
     with contextlib.suppress(FileExistsError):
         os.mkdir("frames", 0o755, dir_fd=ofd)
@@ -755,23 +806,35 @@ def read_record(run_dir: Path) -> dict[str, Any]:
 
 
 def validated_run(run_dir: Path, *, verify_hashes: bool = True, require_ok: bool = True) -> ValidatedRun:
-    """The validated artifact set of a run folder, or `valid=False` with the reason. Never raises for the folder's faults."""
+    """The validated artifact set of a run folder, or `valid=False` with the reason. Never raises for the folder's
+    faults."""
     run_dir = Path(run_dir)
     try:
         rec = read_record(run_dir)
     except (ArtifactError, OSError) as e:
-        return ValidatedRun(run_dir, False, str(e) if isinstance(e, ArtifactError) else f"run.json cannot be read: {e}", None, {}, {})
+        return ValidatedRun(
+            run_dir, False, str(e) if isinstance(e, ArtifactError) else f"run.json cannot be read: {e}", None, {}, {}
+        )
     status = rec.get("status")
     arts = rec.get("artifacts")
     if not isinstance(arts, dict) or rec.get("record_version") != RECORD_VERSION:
-        return ValidatedRun(run_dir, False, "run.json was not written by this runner (no validated artifact list)", status if isinstance(status, str) else None, rec, {})
+        return ValidatedRun(
+            run_dir,
+            False,
+            "run.json was not written by this runner (no validated artifact list)",
+            status if isinstance(status, str) else None,
+            rec,
+            {},
+        )
     if require_ok and status != "ok":
         return ValidatedRun(run_dir, False, invalid_reason(status, rec.get("reason")), status, rec, dict(arts))
     if verify_hashes:
         try:
             verify_artifacts(run_dir, arts)
         except ArtifactError as e:
-            return ValidatedRun(run_dir, False, f"accepted artifact no longer matches run.json: {e}", status, rec, dict(arts))
+            return ValidatedRun(
+                run_dir, False, f"accepted artifact no longer matches run.json: {e}", status, rec, dict(arts)
+            )
     return ValidatedRun(run_dir, True, None, status, rec, dict(arts))
 
 

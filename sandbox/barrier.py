@@ -26,46 +26,120 @@ import time
 
 BLOCKED_EVENTS = {
     # processes
-    "os.system": "process", "os.exec": "process", "os.spawn": "process", "os.posix_spawn": "process",
-    "os.fork": "process", "os.forkpty": "process", "os.kill": "process", "os.killpg": "process",
-    "subprocess.Popen": "process", "pty.spawn": "process", "os.startfile": "process", "_posixsubprocess": "process",
+    "os.system": "process",
+    "os.exec": "process",
+    "os.spawn": "process",
+    "os.posix_spawn": "process",
+    "os.fork": "process",
+    "os.forkpty": "process",
+    "os.kill": "process",
+    "os.killpg": "process",
+    "subprocess.Popen": "process",
+    "pty.spawn": "process",
+    "os.startfile": "process",
+    "_posixsubprocess": "process",
     # network
-    "socket.connect": "network", "socket.bind": "network", "socket.getaddrinfo": "network",
-    "socket.gethostbyname": "network", "socket.gethostbyaddr": "network", "socket.gethostbyname_ex": "network",
-    "socket.sendto": "network", "socket.sendmsg": "network", "socket.__new__": "network",
-    "urllib.Request": "network", "http.client.connect": "network", "ftplib.connect": "network",
-    "smtplib.connect": "network", "poplib.connect": "network", "imaplib.open": "network",
+    "socket.connect": "network",
+    "socket.bind": "network",
+    "socket.getaddrinfo": "network",
+    "socket.gethostbyname": "network",
+    "socket.gethostbyaddr": "network",
+    "socket.gethostbyname_ex": "network",
+    "socket.sendto": "network",
+    "socket.sendmsg": "network",
+    "socket.__new__": "network",
+    "urllib.Request": "network",
+    "http.client.connect": "network",
+    "ftplib.connect": "network",
+    "smtplib.connect": "network",
+    "poplib.connect": "network",
+    "imaplib.open": "network",
     "webbrowser.open": "network",
     # native code
-    "ctypes.dlopen": "native-code", "ctypes.dlsym": "native-code", "ctypes.dlsym/handle": "native-code",
-    "ctypes.cdata": "native-code", "ctypes.cdata/buffer": "native-code", "ctypes.call_function": "native-code",
-    "ctypes.string_at": "native-code", "ctypes.wstring_at": "native-code", "ctypes.create_string_buffer": "native-code",
-    "ctypes.addressof": "native-code", "mmap.__new__": "native-code",
+    "ctypes.dlopen": "native-code",
+    "ctypes.dlsym": "native-code",
+    "ctypes.dlsym/handle": "native-code",
+    "ctypes.cdata": "native-code",
+    "ctypes.cdata/buffer": "native-code",
+    "ctypes.call_function": "native-code",
+    "ctypes.string_at": "native-code",
+    "ctypes.wstring_at": "native-code",
+    "ctypes.create_string_buffer": "native-code",
+    "ctypes.addressof": "native-code",
+    "mmap.__new__": "native-code",
     # interpreter internals (refused whoever asks: no library needs them in a scene program)
-    "code.__new__": "exec-eval", "sys.settrace": "reflection", "sys.setprofile": "reflection",
-    "sys.addaudithook": "reflection", "gc.get_objects": "reflection", "gc.get_referrers": "reflection",
-    "gc.get_referents": "reflection", "sys._current_frames": "reflection", "threading.settrace": "reflection",
-    "threading.setprofile": "reflection", "cpython.PyInterpreterState_Clear": "reflection",
-    "cpython.run_command": "exec-eval", "cpython.run_file": "exec-eval", "cpython.run_module": "exec-eval",
-    "cpython.run_startup": "exec-eval", "cpython.run_interactivehook": "exec-eval",
+    "code.__new__": "exec-eval",
+    "sys.settrace": "reflection",
+    "sys.setprofile": "reflection",
+    "sys.addaudithook": "reflection",
+    "gc.get_objects": "reflection",
+    "gc.get_referrers": "reflection",
+    "gc.get_referents": "reflection",
+    "sys._current_frames": "reflection",
+    "threading.settrace": "reflection",
+    "threading.setprofile": "reflection",
+    "cpython.PyInterpreterState_Clear": "reflection",
+    "cpython.run_command": "exec-eval",
+    "cpython.run_file": "exec-eval",
+    "cpython.run_module": "exec-eval",
+    "cpython.run_startup": "exec-eval",
+    "cpython.run_interactivehook": "exec-eval",
 }
 TAMPER_EXIT = 86  # exit code when the status channel was closed or replaced before a breach (runner.TAMPER_EXIT)
 # refused when the nearest frame is untrusted code (the program or anything it made): libraries may use them
-UNTRUSTED_EVENTS = {"compile": "exec-eval", "exec": "exec-eval", "marshal.loads": "exec-eval", "marshal.load": "exec-eval",
-                    "sys._getframe": "reflection", "sys._getframemodulename": "reflection"}
+UNTRUSTED_EVENTS = {
+    "compile": "exec-eval",
+    "exec": "exec-eval",
+    "marshal.loads": "exec-eval",
+    "marshal.load": "exec-eval",
+    "sys._getframe": "reflection",
+    "sys._getframemodulename": "reflection",
+}
 FRAME_ATTRS = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame", "__code__"})
 PATH_EVENTS_ONE = {  # event -> index of the path argument; any use outside the folder is refused
-    "os.chdir": 0, "os.listdir": 0, "os.scandir": 0, "os.remove": 0, "os.rmdir": 0, "os.mkdir": 0,
-    "os.rename": 0, "os.replace": 0, "os.link": 0, "os.symlink": 1, "os.truncate": 0, "os.chmod": 0,
-    "os.chown": 0, "os.utime": 0, "shutil.rmtree": 0, "shutil.copyfile": 1, "shutil.copytree": 1,
-    "shutil.move": 1, "glob.glob": 0, "os.chflags": 0, "os.setxattr": 0, "os.removexattr": 0,
+    "os.chdir": 0,
+    "os.listdir": 0,
+    "os.scandir": 0,
+    "os.remove": 0,
+    "os.rmdir": 0,
+    "os.mkdir": 0,
+    "os.rename": 0,
+    "os.replace": 0,
+    "os.link": 0,
+    "os.symlink": 1,
+    "os.truncate": 0,
+    "os.chmod": 0,
+    "os.chown": 0,
+    "os.utime": 0,
+    "shutil.rmtree": 0,
+    "shutil.copyfile": 1,
+    "shutil.copytree": 1,
+    "shutil.move": 1,
+    "glob.glob": 0,
+    "os.chflags": 0,
+    "os.setxattr": 0,
+    "os.removexattr": 0,
 }
 BLOCKED_IMPORTS = {
-    "subprocess": "process", "_posixsubprocess": "process", "multiprocessing": "process", "pty": "process",
-    "socket": "network", "_socket": "network", "ssl": "network", "urllib.request": "network",
-    "http.client": "network", "ftplib": "network", "smtplib": "network", "requests": "network",
-    "ctypes": "native-code", "_ctypes": "native-code", "cffi": "native-code",
-    "cv2": "media-decode", "imageio": "media-decode", "av": "media-decode", "PIL": "media-decode",
+    "subprocess": "process",
+    "_posixsubprocess": "process",
+    "multiprocessing": "process",
+    "pty": "process",
+    "socket": "network",
+    "_socket": "network",
+    "ssl": "network",
+    "urllib.request": "network",
+    "http.client": "network",
+    "ftplib": "network",
+    "smtplib": "network",
+    "requests": "network",
+    "ctypes": "native-code",
+    "_ctypes": "native-code",
+    "cffi": "native-code",
+    "cv2": "media-decode",
+    "imageio": "media-decode",
+    "av": "media-decode",
+    "PIL": "media-decode",
 }
 
 
@@ -82,8 +156,14 @@ def _as_path(p: object) -> str | None:
     return None
 
 
-def install(workdir: str, status_fd: int | None, read_roots: list[str], program: str = "",
-            write_roots: list[str] = (), trusted_roots: list[str] = ()) -> None:
+def install(
+    workdir: str,
+    status_fd: int | None,
+    read_roots: list[str],
+    program: str = "",
+    write_roots: list[str] = (),
+    trusted_roots: list[str] = (),
+) -> None:
     """Install the hook for the rest of the process. Returns nothing: there is no handle to switch it off.
 
     `write_roots`: writable besides `workdir` (a private /tmp); `trusted_roots`: folders whose code is library
@@ -91,9 +171,18 @@ def install(workdir: str, status_fd: int | None, read_roots: list[str], program:
     """
     wd = os.path.realpath(workdir)
     writable = tuple(sorted({wd, *(os.path.realpath(r) for r in write_roots if r)}))
-    readable = tuple(sorted({*writable, *(os.path.realpath(r) for r in read_roots if r),
-                             *((os.path.realpath(program),) if program else ())}))
-    trusted = tuple(sorted({os.path.realpath(r) for r in trusted_roots if r} | {os.path.dirname(os.path.abspath(__file__))}))
+    readable = tuple(
+        sorted(
+            {
+                *writable,
+                *(os.path.realpath(r) for r in read_roots if r),
+                *((os.path.realpath(program),) if program else ()),
+            }
+        )
+    )
+    trusted = tuple(
+        sorted({os.path.realpath(r) for r in trusted_roots if r} | {os.path.dirname(os.path.abspath(__file__))})
+    )
     here = __file__
     program_real = os.path.realpath(program) if program else None
     realpath, join, write, fstat, exit_now = os.path.realpath, os.path.join, os.write, os.fstat, os._exit
@@ -195,8 +284,12 @@ def install(workdir: str, status_fd: int | None, read_roots: list[str], program:
                     refuse("file-outside-workdir", event, repr(q))
             return
         if event == "object.__setattr__":
-            if len(args) > 1 and args[1] in ("__code__", "__globals__", "__closure__", "__defaults__", "__kwdefaults__") \
-                    and callable(args[0]) and untrusted():
+            if (
+                len(args) > 1
+                and args[1] in ("__code__", "__globals__", "__closure__", "__defaults__", "__kwdefaults__")
+                and callable(args[0])
+                and untrusted()
+            ):
                 refuse("reflection", event, f"setting {args[1]} of a function")
             return
         if event == "object.__getattr__":
@@ -263,6 +356,15 @@ def default_read_roots() -> list[str]:
                 roots.add(os.path.join(d, sub))
     except Exception:
         pass
-    roots.update({"/usr/share/fonts", "/usr/share/glvnd", "/usr/share/drirc.d", "/etc/drirc", "/usr/share/X11",
-                  "/etc/fonts", "/usr/share/zoneinfo"})
+    roots.update(
+        {
+            "/usr/share/fonts",
+            "/usr/share/glvnd",
+            "/usr/share/drirc.d",
+            "/etc/drirc",
+            "/usr/share/X11",
+            "/etc/fonts",
+            "/usr/share/zoneinfo",
+        }
+    )
     return sorted(r for r in roots if r)

@@ -3,7 +3,8 @@
 Order matters: import bpy and the libraries a scene program normally uses *before* the audit hook is
 installed (their own start-up reads files everywhere), then chdir into the working folder, install
 the barrier (for good: there is no off switch, the post-run work below runs under it too, and no
-reference to it survives in this module's frames or in sys.modules), compile the program (rewritten for bake_only / preview) with its real file name so
+reference to it survives in this module's frames or in sys.modules), compile the program (rewritten for bake_only /
+preview) with its real file name so
 tracebacks point at the user's lines, and run it as `__main__`. After the program, a post-run audit
 looks at what Blender itself loaded (C code does not pass through Python's audit hooks): movie clips,
 sounds, file-backed images and VSE strips from outside the folder are recorded as breaches.
@@ -56,8 +57,9 @@ def _install_barrier(workdir: str, program: str, status_fd: int | None) -> None:
     roots = [*barrier_mod.default_read_roots(), HERE]
     trusted = [r for r in roots if not r.startswith(("/usr/share", "/etc"))]
     tmp = os.environ.get("TMPDIR")
-    barrier_mod.install(workdir, status_fd, roots, program=program, write_roots=[tmp] if tmp else [],
-                        trusted_roots=trusted)
+    barrier_mod.install(
+        workdir, status_fd, roots, program=program, write_roots=[tmp] if tmp else [], trusted_roots=trusted
+    )
 
 
 def _args(argv: list[str]) -> argparse.Namespace:
@@ -93,13 +95,31 @@ def main(argv: list[str]) -> int:
     t0 = time.time()
     import bpy  # preloaded before the barrier: their import reads files everywhere
 
-    for extra in ("bmesh", "mathutils", "numpy", "random", "math", "json", "colorsys", "dataclasses", "collections", "bpy_extras"):
+    for extra in (
+        "bmesh",
+        "mathutils",
+        "numpy",
+        "random",
+        "math",
+        "json",
+        "colorsys",
+        "dataclasses",
+        "collections",
+        "bpy_extras",
+    ):
         try:
             importlib.import_module(extra)
         except Exception:
             pass
-    emit({"event": "start", "bpy_version": bpy.app.version_string, "blender_binary": bool(bpy.app.binary_path),
-          "python": sys.version.split()[0], "import_s": round(time.time() - t0, 3)})
+    emit(
+        {
+            "event": "start",
+            "bpy_version": bpy.app.version_string,
+            "blender_binary": bool(bpy.app.binary_path),
+            "python": sys.version.split()[0],
+            "import_s": round(time.time() - t0, 3),
+        }
+    )
 
     os.chdir(workdir)
     program = os.path.realpath(a.program)

@@ -33,12 +33,28 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent  # sandbox/: bootstrap.py, barrier.py, rewrite.py (read-only in the child)
 MODES = ("bwrap", "none")
 UNSAFE_FLAG = "--unsafe-no-isolation"
-INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: `apt-get install -y bubblewrap`, or run scripts/setup.sh as root) "
-                f"or pass {UNSAFE_FLAG} to run without the operating-system wall")
+INSTALL_HINT = (
+    "install bubblewrap (Debian/Ubuntu: `apt-get install -y bubblewrap`, or run scripts/setup.sh as root) "
+    f"or pass {UNSAFE_FLAG} to run without the operating-system wall"
+)
 # /etc entries a Python + Blender + Mesa child needs (dynamic loader, fonts, alternatives symlinks, time zone);
 # nothing else of /etc is visible (no shadow, no ssh, no machine secrets).
-ETC_ENTRIES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "fonts", "localtime", "drirc",
-               "glvnd", "OpenCL", "vulkan", "mime.types", "passwd", "group", "nsswitch.conf")
+ETC_ENTRIES = (
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "alternatives",
+    "fonts",
+    "localtime",
+    "drirc",
+    "glvnd",
+    "OpenCL",
+    "vulkan",
+    "mime.types",
+    "passwd",
+    "group",
+    "nsswitch.conf",
+)
 TOP_LEVEL_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 TMP_SIZE_BYTES = 1 << 30  # the private /tmp (memory-backed) is capped at 1 GiB
 SHM_SIZE_BYTES = 256 << 20  # /dev/shm (POSIX shared memory, semaphores)
@@ -81,7 +97,12 @@ def probe(bwrap: str | None = None) -> Probe:
         return Probe(False, exe, version, reason=f"bwrap failed to start: {e}")
     if p.returncode != 0:
         err = (p.stderr or p.stdout).strip().splitlines()
-        return Probe(False, exe, version, reason="bwrap cannot create its namespaces here: " + (err[-1] if err else f"exit {p.returncode}"))
+        return Probe(
+            False,
+            exe,
+            version,
+            reason="bwrap cannot create its namespaces here: " + (err[-1] if err else f"exit {p.returncode}"),
+        )
     return Probe(True, exe, version)
 
 
@@ -102,7 +123,10 @@ def describe(mode: str, pr: Probe | None = None) -> str:
     if mode == "none":
         return f"none ({UNSAFE_FLAG}: in-process audit hook and rlimits only)"
     v = pr.version if pr else None
-    return f"bwrap {v or '?'} (namespaces: user, pid, net, ipc, uts, cgroup; read-only system; writable: scratch folder only)"
+    return (
+        f"bwrap {v or '?'} (namespaces: user, pid, net, ipc, uts, cgroup; read-only system; writable: scratch "
+        "folder only)"
+    )
 
 
 # -- cgroup limits (best effort) -----------------------------------------------------------------
@@ -127,7 +151,10 @@ def make_cgroups(tag: str, memory_mb: int | None) -> list[Path]:
     made: list[Path] = []
     limits = {"pids": {"pids.max": str(int(PIDS_MAX))}}
     if memory_mb:
-        limits["memory"] = {"memory.limit_in_bytes": str(int(memory_mb * 1.5) << 20), "memory.max": str(int(memory_mb * 1.5) << 20)}
+        limits["memory"] = {
+            "memory.limit_in_bytes": str(int(memory_mb * 1.5) << 20),
+            "memory.max": str(int(memory_mb * 1.5) << 20),
+        }
     v2 = CGROUP_ROOT / "cgroup.controllers"
     for ctrl, files in limits.items():
         base = None
@@ -214,8 +241,16 @@ def remove_cgroups(groups: list[Path]) -> None:
 def describe_cgroups(groups: list[Path]) -> str:
     if not groups:
         return "no per-run cgroup (processes bounded by the timeout and the PID namespace only)"
-    kinds = sorted({k for d in groups for k in ("pids", "memory") if any((d / f).exists() for f in
-                    (("pids.max",) if k == "pids" else ("memory.limit_in_bytes", "memory.max")))})
+    kinds = sorted(
+        {
+            k
+            for d in groups
+            for k in ("pids", "memory")
+            if any(
+                (d / f).exists() for f in (("pids.max",) if k == "pids" else ("memory.limit_in_bytes", "memory.max"))
+            )
+        }
+    )
     return f"per-run cgroup: {'+'.join(kinds)} (pids.max {PIDS_MAX})"
 
 
@@ -240,8 +275,17 @@ def kill_cgroup_members(groups: list[Path]) -> int:
 
 # -- argv ---------------------------------------------------------------------------------------
 def _namespace_args() -> list[str]:
-    return ["--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-            "--hostname", "sandbox"]
+    return [
+        "--unshare-all",
+        "--unshare-user",
+        "--disable-userns",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+        "--hostname",
+        "sandbox",
+    ]
 
 
 def _system_args() -> list[str]:
@@ -257,10 +301,30 @@ def _system_args() -> list[str]:
         if p.exists():
             args += ["--ro-bind", str(p), str(p)]
     # /dev: bwrap's minimal set, the tmpfs under it read-only (it would hold half the RAM) and a small /dev/shm
-    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(SHM_SIZE_BYTES), "--tmpfs", "/dev/shm",
-             "--remount-ro", "/dev",
-             "--perms", "1777", "--size", str(TMP_SIZE_BYTES), "--tmpfs", "/tmp",
-             "--dir", CHILD_HOME, "--dir", CHILD_TMP]
+    args += [
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--perms",
+        "1777",
+        "--size",
+        str(SHM_SIZE_BYTES),
+        "--tmpfs",
+        "/dev/shm",
+        "--remount-ro",
+        "/dev",
+        "--perms",
+        "1777",
+        "--size",
+        str(TMP_SIZE_BYTES),
+        "--tmpfs",
+        "/tmp",
+        "--dir",
+        CHILD_HOME,
+        "--dir",
+        CHILD_TMP,
+    ]
     return args
 
 
@@ -328,8 +392,15 @@ def hidden_paths() -> list[Path]:
     return sorted(set(out))
 
 
-def bwrap_argv(child: list[str], *, scratch: Path, readonly_files: list[Path] = (), bwrap: str | None = None,
-               python: str | None = None, blender_binary: str | None = None) -> list[str]:
+def bwrap_argv(
+    child: list[str],
+    *,
+    scratch: Path,
+    readonly_files: list[Path] = (),
+    bwrap: str | None = None,
+    python: str | None = None,
+    blender_binary: str | None = None,
+) -> list[str]:
     """The full command line: bwrap with the wall, then `child` (run with the scratch folder as cwd).
 
     `scratch` is the only writable host folder (bound at its own path, so paths in logs and saved files
@@ -337,7 +408,9 @@ def bwrap_argv(child: list[str], *, scratch: Path, readonly_files: list[Path] = 
     """
     exe = bwrap or find_bwrap()
     if not exe:
-        raise IsolationUnavailable(f"the sandbox wall is unavailable: bubblewrap (bwrap) is not installed; {INSTALL_HINT}")
+        raise IsolationUnavailable(
+            f"the sandbox wall is unavailable: bubblewrap (bwrap) is not installed; {INSTALL_HINT}"
+        )
     scratch = Path(scratch).resolve()
     args = [exe, *_namespace_args(), *_system_args()]
     bound: list[Path] = []
@@ -371,8 +444,12 @@ def child_env(scratch: Path, isolation: str, extra: dict[str, str] | None = None
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "LANG": "C.UTF-8",
         "HOME": home,
-        "TMPDIR": tmp, "TEMP": tmp, "TMP": tmp,
-        "XDG_CONFIG_HOME": f"{home}/.config", "XDG_CACHE_HOME": f"{home}/.cache", "XDG_DATA_HOME": f"{home}/.local/share",
+        "TMPDIR": tmp,
+        "TEMP": tmp,
+        "TMP": tmp,
+        "XDG_CONFIG_HOME": f"{home}/.config",
+        "XDG_CACHE_HOME": f"{home}/.cache",
+        "XDG_DATA_HOME": f"{home}/.local/share",
         "PYTHONDONTWRITEBYTECODE": "1",
         "BLENDER_USER_RESOURCES": f"{tmp}/blender_user",
         "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2"),

@@ -55,7 +55,9 @@ def scan_loaded_media(bpy: Any, root: str, any_library: bool) -> list[dict[str, 
         if src == "MOVIE":
             out.append({"rule": "media-decode", "detail": f"image {img.name!r} decodes a movie {img.filepath!r}"})
         elif src in ("FILE", "SEQUENCE", "TILED") and outside(img.filepath):
-            out.append({"rule": "media-decode", "detail": f"image {img.name!r} loads {img.filepath!r} from outside the folder"})
+            out.append(
+                {"rule": "media-decode", "detail": f"image {img.name!r} loads {img.filepath!r} from outside the folder"}
+            )
     for clip in bpy.data.movieclips:
         out.append({"rule": "media-decode", "detail": f"movie clip {clip.name!r} loaded from {clip.filepath!r}"})
     for snd in bpy.data.sounds:
@@ -64,14 +66,18 @@ def scan_loaded_media(bpy: Any, root: str, any_library: bool) -> list[dict[str, 
         if any_library:
             out.append({"rule": "load-external-blend", "detail": f"library {lib.filepath!r} linked into the scene"})
         elif outside(lib.filepath):
-            out.append({"rule": "load-external-blend", "detail": f"library {lib.filepath!r} linked from outside the folder"})
+            out.append(
+                {"rule": "load-external-blend", "detail": f"library {lib.filepath!r} linked from outside the folder"}
+            )
     for sc in bpy.data.scenes:
         sed = sc.sequence_editor
         if sed is None:
             continue
         for st in list(getattr(sed, "strips_all", []))[:10000]:
             if st.type in ("MOVIE", "IMAGE", "SOUND"):
-                out.append({"rule": "media-decode", "detail": f"VSE strip {st.name!r} ({st.type}) in scene {sc.name!r}"})
+                out.append(
+                    {"rule": "media-decode", "detail": f"VSE strip {st.name!r} ({st.type}) in scene {sc.name!r}"}
+                )
     return out
 
 
@@ -103,9 +109,18 @@ def run_trusted(blend: str, root: str, timeout_s: float = TIMEOUT_S, memory_mb: 
     cmd = launch.module_argv("physcodegym.sandbox.media_audit", [blend, "--root", root])
     parse = launch.last_json
     with tempfile.TemporaryDirectory(prefix="pcg_media_audit_") as home:
-        env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "PHYSCODEGYM_BLENDER")}
-        env.update({"HOME": home, "TMPDIR": home, "BLENDER_USER_RESOURCES": os.path.join(home, "blender_user"),
-                    "PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1"})
+        env = {
+            k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "PHYSCODEGYM_BLENDER")
+        }
+        env.update(
+            {
+                "HOME": home,
+                "TMPDIR": home,
+                "BLENDER_USER_RESOURCES": os.path.join(home, "blender_user"),
+                "PYTHONDONTWRITEBYTECODE": "1",
+                "OMP_NUM_THREADS": "1",
+            }
+        )
         res = run_limited(cmd, timeout_s=timeout_s, memory_mb=memory_mb, env=env, cwd=home)
     doc = None
     try:
@@ -115,8 +130,11 @@ def run_trusted(blend: str, root: str, timeout_s: float = TIMEOUT_S, memory_mb: 
     if res.killed_reason:
         return {"ok": False, "error": f"media audit: {res.killed_reason}", "seconds": res.seconds}
     if not isinstance(doc, dict):
-        return {"ok": False, "error": f"media audit exited {res.returncode} without a result: {res.stderr.strip()[-300:]}",
-                "seconds": res.seconds}
+        return {
+            "ok": False,
+            "error": f"media audit exited {res.returncode} without a result: {res.stderr.strip()[-300:]}",
+            "seconds": res.seconds,
+        }
     doc["seconds"] = res.seconds
     return doc
 

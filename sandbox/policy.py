@@ -24,7 +24,8 @@ RULES: dict[str, str] = {
     "import-not-allowed": "a module outside the allow-list is imported",
     "dynamic-import": "a module is imported at run time (__import__, importlib, add-on install)",
     "exec-eval": "code is built and run from data (exec, eval, compile, runpy, text blocks as modules)",
-    "reflection": "builtins or internals are reached indirectly (getattr with computed names, __dict__, __builtins__, ...)",
+    "reflection": "builtins or internals are reached indirectly (getattr with computed names, __dict__, __builtins__, "
+    "...)",
     "process": "a process or thread is spawned or signalled",
     "network": "the network is touched (sockets, URL clients, url_open)",
     "native-code": "native code is loaded or called (ctypes, cffi)",
@@ -36,87 +37,366 @@ RULES: dict[str, str] = {
 # Top-level modules a scene program may import (prefix match on dotted names).
 ALLOWED_MODULES = frozenset(
     {
-        "bpy", "bmesh", "mathutils", "bpy_extras", "bl_math", "idprop", "math", "cmath", "random", "os", "os.path",
-        "pathlib", "time", "datetime", "itertools", "functools", "collections", "json", "numpy", "colorsys",
-        "typing", "dataclasses", "enum", "__future__", "statistics", "copy", "sys", "re", "string", "decimal",
-        "fractions", "operator", "heapq", "bisect", "array", "warnings", "logging", "contextlib", "abc",
-        "textwrap", "numbers", "struct", "hashlib", "uuid", "traceback", "io", "csv", "base64", "binascii",
-        "pprint", "zlib", "weakref", "difflib", "unicodedata", "calendar", "graphlib", "reprlib", "queue",
+        "bpy",
+        "bmesh",
+        "mathutils",
+        "bpy_extras",
+        "bl_math",
+        "idprop",
+        "math",
+        "cmath",
+        "random",
+        "os",
+        "os.path",
+        "pathlib",
+        "time",
+        "datetime",
+        "itertools",
+        "functools",
+        "collections",
+        "json",
+        "numpy",
+        "colorsys",
+        "typing",
+        "dataclasses",
+        "enum",
+        "__future__",
+        "statistics",
+        "copy",
+        "sys",
+        "re",
+        "string",
+        "decimal",
+        "fractions",
+        "operator",
+        "heapq",
+        "bisect",
+        "array",
+        "warnings",
+        "logging",
+        "contextlib",
+        "abc",
+        "textwrap",
+        "numbers",
+        "struct",
+        "hashlib",
+        "uuid",
+        "traceback",
+        "io",
+        "csv",
+        "base64",
+        "binascii",
+        "pprint",
+        "zlib",
+        "weakref",
+        "difflib",
+        "unicodedata",
+        "calendar",
+        "graphlib",
+        "reprlib",
+        "queue",
     }
 )
 
 # Modules whose import is a specific breach (rule id instead of the generic import-not-allowed).
 MODULE_RULES: dict[str, str] = {
     **dict.fromkeys(
-        ["subprocess", "multiprocessing", "threading", "_thread", "concurrent", "pty", "signal", "sched", "asyncio",
-         "_posixsubprocess", "posix", "nt", "pexpect", "shlex"],
+        [
+            "subprocess",
+            "multiprocessing",
+            "threading",
+            "_thread",
+            "concurrent",
+            "pty",
+            "signal",
+            "sched",
+            "asyncio",
+            "_posixsubprocess",
+            "posix",
+            "nt",
+            "pexpect",
+            "shlex",
+        ],
         "process",
     ),
     **dict.fromkeys(
-        ["socket", "_socket", "ssl", "urllib", "http", "ftplib", "smtplib", "poplib", "imaplib", "telnetlib",
-         "requests", "httpx", "aiohttp", "websocket", "websockets", "xmlrpc", "socketserver", "webbrowser", "selectors",
-         "select"],
+        [
+            "socket",
+            "_socket",
+            "ssl",
+            "urllib",
+            "http",
+            "ftplib",
+            "smtplib",
+            "poplib",
+            "imaplib",
+            "telnetlib",
+            "requests",
+            "httpx",
+            "aiohttp",
+            "websocket",
+            "websockets",
+            "xmlrpc",
+            "socketserver",
+            "webbrowser",
+            "selectors",
+            "select",
+        ],
         "network",
     ),
     **dict.fromkeys(["ctypes", "_ctypes", "cffi", "mmap"], "native-code"),
     **dict.fromkeys(
-        ["cv2", "imageio", "av", "PIL", "skimage", "moviepy", "ffmpeg", "aud", "wave", "audioop", "aifc", "sunau",
-         "imghdr", "decord", "torchvision", "matplotlib"],
+        [
+            "cv2",
+            "imageio",
+            "av",
+            "PIL",
+            "skimage",
+            "moviepy",
+            "ffmpeg",
+            "aud",
+            "wave",
+            "audioop",
+            "aifc",
+            "sunau",
+            "imghdr",
+            "decord",
+            "torchvision",
+            "matplotlib",
+        ],
         "media-decode",
     ),
     **dict.fromkeys(["importlib", "imp", "pkgutil", "runpy", "zipimport", "addon_utils"], "dynamic-import"),
-    **dict.fromkeys(["builtins", "__builtin__", "inspect", "gc", "code", "codeop", "types", "marshal", "pickle",
-                     "dill", "shelve", "copyreg"], "reflection"),
+    **dict.fromkeys(
+        [
+            "builtins",
+            "__builtin__",
+            "inspect",
+            "gc",
+            "code",
+            "codeop",
+            "types",
+            "marshal",
+            "pickle",
+            "dill",
+            "shelve",
+            "copyreg",
+        ],
+        "reflection",
+    ),
     **dict.fromkeys(["shutil", "glob", "tempfile", "zipfile", "tarfile", "fileinput"], "file-outside-workdir"),
 }
 
 # Dotted call targets (after alias resolution) and their rule.
 CALL_RULES: dict[str, str] = {
-    **dict.fromkeys(["exec", "eval", "compile", "execfile", "bpy.utils.execfile", "runpy.run_path",
-                     "runpy.run_module", "bpy.ops.script.python_file_run", "bpy.ops.text.run_script"], "exec-eval"),
-    **dict.fromkeys(["__import__", "bpy.utils.register_submodule_factory", "bpy.ops.preferences.addon_install",
-                     "bpy.ops.preferences.addon_enable", "bpy.ops.extensions.package_install",
-                     "bpy.ops.extensions.package_install_files", "bpy.utils.load_scripts",
-                     "bpy.utils.script_paths"], "dynamic-import"),
-    **dict.fromkeys(["globals", "locals", "vars", "breakpoint", "sys._getframe", "sys.settrace", "sys.setprofile",
-                     "sys.addaudithook", "object.__getattribute__", "object.__setattr__", "type"], "reflection"),
-    **dict.fromkeys(["os.system", "os.popen", "os.fork", "os.forkpty", "os.kill", "os.killpg", "os.startfile",
-                     "os.posix_spawn", "os.posix_spawnp", "os.spawnl", "os.spawnle", "os.spawnlp", "os.spawnlpe",
-                     "os.spawnv", "os.spawnve", "os.spawnvp", "os.spawnvpe", "os.execl", "os.execle", "os.execlp",
-                     "os.execlpe", "os.execv", "os.execve", "os.execvp", "os.execvpe", "os.register_at_fork",
-                     "os.abort", "bpy.ops.wm.quit_blender"], "process"),
-    **dict.fromkeys(["bpy.ops.wm.url_open", "bpy.ops.wm.url_open_preset", "bpy.ops.extensions.repo_sync",
-                     "bpy.ops.extensions.repo_sync_all"], "network"),
-    **dict.fromkeys(["bpy.ops.image.open", "bpy.ops.image.reload", "bpy.ops.image.replace", "bpy.ops.clip.open",
-                     "bpy.ops.sound.open", "bpy.ops.sound.open_mono", "bpy.ops.sequencer.movie_strip_add",
-                     "bpy.ops.sequencer.image_strip_add", "bpy.ops.sequencer.sound_strip_add",
-                     "bpy.ops.image.read_viewlayers", "bpy.ops.node.add_file", "bpy.ops.image.file_browse",
-                     "bpy.ops.object.camera_background_image_add", "bpy.ops.object.empty_image_add",
-                     "bpy.ops.image.import_as_mesh_planes", "bpy.ops.import_image.to_plane"], "media-decode"),
-    **dict.fromkeys(["bpy.ops.wm.open_mainfile", "bpy.ops.wm.append", "bpy.ops.wm.link", "bpy.ops.wm.recover_auto_save",
-                     "bpy.ops.wm.recover_last_session", "bpy.ops.wm.revert_mainfile", "bpy.data.libraries.load",
-                     "bpy.ops.wm.lib_reload", "bpy.ops.wm.lib_relocate", "bpy.ops.outliner.lib_operation"],
-                    "load-external-blend"),
-    **dict.fromkeys(["os.chdir", "os.fchdir", "os.chroot", "os.listdir", "os.scandir", "os.walk", "os.open",
-                     "os.remove", "os.unlink", "os.rmdir", "os.removedirs", "os.rename", "os.renames", "os.replace",
-                     "os.link", "os.symlink", "os.truncate", "os.chmod", "os.chown", "os.makedirs", "os.mkdir",
-                     "os.utime", "open", "pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath", "io.open",
-                     "io.FileIO", "io.open_code"],
-                    "file-outside-workdir"),
+    **dict.fromkeys(
+        [
+            "exec",
+            "eval",
+            "compile",
+            "execfile",
+            "bpy.utils.execfile",
+            "runpy.run_path",
+            "runpy.run_module",
+            "bpy.ops.script.python_file_run",
+            "bpy.ops.text.run_script",
+        ],
+        "exec-eval",
+    ),
+    **dict.fromkeys(
+        [
+            "__import__",
+            "bpy.utils.register_submodule_factory",
+            "bpy.ops.preferences.addon_install",
+            "bpy.ops.preferences.addon_enable",
+            "bpy.ops.extensions.package_install",
+            "bpy.ops.extensions.package_install_files",
+            "bpy.utils.load_scripts",
+            "bpy.utils.script_paths",
+        ],
+        "dynamic-import",
+    ),
+    **dict.fromkeys(
+        [
+            "globals",
+            "locals",
+            "vars",
+            "breakpoint",
+            "sys._getframe",
+            "sys.settrace",
+            "sys.setprofile",
+            "sys.addaudithook",
+            "object.__getattribute__",
+            "object.__setattr__",
+            "type",
+        ],
+        "reflection",
+    ),
+    **dict.fromkeys(
+        [
+            "os.system",
+            "os.popen",
+            "os.fork",
+            "os.forkpty",
+            "os.kill",
+            "os.killpg",
+            "os.startfile",
+            "os.posix_spawn",
+            "os.posix_spawnp",
+            "os.spawnl",
+            "os.spawnle",
+            "os.spawnlp",
+            "os.spawnlpe",
+            "os.spawnv",
+            "os.spawnve",
+            "os.spawnvp",
+            "os.spawnvpe",
+            "os.execl",
+            "os.execle",
+            "os.execlp",
+            "os.execlpe",
+            "os.execv",
+            "os.execve",
+            "os.execvp",
+            "os.execvpe",
+            "os.register_at_fork",
+            "os.abort",
+            "bpy.ops.wm.quit_blender",
+        ],
+        "process",
+    ),
+    **dict.fromkeys(
+        [
+            "bpy.ops.wm.url_open",
+            "bpy.ops.wm.url_open_preset",
+            "bpy.ops.extensions.repo_sync",
+            "bpy.ops.extensions.repo_sync_all",
+        ],
+        "network",
+    ),
+    **dict.fromkeys(
+        [
+            "bpy.ops.image.open",
+            "bpy.ops.image.reload",
+            "bpy.ops.image.replace",
+            "bpy.ops.clip.open",
+            "bpy.ops.sound.open",
+            "bpy.ops.sound.open_mono",
+            "bpy.ops.sequencer.movie_strip_add",
+            "bpy.ops.sequencer.image_strip_add",
+            "bpy.ops.sequencer.sound_strip_add",
+            "bpy.ops.image.read_viewlayers",
+            "bpy.ops.node.add_file",
+            "bpy.ops.image.file_browse",
+            "bpy.ops.object.camera_background_image_add",
+            "bpy.ops.object.empty_image_add",
+            "bpy.ops.image.import_as_mesh_planes",
+            "bpy.ops.import_image.to_plane",
+        ],
+        "media-decode",
+    ),
+    **dict.fromkeys(
+        [
+            "bpy.ops.wm.open_mainfile",
+            "bpy.ops.wm.append",
+            "bpy.ops.wm.link",
+            "bpy.ops.wm.recover_auto_save",
+            "bpy.ops.wm.recover_last_session",
+            "bpy.ops.wm.revert_mainfile",
+            "bpy.data.libraries.load",
+            "bpy.ops.wm.lib_reload",
+            "bpy.ops.wm.lib_relocate",
+            "bpy.ops.outliner.lib_operation",
+        ],
+        "load-external-blend",
+    ),
+    **dict.fromkeys(
+        [
+            "os.chdir",
+            "os.fchdir",
+            "os.chroot",
+            "os.listdir",
+            "os.scandir",
+            "os.walk",
+            "os.open",
+            "os.remove",
+            "os.unlink",
+            "os.rmdir",
+            "os.removedirs",
+            "os.rename",
+            "os.renames",
+            "os.replace",
+            "os.link",
+            "os.symlink",
+            "os.truncate",
+            "os.chmod",
+            "os.chown",
+            "os.makedirs",
+            "os.mkdir",
+            "os.utime",
+            "open",
+            "pathlib.Path",
+            "pathlib.PurePath",
+            "pathlib.PosixPath",
+            "io.open",
+            "io.FileIO",
+            "io.open_code",
+        ],
+        "file-outside-workdir",
+    ),
 }
 
 # Method names that decode media whatever object they are called on (bpy.data aliases are common).
-MEDIA_METHOD_PAIRS = {("images", "load"), ("movieclips", "load"), ("sounds", "load"), ("volumes", "load"),
-                      ("texts", "load"), ("cache_files", "load")}
+MEDIA_METHOD_PAIRS = {
+    ("images", "load"),
+    ("movieclips", "load"),
+    ("sounds", "load"),
+    ("volumes", "load"),
+    ("texts", "load"),
+    ("cache_files", "load"),
+}
 MEDIA_METHODS = frozenset({"new_movie", "new_image", "new_sound", "gl_load", "gl_touch"})
 
 # Attribute names that are gateways to interpreter internals.
 DANGEROUS_ATTRS = frozenset(
-    {"__builtins__", "__dict__", "__globals__", "__subclasses__", "__bases__", "__base__", "__mro__", "__code__",
-     "__closure__", "__getattribute__", "__import__", "__loader__", "__spec__", "__self__", "__func__", "__reduce__",
-     "__reduce_ex__", "__traceback__", "__class__", "__getattr__", "__setattr__", "__delattr__", "__init_subclass__",
-     "f_globals", "f_locals", "f_back", "f_builtins", "gi_frame", "gi_code", "tb_frame", "co_code", "cr_frame",
-     "func_globals", "modules", "_getframe", "driver_namespace"}
+    {
+        "__builtins__",
+        "__dict__",
+        "__globals__",
+        "__subclasses__",
+        "__bases__",
+        "__base__",
+        "__mro__",
+        "__code__",
+        "__closure__",
+        "__getattribute__",
+        "__import__",
+        "__loader__",
+        "__spec__",
+        "__self__",
+        "__func__",
+        "__reduce__",
+        "__reduce_ex__",
+        "__traceback__",
+        "__class__",
+        "__getattr__",
+        "__setattr__",
+        "__delattr__",
+        "__init_subclass__",
+        "f_globals",
+        "f_locals",
+        "f_back",
+        "f_builtins",
+        "gi_frame",
+        "gi_code",
+        "tb_frame",
+        "co_code",
+        "cr_frame",
+        "func_globals",
+        "modules",
+        "_getframe",
+        "driver_namespace",
+    }
 )
 # `modules` / `driver_namespace` only matter on sys / bpy.app; checked with context below.
 _CONTEXT_ATTRS = {"modules": ("sys",), "driver_namespace": ("bpy.app",), "_getframe": ("sys",)}
@@ -124,18 +404,61 @@ DANGEROUS_NAMES = frozenset({"__builtins__", "__loader__", "__spec__", "__import
 
 # Constant names that must never be the target of getattr/hasattr (string tricks on builtins/modules).
 BLOCKED_ATTR_STRINGS = frozenset(
-    {"exec", "eval", "compile", "open", "system", "popen", "__import__", "import_module", "load", "new_movie",
-     "new_image", "new_sound", "open_mainfile", "spawnv", "execv", "fork", "urlopen", "socket", "connect"}
+    {
+        "exec",
+        "eval",
+        "compile",
+        "open",
+        "system",
+        "popen",
+        "__import__",
+        "import_module",
+        "load",
+        "new_movie",
+        "new_image",
+        "new_sound",
+        "open_mainfile",
+        "spawnv",
+        "execv",
+        "fork",
+        "urlopen",
+        "socket",
+        "connect",
+    }
 )
 
 # Operator categories that load files, run code or reach the network: a computed name on them is a bypass attempt.
-RISKY_OPS_CATEGORIES = frozenset({"wm", "script", "text", "preferences", "extensions", "image", "sequencer", "clip",
-                                  "sound", "import_scene", "import_mesh", "import_image", "import_curve", "import_anim",
-                                  "node", "file", "outliner", "buttons", "screen", "ui"})
+RISKY_OPS_CATEGORIES = frozenset(
+    {
+        "wm",
+        "script",
+        "text",
+        "preferences",
+        "extensions",
+        "image",
+        "sequencer",
+        "clip",
+        "sound",
+        "import_scene",
+        "import_mesh",
+        "import_image",
+        "import_curve",
+        "import_anim",
+        "node",
+        "file",
+        "outliner",
+        "buttons",
+        "screen",
+        "ui",
+    }
+)
 # bpy.data collections whose methods load media or Blender data from a path.
-MEDIA_COLLECTIONS = frozenset({"images", "movieclips", "sounds", "texts", "volumes", "cache_files", "libraries", "fonts"})
-MOVIE_SOUND_EXTS = frozenset({"mp4", "mov", "avi", "mkv", "webm", "mpg", "mpeg", "m4v", "ogv", "flv", "wav", "mp3",
-                              "ogg", "flac", "aac", "m4a"})
+MEDIA_COLLECTIONS = frozenset(
+    {"images", "movieclips", "sounds", "texts", "volumes", "cache_files", "libraries", "fonts"}
+)
+MOVIE_SOUND_EXTS = frozenset(
+    {"mp4", "mov", "avi", "mkv", "webm", "mpg", "mpeg", "m4v", "ogv", "flv", "wav", "mp3", "ogg", "flac", "aac", "m4a"}
+)
 
 # Properties whose assignment makes Blender decode a file.
 MEDIA_ASSIGNED_ATTRS = frozenset({"filepath", "filepath_raw", "directory", "source"})
@@ -243,8 +566,13 @@ def _fold_str(node: ast.AST | None) -> str | None:
             else:
                 return None
         return "".join(parts)
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "join"
-            and len(node.args) == 1 and isinstance(node.args[0], ast.List | ast.Tuple)):
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "join"
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.List | ast.Tuple)
+    ):
         sep = _fold_str(node.func.value)
         parts = [_fold_str(e) for e in node.args[0].elts]
         if sep is not None and all(p is not None for p in parts):
@@ -365,7 +693,7 @@ class _Checker(ast.NodeVisitor):
     def _media_owner(self, owner: str) -> bool:
         """Is `owner` an image, movie clip or sound datablock (by its path or a name bound to one)?"""
         low = owner.lower()
-        return (any(k in low for k in ("image", "clip", "sound")) or owner.split(".")[0] in self.media_vars)
+        return any(k in low for k in ("image", "clip", "sound")) or owner.split(".")[0] in self.media_vars
 
     def _check_store(self, target: ast.AST, value: ast.AST, node: ast.AST) -> None:
         if not isinstance(target, ast.Attribute):
@@ -378,10 +706,24 @@ class _Checker(ast.NodeVisitor):
                 self.add("media-decode", node, f"setting {owner}.source = {s!r} makes Blender decode a file")
             elif attr != "source" and s is not None and path_outside(s):
                 self.add("file-outside-workdir", node, f"{owner}.{attr} points outside the working folder: {s!r}")
-            elif attr in ("filepath", "filepath_raw") and s is None and self._mentions_outside(value) and self._media_owner(owner):
-                self.add("file-outside-workdir", node, f"{owner}.{attr} is built from a path outside the working folder")
-            elif attr in ("filepath", "filepath_raw") and s is not None and _is_movie_or_sound(s) and self._media_owner(owner):
-                self.add("media-decode", node, f"assigning {owner}.{attr} = {s!r} makes Blender decode a movie or sound")
+            elif (
+                attr in ("filepath", "filepath_raw")
+                and s is None
+                and self._mentions_outside(value)
+                and self._media_owner(owner)
+            ):
+                self.add(
+                    "file-outside-workdir", node, f"{owner}.{attr} is built from a path outside the working folder"
+                )
+            elif (
+                attr in ("filepath", "filepath_raw")
+                and s is not None
+                and _is_movie_or_sound(s)
+                and self._media_owner(owner)
+            ):
+                self.add(
+                    "media-decode", node, f"assigning {owner}.{attr} = {s!r} makes Blender decode a movie or sound"
+                )
         if attr in DANGEROUS_ATTRS and attr not in _CONTEXT_ATTRS:
             self.add("reflection", node, f"assignment to {attr!r} reaches interpreter internals")
         if attr == "binary_path":
@@ -432,15 +774,32 @@ class _Checker(ast.NodeVisitor):
             self.add("exec-eval", node, f"{name!r} runs a text block as a module")
         elif last in ("import_module", "__import__", "reload"):
             self.add("dynamic-import", node, f"call to {name!r} imports a module at run time")
-        elif last in ("read_text", "read_bytes", "write_text", "write_bytes", "open", "iterdir", "glob", "rglob",
-                      "unlink", "rmdir", "rename", "replace", "touch", "mkdir", "symlink_to"):
+        elif last in (
+            "read_text",
+            "read_bytes",
+            "write_text",
+            "write_bytes",
+            "open",
+            "iterdir",
+            "glob",
+            "rglob",
+            "unlink",
+            "rmdir",
+            "rename",
+            "replace",
+            "touch",
+            "mkdir",
+            "symlink_to",
+        ):
             self._check_path_method(node, name)
         elif short.split(".")[0] in MODULE_RULES and "." in short:
             r = MODULE_RULES[short.split(".")[0]]
             self.add(r, node, f"call to {short!r}: {RULES[r]}")
         if short in ("getattr", "setattr", "delattr", "hasattr"):
             self._check_getattr(node, short)
-        if short.startswith(("bpy.ops.import_", "bpy.ops.wm.", "bpy.ops.render.", "bpy.ops.export", "bpy.ops.ptcache.")):
+        if short.startswith(
+            ("bpy.ops.import_", "bpy.ops.wm.", "bpy.ops.render.", "bpy.ops.export", "bpy.ops.ptcache.")
+        ):
             self._check_kw_paths(node, name, "file-outside-workdir")
         self.generic_visit(node)
 
@@ -468,12 +827,21 @@ class _Checker(ast.NodeVisitor):
         if fn == "delattr":
             self.add("reflection", node, f"delattr with a computed attribute name on {owner or 'an expression'!r}")
             return
-        frags = [c.value for c in ast.walk(attr) if isinstance(c, ast.Constant) and isinstance(c.value, str) and len(c.value) >= 2]
+        frags = [
+            c.value
+            for c in ast.walk(attr)
+            if isinstance(c, ast.Constant) and isinstance(c.value, str) and len(c.value) >= 2
+        ]
         hit = next((f for f in frags if any(f in b for b in BLOCKED_NAME_PARTS)), None)
         if hit is not None:
             self.add("reflection", node, f"{fn} builds an attribute name from {hit!r}, part of a blocked name")
         elif risky_owner:
-            self.add("reflection", node, f"{fn} with a computed attribute name on {owner or 'an expression'!r} can reach anything; use the attribute directly")
+            self.add(
+                "reflection",
+                node,
+                f"{fn} with a computed attribute name on {owner or 'an expression'!r} can reach anything; use the "
+                "attribute directly",
+            )
 
     def _check_attr_name(self, node: ast.Call, fn: str, owner: str, s: str) -> None:
         if s.startswith("__") and s.endswith("__") or s in BLOCKED_ATTR_STRINGS or s in DANGEROUS_ATTRS:
@@ -492,7 +860,9 @@ class _Checker(ast.NodeVisitor):
             return self.str_values.get(node.id)
         return None
 
-    def _first_path_arg(self, node: ast.Call, kw_names: tuple[str, ...] = ("file", "path", "filepath", "filename", "directory")) -> ast.AST | None:
+    def _first_path_arg(
+        self, node: ast.Call, kw_names: tuple[str, ...] = ("file", "path", "filepath", "filename", "directory")
+    ) -> ast.AST | None:
         if node.args:
             return node.args[0]
         for k in node.keywords:
@@ -503,7 +873,11 @@ class _Checker(ast.NodeVisitor):
     def _check_path_call(self, node: ast.Call, name: str) -> None:
         short = name.replace("()", "")
         if short in ("os.chdir", "os.fchdir", "os.chroot"):
-            self.add("file-outside-workdir", node, f"{short} changes the working folder; stay in the folder the runner gives you")
+            self.add(
+                "file-outside-workdir",
+                node,
+                f"{short} changes the working folder; stay in the folder the runner gives you",
+            )
             return
         arg = self._first_path_arg(node)
         if short in ("os.listdir", "os.scandir", "os.walk") and arg is None:
@@ -574,8 +948,13 @@ class _Checker(ast.NodeVisitor):
 
 MEDIA_PAIRS_WITH_ALIASES = MEDIA_METHOD_PAIRS | {("libraries", "load")}
 # Substrings a computed attribute name may not contain: it could be completed into one of these.
-BLOCKED_NAME_PARTS = frozenset(BLOCKED_ATTR_STRINGS | DANGEROUS_ATTRS | MEDIA_COLLECTIONS | MEDIA_METHODS
-                               | {"as_module", "execfile", "python_file_run", "run_script", "addon", "movie", "libraries"})
+BLOCKED_NAME_PARTS = frozenset(
+    BLOCKED_ATTR_STRINGS
+    | DANGEROUS_ATTRS
+    | MEDIA_COLLECTIONS
+    | MEDIA_METHODS
+    | {"as_module", "execfile", "python_file_run", "run_script", "addon", "movie", "libraries"}
+)
 
 
 def check_source(source: str, path: str = "scene.py") -> PolicyReport:

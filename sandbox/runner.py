@@ -48,7 +48,9 @@ class RunRecord(BaseModel):
     log_tail: str = ""
     missing: list[str] = Field(default_factory=list)
     problems: list[str] = Field(default_factory=list)  # present but wrong (size, extra frames)
-    violations: list[dict] = Field(default_factory=list)  # static ({rule,line,message}) and run-time ({rule,detail,...})
+    violations: list[dict] = Field(
+        default_factory=list
+    )  # static ({rule,line,message}) and run-time ({rule,detail,...})
     outputs: dict[str, Any] = Field(default_factory=dict)
     program_sha256: str | None = None
     bpy_version: str | None = None
@@ -62,7 +64,9 @@ class RunRecord(BaseModel):
     # the one validated artifact set (sandbox.artifacts), written by the runner, never by the child
     record_version: int = artifacts.RECORD_VERSION
     artifacts: dict[str, dict[str, Any]] = Field(default_factory=dict)  # accepted path -> {sha256, size}
-    ignored: list[str] = Field(default_factory=list)  # names the program left that are not contract outputs (never read)
+    ignored: list[str] = Field(
+        default_factory=list
+    )  # names the program left that are not contract outputs (never read)
     validation: dict[str, Any] = Field(default_factory=dict)  # seconds, limits, header facts, media audit
 
     @property
@@ -91,7 +95,9 @@ def png_size(path: Path) -> tuple[int, int] | None:
     return int(w), int(h)
 
 
-def verify_outputs(scratch: Path, out_dir: Path, mode: str, expected_frames: int) -> tuple[list[str], list[str], dict, artifacts.Acceptance]:
+def verify_outputs(
+    scratch: Path, out_dir: Path, mode: str, expected_frames: int
+) -> tuple[list[str], list[str], dict, artifacts.Acceptance]:
     """Validate the child's outputs in `scratch` and move the accepted ones into `out_dir` (sandbox.artifacts).
 
     Returns (missing, problems, outputs, acceptance); `outputs` keeps the record's summary keys (paths in OUT/)."""
@@ -132,8 +138,12 @@ FOLDER_CAP_ENTRIES = 20000  # files + folders in the scratch folder (an inode bo
 NOFILE = 4096
 
 
-def _preexec(memory_mb: int | None, timeout_s: float | None = None, file_cap_mb: int | None = FILE_CAP_MB,
-             cgroups: list[Path] = ()):
+def _preexec(
+    memory_mb: int | None,
+    timeout_s: float | None = None,
+    file_cap_mb: int | None = FILE_CAP_MB,
+    cgroups: list[Path] = (),
+):
     libc = None
     with contextlib.suppress(Exception):
         import ctypes
@@ -160,7 +170,9 @@ def _preexec(memory_mb: int | None, timeout_s: float | None = None, file_cap_mb:
             resource.setrlimit(resource.RLIMIT_NOFILE, (NOFILE, NOFILE))
         if libc is not None:
             with contextlib.suppress(Exception):
-                libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: die with the runner (a killed batch leaves no orphans)
+                libc.prctl(
+                    1, signal.SIGKILL
+                )  # PR_SET_PDEATHSIG: die with the runner (a killed batch leaves no orphans)
 
     return fn
 
@@ -187,9 +199,20 @@ def _folder_usage(root: Path, limit_entries: int) -> tuple[int, int]:
     return total, n
 
 
-def _spawn(cmd: list[str], *, cwd: Path, env: dict, log_path: Path, fd: int | tuple[int, ...], timeout_s: float, memory_mb: int | None,
-           watch: list[Path], folder_cap_mb: int | None, cgroups: list[Path] = (),
-           drain=None) -> tuple[int | None, Any, bool, str | None]:
+def _spawn(
+    cmd: list[str],
+    *,
+    cwd: Path,
+    env: dict,
+    log_path: Path,
+    fd: int | tuple[int, ...],
+    timeout_s: float,
+    memory_mb: int | None,
+    watch: list[Path],
+    folder_cap_mb: int | None,
+    cgroups: list[Path] = (),
+    drain=None,
+) -> tuple[int | None, Any, bool, str | None]:
     """Start the child (own session), wait for it within the limits; returns (rc, rusage, timed_out, cap_reason).
 
     Nothing of the child outlives this call: its process group is killed, and behind bwrap its PID namespace
@@ -203,9 +226,17 @@ def _spawn(cmd: list[str], *, cwd: Path, env: dict, log_path: Path, fd: int | tu
     rc: int | None = None
     cap = int(folder_cap_mb) * 1024 * 1024 if folder_cap_mb else None
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen(cmd, cwd=str(cwd), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                env=env, start_new_session=True, pass_fds=fd if isinstance(fd, tuple) else (fd,),
-                                preexec_fn=_preexec(memory_mb, timeout_s, FILE_CAP_MB, cgroups))
+        proc = subprocess.Popen(
+            cmd,
+            cwd=str(cwd),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+            pass_fds=fd if isinstance(fd, tuple) else (fd,),
+            preexec_fn=_preexec(memory_mb, timeout_s, FILE_CAP_MB, cgroups),
+        )
         deadline = time.monotonic() + float(timeout_s)
         next_check = time.monotonic() + 0.5
         delay = 0.02
@@ -228,8 +259,10 @@ def _spawn(cmd: list[str], *, cwd: Path, env: dict, log_path: Path, fd: int | tu
                     elif w.is_file():
                         used += w.stat().st_blocks * 512
                 if used > cap or entries > FOLDER_CAP_ENTRIES:
-                    cap_reason = (f"the run folder exceeded its cap ({used / 2**20:.0f} MiB, {entries} entries; "
-                                  f"limits {folder_cap_mb} MiB, {FOLDER_CAP_ENTRIES} entries); process group killed")
+                    cap_reason = (
+                        f"the run folder exceeded its cap ({used / 2**20:.0f} MiB, {entries} entries; "
+                        f"limits {folder_cap_mb} MiB, {FOLDER_CAP_ENTRIES} entries); process group killed"
+                    )
             if now >= deadline or cap_reason:
                 timed_out = cap_reason is None
                 with contextlib.suppress(ProcessLookupError):
@@ -278,8 +311,18 @@ def _read_status(path: Path) -> list[dict]:
 
 def _clear_outputs(out_dir: Path) -> None:
     """A re-run starts clean: stale outputs (and any link planted at their names) are removed, never followed."""
-    for name in ("frames", "sandbox", "scene.blend", "scene.blend1", "preview.png", "render.mp4", "run.json", "run.log",
-                 ".scene.py.tmp", "audit_samples.npz"):
+    for name in (
+        "frames",
+        "sandbox",
+        "scene.blend",
+        "scene.blend1",
+        "preview.png",
+        "render.mp4",
+        "run.json",
+        "run.log",
+        ".scene.py.tmp",
+        "audit_samples.npz",
+    ):
         p = out_dir / name
         with contextlib.suppress(FileNotFoundError):
             if p.is_symlink() or not p.is_dir():
@@ -325,8 +368,15 @@ def run_program(
     out_dir.mkdir(parents=True, exist_ok=True)
     started = datetime.now(UTC).isoformat(timespec="seconds")
     t0 = time.monotonic()
-    rec = RunRecord(status="failed", mode=mode, timeout_s=timeout_s, memory_mb=memory_mb, expected_frames=expected_frames,
-                    preview_frame=preview_frame, started_at=started)
+    rec = RunRecord(
+        status="failed",
+        mode=mode,
+        timeout_s=timeout_s,
+        memory_mb=memory_mb,
+        expected_frames=expected_frames,
+        preview_frame=preview_frame,
+        started_at=started,
+    )
     try:
         src_bytes = program.read_bytes()
     except OSError as e:
@@ -343,8 +393,12 @@ def run_program(
         rec.status = "policy"
         rec.violations = [v.to_dict() for v in report.violations]
         first = report.violations[0]
-        rec.reason = f"{len(report.violations)} policy violation(s); first: line {first.line} [{first.rule}] {first.message}"
-        (out_dir / "run.log").write_text("static policy check failed; the program was not run\n" + report.to_json() + "\n")
+        rec.reason = (
+            f"{len(report.violations)} policy violation(s); first: line {first.line} [{first.rule}] {first.message}"
+        )
+        (out_dir / "run.log").write_text(
+            "static policy check failed; the program was not run\n" + report.to_json() + "\n"
+        )
         return _finish(rec, out_dir, t0)
 
     blender = configured_blender(blender_binary)
@@ -382,11 +436,22 @@ def run_program(
             if not chunk:
                 return
             status_buf.extend(chunk)
+
     # lifeline: the child holds the read end; when this process dies (even by SIGKILL) it reads EOF and exits,
     # and its PID namespace with it (bwrap's own parent-death link does not survive every launcher)
     life_r, life_w = os.pipe()
-    args = ["--workdir", str(scratch), "--program", str(copy), "--status-fd", str(fd), "--mode", mode,
-            "--lifeline-fd", str(life_r)]
+    args = [
+        "--workdir",
+        str(scratch),
+        "--program",
+        str(copy),
+        "--status-fd",
+        str(fd),
+        "--mode",
+        mode,
+        "--lifeline-fd",
+        str(life_r),
+    ]
     if preview_frame is not None:
         args += ["--preview-frame", str(int(preview_frame))]
     if not barrier:
@@ -404,13 +469,28 @@ def run_program(
     cgroups: list[Path] = []
     try:
         if isolation == "bwrap":
-            cmd = wall.bwrap_argv(cmd, scratch=scratch, readonly_files=[copy], bwrap=probe.bwrap if probe else None,
-                                  blender_binary=blender)
+            cmd = wall.bwrap_argv(
+                cmd,
+                scratch=scratch,
+                readonly_files=[copy],
+                bwrap=probe.bwrap if probe else None,
+                blender_binary=blender,
+            )
         cgroups = wall.make_cgroups(f"{os.getpid()}-{time.monotonic_ns()}", memory_mb)
         rec.isolation += "; " + wall.describe_cgroups(cgroups)
-        rc, rusage, timed_out, cap_reason = _spawn(cmd, cwd=scratch, env=env, log_path=log_path, fd=(fd, life_r),
-                                                   timeout_s=timeout_s, memory_mb=memory_mb, watch=[scratch, log_path],
-                                                   folder_cap_mb=folder_cap_mb, cgroups=cgroups, drain=drain)
+        rc, rusage, timed_out, cap_reason = _spawn(
+            cmd,
+            cwd=scratch,
+            env=env,
+            log_path=log_path,
+            fd=(fd, life_r),
+            timeout_s=timeout_s,
+            memory_mb=memory_mb,
+            watch=[scratch, log_path],
+            folder_cap_mb=folder_cap_mb,
+            cgroups=cgroups,
+            drain=drain,
+        )
     except Exception as e:  # the runner itself failed to launch: record, do not raise
         rec.reason = f"could not launch the sandbox: {type(e).__name__}: {e}"
     finally:
@@ -432,8 +512,16 @@ def run_program(
             # behind bwrap the waited process is bwrap itself; the child reports its own peak (informative only)
             rec.peak_memory_mb = max(rec.peak_memory_mb or 0.0, float(ev["peak_rss_mb"]))
     breaches = [ev for ev in events if ev.get("event") == "breach"]
-    rec.violations = [{"rule": b.get("rule"), "line": None, "message": b.get("detail"), "stage": "runtime",
-                       "audit_event": b.get("audit_event")} for b in breaches]
+    rec.violations = [
+        {
+            "rule": b.get("rule"),
+            "line": None,
+            "message": b.get("detail"),
+            "stage": "runtime",
+            "audit_event": b.get("audit_event"),
+        }
+        for b in breaches
+    ]
     rec.log_tail = _log_tail(log_path)
     # the child and its whole group are gone: validate what it left, from the trusted side (SPEC §3)
     missing, problems, outputs, acc = verify_outputs(scratch, out_dir, mode, expected_frames)
@@ -442,16 +530,27 @@ def run_program(
     rec.validation = {"seconds": acc.seconds, "limits": artifacts.limits(), "headers": acc.info}
     post = [{"rule": b["rule"], "detail": b["detail"], "audit_event": "post-run"} for b in acc.breaches]
     ended = any(ev.get("event") == "end" for ev in events)
-    if not (breaches or post or cap_reason or timed_out or rec.reason or rc != 0 or missing or problems) and "scene.blend" in acc.artifacts:
+    if (
+        not (breaches or post or cap_reason or timed_out or rec.reason or rc != 0 or missing or problems)
+        and "scene.blend" in acc.artifacts
+    ):
         post += _media_audit(rec, out_dir)
-    rec.violations += [{"rule": b["rule"], "line": None, "message": b["detail"], "stage": "runtime", "audit_event": "post-run"}
-                       for b in post]
+    rec.violations += [
+        {"rule": b["rule"], "line": None, "message": b["detail"], "stage": "runtime", "audit_event": "post-run"}
+        for b in post
+    ]
     if breaches:
         rec.status = "policy"
-        rec.reason = f"run-time barrier refused {len(breaches)} action(s); first: [{breaches[0].get('rule')}] {breaches[0].get('detail')}"
+        rec.reason = (
+            f"run-time barrier refused {len(breaches)} action(s); first: [{breaches[0].get('rule')}] "
+            f"{breaches[0].get('detail')}"
+        )
     elif post:
         rec.status = "policy"
-        rec.reason = f"post-run audit of scene.blend found {len(post)} load(s) the policy forbids; first: [{post[0]['rule']}] {post[0]['detail']}"
+        rec.reason = (
+            f"post-run audit of scene.blend found {len(post)} load(s) the policy forbids; first: "
+            f"[{post[0]['rule']}] {post[0]['detail']}"
+        )
     elif cap_reason:
         rec.status = "failed"
         rec.reason = cap_reason
@@ -463,16 +562,24 @@ def run_program(
     elif rc != 0:
         rec.status = "failed"
         if rc is not None and rc < 0:
-            rec.reason = f"killed by signal {-rc}" + (" (memory limit?)" if -rc in (signal.SIGKILL, signal.SIGSEGV) else "")
+            rec.reason = f"killed by signal {-rc}" + (
+                " (memory limit?)" if -rc in (signal.SIGKILL, signal.SIGSEGV) else ""
+            )
         elif rc == TAMPER_EXIT and not ended:
-            rec.reason = (f"program exited with status {rc}: it closed or replaced the sandbox's status channel and then "
-                          "broke a sandbox rule (the run-time barrier ended it)")
+            rec.reason = (
+                f"program exited with status {rc}: it closed or replaced the sandbox's status channel and then "
+                "broke a sandbox rule (the run-time barrier ended it)"
+            )
         else:
-            rec.reason = f"program exited with status {rc}" + ("" if ended else " before the end of the bootstrap (crash)")
+            rec.reason = f"program exited with status {rc}" + (
+                "" if ended else " before the end of the bootstrap (crash)"
+            )
     elif not ended:
         rec.status = "failed"
-        rec.reason = ("the program ended the interpreter itself (os._exit?) or silenced the sandbox's status channel: "
-                      "the bootstrap never reported its end")
+        rec.reason = (
+            "the program ended the interpreter itself (os._exit?) or silenced the sandbox's status channel: "
+            "the bootstrap never reported its end"
+        )
     elif missing or problems or rec.validation.get("media_audit_error"):
         rec.status = "invalid"
         rec.reason = acc.reason or rec.validation["media_audit_error"]
@@ -507,7 +614,8 @@ def _finish(rec: RunRecord, out_dir: Path, t0: float) -> RunRecord:
 
 
 def load_record(run_dir: Path) -> RunRecord | None:
-    """The runner's record of a run folder, read without following links (sandbox.artifacts.read_record); None if unusable."""
+    """The runner's record of a run folder, read without following links (sandbox.artifacts.read_record); None if
+    unusable."""
     try:
         return RunRecord.model_validate(artifacts.read_record(Path(run_dir)))
     except Exception:

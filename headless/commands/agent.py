@@ -24,7 +24,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--base-url", default=None, help="API base URL (default: the provider's)")
     p.add_argument("--out", required=True, help="run folder (trace, workspace, revisions, submission, agent_run.json)")
     p.add_argument("--resume", action="store_true", help="continue an interrupted run from DIR/trace.jsonl")
-    p.add_argument("--max-launches", type=int, default=20, help="Blender launches (run_scene, inspect_scene, render_preview)")
+    p.add_argument(
+        "--max-launches", type=int, default=20, help="Blender launches (run_scene, inspect_scene, render_preview)"
+    )
     p.add_argument("--time-limit", type=float, default=3 * 3600.0, help="wall-clock limit in seconds (default 3 h)")
     p.add_argument("--max-tokens-total", type=int, default=None, help="token cap over the run (input + output)")
     p.add_argument("--max-cost", type=float, default=None, help="cost cap in USD")
@@ -35,7 +37,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--keep-images", type=int, default=8, help="most recent images kept in the model's context")
     p.add_argument("--no-score", action="store_true", help="do not score the submission at the end")
     p.add_argument("--metrics", default=None, help="metrics for the final score (as `physcodegym score --metrics`)")
-    p.add_argument("--judge-provider", default=None, help="provider of the S_obj/S_evt judge (default: none, reported missing)")
+    p.add_argument(
+        "--judge-provider", default=None, help="provider of the S_obj/S_evt judge (default: none, reported missing)"
+    )
     p.add_argument("--judge-model", default=None)
     p.add_argument("--judge-base-url", default=None)
 
@@ -80,8 +84,8 @@ class _Progress:
 
         self.live.update(
             Text(
-                f"{self.task}  step {p['step']}  launches {p['launches_used']}/{p['max_launches']}  tokens {p['tokens']}  "
-                f"cost ${p['cost_usd']:.4f}  {p['elapsed_s']:.0f}s  last: {p['last']}"
+                f"{self.task}  step {p['step']}  launches {p['launches_used']}/{p['max_launches']}  tokens "
+                f"{p['tokens']}  cost ${p['cost_usd']:.4f}  {p['elapsed_s']:.0f}s  last: {p['last']}"
             )
         )
 
@@ -106,7 +110,12 @@ def run(args: argparse.Namespace) -> CommandResult:
             raise InputError("--judge-model is required with --judge-provider", field="--judge-model")
         judge = {"provider": args.judge_provider, "model": args.judge_model, "base_url": args.judge_base_url}
     provider = make_provider(args.provider, args.model, base_url=args.base_url)
-    cfg = LoopConfig(max_tokens_per_call=args.max_tokens, temperature=args.temperature, run_timeout_s=args.run_timeout, keep_images=args.keep_images)
+    cfg = LoopConfig(
+        max_tokens_per_call=args.max_tokens,
+        temperature=args.temperature,
+        run_timeout_s=args.run_timeout,
+        keep_images=args.keep_images,
+    )
     with _Progress(loaded_task.id) as prog:
         ar = AgentRun(loaded_task, provider, out, limits=_limits(args), cfg=cfg, resume=args.resume, progress=prog)
         doc = ar.run()
@@ -120,12 +129,17 @@ def run(args: argparse.Namespace) -> CommandResult:
             except Exception as e:  # scoring failure is recorded, never mistaken for a score
                 doc["score"] = {"state": "error", "reason": f"{type(e).__name__}: {e}"}
         else:
-            doc["score"] = {"state": "no_submission", "reason": f"the run ended {doc['status']!r} without a finalized submission", "S_tot": 0.0}
+            doc["score"] = {
+                "state": "no_submission",
+                "reason": f"the run ended {doc['status']!r} without a finalized submission",
+                "S_tot": 0.0,
+            }
         write_json_atomic(out / AGENT_RUN_FILE, doc)
     human = (
-        f"{loaded_task.id}: {doc['status']} ({doc['reason']}); steps {doc['steps']}, launches {doc['budget']['launches_used']}/"
-        f"{doc['budget']['max_launches']}, tokens {doc['budget']['tokens_used']}, cost ${doc['budget']['cost_usd']:.4f}\n"
-        f"run folder: {out}" + (f"\nscore: {json.dumps(doc.get('score'), default=str)[:400]}" if "score" in doc else "")
+        f"{loaded_task.id}: {doc['status']} ({doc['reason']}); steps {doc['steps']}, launches "
+        f"{doc['budget']['launches_used']}/{doc['budget']['max_launches']}, tokens {doc['budget']['tokens_used']}, "
+        f"cost ${doc['budget']['cost_usd']:.4f}\nrun folder: {out}"
+        + (f"\nscore: {json.dumps(doc.get('score'), default=str)[:400]}" if "score" in doc else "")
     )
     code = 0 if doc["status"] in ("finalized", "budget_exhausted", "stopped") else 1
     return CommandResult(doc, exit_code=code, human=human)

@@ -3,7 +3,8 @@
 Runs the task-independent audit (SPEC §5) and, with --task, the task rubric (S_val). Prints
 {"findings": [...], "criteria": [...], "S_val": ...}.
 
-The input is checked here first, without bpy (SPEC §3, validated artifacts): a run folder is read only through its validated
+The input is checked here first, without bpy (SPEC §3, validated artifacts): a run folder is read only through its
+validated
 artifact set (`sandbox.artifacts.validated_run`: the runner's record, status ok, every accepted file matching
 its hash); a run that is not is `invalid` with the reason, no findings and no S_val (exit 0). A plain folder or
 a .blend must hold a regular `scene.blend` whose header and block list check out (no linked library, movie
@@ -31,15 +32,30 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plot", help="write PNG witnesses (one per curve-backed finding) to this folder")
     p.add_argument("--no-evidence", action="store_true", help="omit the evidence records from the output")
     p.add_argument("--save", help="also write the full report JSON here (atomic)")
-    p.add_argument("--timeout", type=float, default=900.0, help="wall-clock limit of the audit's bpy child in seconds (default 900)")
-    p.add_argument("--memory-mb", type=int, default=6144,
-                   help="address-space limit of the audit's bpy child and its counterfactual workers in MiB (default 6144)")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=900.0,
+        help="wall-clock limit of the audit's bpy child in seconds (default 900)",
+    )
+    p.add_argument(
+        "--memory-mb",
+        type=int,
+        default=6144,
+        help="address-space limit of the audit's bpy child and its counterfactual workers in MiB (default 6144)",
+    )
     p.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)  # the limited child itself
 
 
 def _invalid_doc(reason: str, task_id: str | None) -> dict:
-    doc = {"findings": [], "criteria": [], "S_val": None, "status": "invalid", "invalid_reason": reason,
-           "S_val_reason": f"invalid run: {reason}"}
+    doc = {
+        "findings": [],
+        "criteria": [],
+        "S_val": None,
+        "status": "invalid",
+        "invalid_reason": reason,
+        "S_val_reason": f"invalid run: {reason}",
+    }
     if task_id:
         doc["task"] = task_id
     return doc
@@ -109,13 +125,21 @@ def _supervise(args: argparse.Namespace, path: Path) -> CommandResult:
     doc = launch.last_json(res.stdout)
     if res.killed_reason or not isinstance(doc, dict):
         why = res.killed_reason or f"exited {res.returncode} without a result: {res.stderr.strip()[-400:]}"
-        doc = {"findings": [], "criteria": [], "S_val": None, "status": "error", "S_val_reason": f"audit stopped: {why}"}
+        doc = {
+            "findings": [],
+            "criteria": [],
+            "S_val": None,
+            "status": "error",
+            "S_val_reason": f"audit stopped: {why}",
+        }
         return CommandResult(doc, human=_human(doc, path))
     err = doc.get("error")
     if res.returncode == 2 and isinstance(err, dict):
         raise InputError(err.get("message") or "bad input", file=err.get("file"), field=err.get("field"))
     if res.returncode != 0:
-        raise RuntimeError(f"audit child exited {res.returncode}: {(err or {}).get('message') if isinstance(err, dict) else doc}")
+        raise RuntimeError(
+            f"audit child exited {res.returncode}: {(err or {}).get('message') if isinstance(err, dict) else doc}"
+        )
     doc.setdefault("status", "ok")
     doc.setdefault("limits", {"timeout_s": args.timeout, "memory_mb": args.memory_mb})
     return CommandResult(doc, human=_human(doc, path))

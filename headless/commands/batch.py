@@ -17,10 +17,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--submissions", required=True, help="folder SUBMISSIONS/<config>/<task_id>/scene.py")
     p.add_argument("--out", required=True, help="results folder (results.sqlite, units/)")
     p.add_argument("--workers", type=int, default=None, help="local process pool size (default: one per two cores)")
-    p.add_argument("--ray", default=None, metavar="ADDRESS", help="run the units on an existing Ray cluster (e.g. 127.0.0.1:6379)")
-    p.add_argument("--resume", action="store_true", help="continue: skip units whose row is final (same program and task)")
+    p.add_argument(
+        "--ray", default=None, metavar="ADDRESS", help="run the units on an existing Ray cluster (e.g. 127.0.0.1:6379)"
+    )
+    p.add_argument(
+        "--resume", action="store_true", help="continue: skip units whose row is final (same program and task)"
+    )
     p.add_argument("--overwrite", action="store_true", help="drop existing rows and run everything again")
-    p.add_argument("--timeout", type=float, default=None, help="per-unit wall-clock limit in s (default: config.json timeout_s, else 1800)")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="per-unit wall-clock limit in s (default: config.json timeout_s, else 1800)",
+    )
     p.add_argument("--memory-mb", type=int, default=8192, help="per-unit address-space limit (MiB)")
     p.add_argument("--metrics", default=None, help="metrics to score, e.g. ssim,lpips,motion,obj,evt,val (default all)")
     p.add_argument("--config", action="append", default=None, help="only these configurations (repeatable)")
@@ -47,15 +56,33 @@ def run(args: argparse.Namespace) -> CommandResult:
     if args.judge_provider:
         if not args.judge_model:
             raise InputError("needs --judge-model", field="--judge-provider")
-        judge = {"provider": args.judge_provider, "model": args.judge_model, "base_url": args.judge_base_url,
-                 "cache_dir": str(Path(args.out) / "judge_cache")}
-    doc = run_batch(Path(args.tasks), Path(args.submissions), Path(args.out), workers=args.workers, ray_address=args.ray,
-                    resume=args.resume, overwrite=args.overwrite, timeout_s=args.timeout, memory_mb=args.memory_mb or None,
-                    expected_frames=args.frames, metrics=metrics, judge=judge, configs=args.config,
-                    progress=not args.no_progress)
+        judge = {
+            "provider": args.judge_provider,
+            "model": args.judge_model,
+            "base_url": args.judge_base_url,
+            "cache_dir": str(Path(args.out) / "judge_cache"),
+        }
+    doc = run_batch(
+        Path(args.tasks),
+        Path(args.submissions),
+        Path(args.out),
+        workers=args.workers,
+        ray_address=args.ray,
+        resume=args.resume,
+        overwrite=args.overwrite,
+        timeout_s=args.timeout,
+        memory_mb=args.memory_mb or None,
+        expected_frames=args.frames,
+        metrics=metrics,
+        judge=judge,
+        configs=args.config,
+        progress=not args.no_progress,
+    )
     s = doc["by_status"]
-    human = (f"{doc['units']} units ({doc['ran']} run, {doc['skipped_final']} already final): "
-             f"{s['done']} scored, {s['failed']} without valid artifact, {s['error']} errors -> {doc['store']}")
+    human = (
+        f"{doc['units']} units ({doc['ran']} run, {doc['skipped_final']} already final): "
+        f"{s['done']} scored, {s['failed']} without valid artifact, {s['error']} errors -> {doc['store']}"
+    )
     for f in doc["failures"]:
         human += f"\n  {f['config']}/{f['task_id']}#{f['attempt']}: {f['status']}: {f['reason']}"
     return CommandResult(doc, human=human)

@@ -19,8 +19,10 @@ def run(args: argparse.Namespace) -> CommandResult:
 
     rep = check_file(args.program)
     doc = rep.to_dict()
-    human = "ok: no policy violations" if rep.ok else "\n".join(
-        f"{args.program}:{v.line}: [{v.rule}] {v.message}" for v in rep.violations
+    human = (
+        "ok: no policy violations"
+        if rep.ok
+        else "\n".join(f"{args.program}:{v.line}: [{v.rule}] {v.message}" for v in rep.violations)
     )
     # violations are the command's finding, not a failure of the command (SPEC §7: 1 = internal failure);
     # scripts gate on the JSON `ok`

@@ -34,7 +34,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--roles", help="roles.json {role: object} mapping file")
     p.add_argument("--frames", help="S:E frame range to re-bake and compare (default: the scene's)")
     p.add_argument("--plot", help="write baseline / intervened / control trajectories to this PNG")
-    p.add_argument("--truth", metavar="TASK", help="measure every counterfactual criterion on TASK's truth scene; write truth_counterfactuals.json")
+    p.add_argument(
+        "--truth",
+        metavar="TASK",
+        help="measure every counterfactual criterion on TASK's truth scene; write truth_counterfactuals.json",
+    )
     p.add_argument("--work-dir", help="keep branch samples here (default: a temporary folder)")
 
 
@@ -123,7 +127,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     ctrl = parse_spec(args.control, "--control") if args.control else None
     exp = _expected(args.expected) if args.expected else None
     mapping, mdoc = _mapping(blend, args.task, args.roles)
-    roles = list(dict.fromkeys([*iv.roles, *(ctrl.roles if ctrl else []), *([exp.role, *exp.preserved_roles] if exp else [])]))
+    roles = list(
+        dict.fromkeys([*iv.roles, *(ctrl.roles if ctrl else []), *([exp.role, *exp.preserved_roles] if exp else [])])
+    )
     for r in roles:
         mapping.setdefault(r, r)  # unmapped names are taken as object names
     frames = None
@@ -133,7 +139,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         except ValueError as e:
             raise InputError("frames must be S:E", field="--frames") from e
         frames = (a, b)
-    doc = run_counterfactual(blend, iv, mapping, frames=frames, control=ctrl, expected=exp, work_dir=Path(args.work_dir) if args.work_dir else None)
+    doc = run_counterfactual(
+        blend,
+        iv,
+        mapping,
+        frames=frames,
+        control=ctrl,
+        expected=exp,
+        work_dir=Path(args.work_dir) if args.work_dir else None,
+    )
     if args.plot and doc.get("_samples"):
         from physcodegym.probes.plots import plot_counterfactual
 

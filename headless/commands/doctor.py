@@ -36,9 +36,18 @@ def _version(dist: str) -> str | None:
 
 def check_provider(name: str, cfg: dict, network: bool, timeout: float) -> dict:
     r = resolve(name, None, cfg)
-    row = {"provider": name, "configured": bool(r["api_key"]) or r["local"], "key_source": r["key_source"],
-           "api_key_env": r["api_key_env"], "base_url": r["base_url"], "reachable": None, "status": None,
-           "key_accepted": None, "models": None, "detail": ""}
+    row = {
+        "provider": name,
+        "configured": bool(r["api_key"]) or r["local"],
+        "key_source": r["key_source"],
+        "api_key_env": r["api_key_env"],
+        "base_url": r["base_url"],
+        "reachable": None,
+        "status": None,
+        "key_accepted": None,
+        "models": None,
+        "detail": "",
+    }
     if not row["configured"]:
         row["detail"] = f"no key: set {r['api_key_env']} or add api_key to [providers.{name}] in {config_path()}"
         return row
@@ -75,15 +84,21 @@ def run(args: argparse.Namespace) -> CommandResult:
         "python": platform.python_version(),
         "packages": packages,
         "bpy_importable": importlib.util.find_spec("bpy") is not None,
-        "lpips_available": importlib.util.find_spec("lpips") is not None and importlib.util.find_spec("torch") is not None,
+        "lpips_available": importlib.util.find_spec("lpips") is not None
+        and importlib.util.find_spec("torch") is not None,
         "config": {"path": str(config_path()), "exists": config_path().is_file()},
         "providers": providers,
     }
-    lines = [f"python {doc['python']}; bpy {'yes' if doc['bpy_importable'] else 'no'}; "
-             f"lpips {'yes' if doc['lpips_available'] else 'no'}; config {doc['config']['path']}"
-             f" ({'found' if doc['config']['exists'] else 'absent'})"]
+    lines = [
+        f"python {doc['python']}; bpy {'yes' if doc['bpy_importable'] else 'no'}; "
+        f"lpips {'yes' if doc['lpips_available'] else 'no'}; config {doc['config']['path']}"
+        f" ({'found' if doc['config']['exists'] else 'absent'})"
+    ]
     for p in providers:
-        state = "not configured" if not p["configured"] else (
-            "configured" if p["reachable"] is None else "reachable" if p["reachable"] else "UNREACHABLE")
+        state = (
+            "not configured"
+            if not p["configured"]
+            else ("configured" if p["reachable"] is None else "reachable" if p["reachable"] else "UNREACHABLE")
+        )
         lines.append(f"{p['provider']:<10} {state:<15} {p['base_url']}  key: {p['key_source'] or '-'}  {p['detail']}")
     return CommandResult(doc, human="\n".join(lines))

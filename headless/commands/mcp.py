@@ -25,12 +25,30 @@ HELP = "serve a task's agent tools as an MCP server (stdio, or streamable HTTP o
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--task", required=True, help="task id or folder")
     p.add_argument("--workspace", required=True, help="session folder (created if missing; reuse it to reconnect)")
-    p.add_argument("--max-launches", type=int, default=None, help="Blender launches of the session (default 20; fixed at the first start)")
-    p.add_argument("--time-limit", type=float, default=None, help="wall-clock seconds from the first start (default 10800; fixed at the first start)")
+    p.add_argument(
+        "--max-launches",
+        type=int,
+        default=None,
+        help="Blender launches of the session (default 20; fixed at the first start)",
+    )
+    p.add_argument(
+        "--time-limit",
+        type=float,
+        default=None,
+        help="wall-clock seconds from the first start (default 10800; fixed at the first start)",
+    )
     p.add_argument("--run-timeout", type=float, default=1800.0, help="timeout of one Blender launch in seconds")
     p.add_argument("--memory-mb", type=int, default=8192, help="memory limit of one Blender launch")
-    p.add_argument("--http", type=int, default=None, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT/mcp instead of stdio")
-    p.add_argument("--lock-wait", type=float, default=30.0, help="seconds a call waits for another connection's running call")
+    p.add_argument(
+        "--http",
+        type=int,
+        default=None,
+        metavar="PORT",
+        help="serve streamable HTTP on 127.0.0.1:PORT/mcp instead of stdio",
+    )
+    p.add_argument(
+        "--lock-wait", type=float, default=30.0, help="seconds a call waits for another connection's running call"
+    )
 
 
 def run(args: argparse.Namespace) -> CommandResult:
@@ -40,7 +58,9 @@ def run(args: argparse.Namespace) -> CommandResult:
     from physcodegym.tasks.loader import load_task
 
     if args.http is None and getattr(args, "json", False):
-        raise InputError("--json cannot be combined with the stdio transport: stdout carries the MCP protocol", field="--json")
+        raise InputError(
+            "--json cannot be combined with the stdio transport: stdout carries the MCP protocol", field="--json"
+        )
     if args.http is not None and not (0 < args.http < 65536):
         raise InputError("must be a TCP port 1..65535", field="--http")
     if args.run_timeout <= 0:
@@ -71,13 +91,20 @@ def run(args: argparse.Namespace) -> CommandResult:
         anyio.run(serve_stdio, session)
         os.dup2(2, 1)  # the client has gone: whatever the CLI prints now must not land on the closed protocol pipe
     else:
-        print(f"physcodegym mcp: http://127.0.0.1:{args.http}/mcp (task {loaded_task.id}, session {session.run_dir})", file=sys.stderr)
+        print(
+            f"physcodegym mcp: http://127.0.0.1:{args.http}/mcp (task {loaded_task.id}, session {session.run_dir})",
+            file=sys.stderr,
+        )
         anyio.run(serve_http, session, "127.0.0.1", args.http)
     doc = session.run_doc()
     b = doc["budget"]
     human = (
-        f"{loaded_task.id}: {doc['status']}; tool calls {doc['steps']}, launches {b['launches_used']}/{b['max_launches']}\n"
-        f"session folder: {session.run_dir}"
-        + (f"\nscore it: physcodegym score --task {loaded_task.id} --candidate {session.run_dir / 'submission'}" if doc.get("finalized") else "")
+        f"{loaded_task.id}: {doc['status']}; tool calls {doc['steps']}, launches "
+        f"{b['launches_used']}/{b['max_launches']}\nsession folder: {session.run_dir}"
+        + (
+            f"\nscore it: physcodegym score --task {loaded_task.id} --candidate {session.run_dir / 'submission'}"
+            if doc.get("finalized")
+            else ""
+        )
     )
     return CommandResult(doc, human=human)

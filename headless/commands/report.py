@@ -22,10 +22,14 @@ def run(args: argparse.Namespace) -> CommandResult:
     from physcodegym.report.build import build_report
 
     doc = build_report(Path(args.results), Path(args.out), videos=not args.no_videos)
-    lines = [f"report: {doc['report']}  ({len(doc['pages'])} task pages, {doc['videos']['clips']} videos, "
-             f"{doc['bytes'] / 1e6:.1f} MB, built in {doc['seconds']:.0f} s)"]
-    lines += [f"  {b['config']:<24} S_tot {_st(b['S_tot'])}"
-              f"  ({b['artifacts']}/{b['tasks']} artifacts)" for b in doc["leaderboard"]]
+    lines = [
+        f"report: {doc['report']}  ({len(doc['pages'])} task pages, {doc['videos']['clips']} videos, "
+        f"{doc['bytes'] / 1e6:.1f} MB, built in {doc['seconds']:.0f} s)"
+    ]
+    lines += [
+        f"  {b['config']:<24} S_tot {_st(b['S_tot'])}  ({b['artifacts']}/{b['tasks']} artifacts)"
+        for b in doc["leaderboard"]
+    ]
     if doc["videos"]["errors"]:
         lines.append(f"  {len(doc['videos']['errors'])} video(s) could not be prepared: see the task pages")
     return CommandResult(doc, human="\n".join(lines))

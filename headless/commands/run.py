@@ -9,8 +9,10 @@ from physcodegym.core.errors import InputError
 from physcodegym.headless.cli import CommandResult
 
 NAME = "run"
-HELP = ("run a scene program in isolation (static check; bubblewrap wall: read-only system, only its scratch folder "
-        "writable, no network, own PID namespace; limits; run-time barrier) and verify its outputs")
+HELP = (
+    "run a scene program in isolation (static check; bubblewrap wall: read-only system, only its scratch folder "
+    "writable, no network, own PID namespace; limits; run-time barrier) and verify its outputs"
+)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -22,9 +24,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--frame", type=int, default=None, help="frame to render in --mode preview")
     p.add_argument("--frames", type=int, default=240, help="expected frame count (default 240, the contract)")
     p.add_argument("--blender", default=None, help="Blender binary (default $PHYSCODEGYM_BLENDER, else the bpy module)")
-    p.add_argument("--unsafe-no-isolation", action="store_true",
-                   help="run without the operating-system wall (bubblewrap): only the in-process audit hook and limits; "
-                        "the run record says so. Never for untrusted programs")
+    p.add_argument(
+        "--unsafe-no-isolation",
+        action="store_true",
+        help="run without the operating-system wall (bubblewrap): only the in-process audit hook and limits; "
+        "the run record says so. Never for untrusted programs",
+    )
 
 
 def run(args: argparse.Namespace) -> CommandResult:
@@ -44,12 +49,21 @@ def run(args: argparse.Namespace) -> CommandResult:
         wall.require(isolation)
     except wall.IsolationUnavailable as e:  # refuse up front, with what to do; nothing is run or written
         raise InputError(str(e), field=wall.UNSAFE_FLAG) from e
-    rec = run_program(prog, Path(args.out), timeout_s=args.timeout, memory_mb=args.memory_mb or None, mode=args.mode,
-                      preview_frame=args.frame, expected_frames=args.frames, blender_binary=args.blender,
-                      isolation=isolation)
+    rec = run_program(
+        prog,
+        Path(args.out),
+        timeout_s=args.timeout,
+        memory_mb=args.memory_mb or None,
+        mode=args.mode,
+        preview_frame=args.frame,
+        expected_frames=args.frames,
+        blender_binary=args.blender,
+        isolation=isolation,
+    )
     doc = rec.model_dump()
     doc["run_dir"] = str(Path(args.out).resolve())
-    human = (f"{rec.status} in {rec.seconds:.1f} s -> {Path(args.out) / 'run.json'} [isolation: {rec.isolation}]"
-             + (f"\n{rec.reason}" if rec.reason else ""))
+    human = f"{rec.status} in {rec.seconds:.1f} s -> {Path(args.out) / 'run.json'} [isolation: {rec.isolation}]" + (
+        f"\n{rec.reason}" if rec.reason else ""
+    )
     # a failed/timeout/policy run is a recorded result (exit 0); scripts read `status`
     return CommandResult(doc, human=human)

@@ -16,7 +16,9 @@ HELP = "score a run folder or a video against a task (SSIM, LPIPS, motion, judge
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--task", required=True, help="task id or folder")
     p.add_argument("--candidate", required=True, help="run folder (frames/ or render.mp4, run.json) or a video file")
-    p.add_argument("--metrics", default=None, help="comma-separated subset of ssim,lpips,motion,obj,evt,val (default: all)")
+    p.add_argument(
+        "--metrics", default=None, help="comma-separated subset of ssim,lpips,motion,obj,evt,val (default: all)"
+    )
     p.add_argument("--judge-provider", default=None, help="openai | anthropic: enables S_obj / S_evt")
     p.add_argument("--judge-model", default=None)
     p.add_argument("--judge-base-url", default=None)
@@ -34,7 +36,12 @@ def run(args: argparse.Namespace) -> CommandResult:
     loaded_task = load_task(args.task)
     judge = None
     if args.judge_provider:
-        judge = {"provider": args.judge_provider, "model": args.judge_model, "base_url": args.judge_base_url, "cache_dir": args.judge_cache}
+        judge = {
+            "provider": args.judge_provider,
+            "model": args.judge_model,
+            "base_url": args.judge_base_url,
+            "cache_dir": args.judge_cache,
+        }
     doc = score_run(
         loaded_task,
         Path(args.candidate),

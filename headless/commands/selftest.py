@@ -1,4 +1,5 @@
-"""`physcodegym selftest --task TASK | --all`: inject known defects into the truth scene; report what the audit and rubric catch.
+"""`physcodegym selftest --task TASK | --all`: inject known defects into the truth scene; report what the audit and
+rubric catch.
 
 The table marks a cell "+P" when the defect was caught and S_val dropped, "+" when caught but not penalised,
 "MISSED" when not caught and "n/a" when the defect cannot apply to the task (e.g. no collider to remove).
@@ -19,7 +20,9 @@ HELP = "inject known defects into a task's truth scene and report which the audi
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--task", action="append", help="task id or folder (repeatable)")
     p.add_argument("--all", action="store_true", help="every shipped task (the full self-test matrix)")
-    p.add_argument("--defects", help="comma-separated subset of the defect kinds (default: all; see probes/defects.py DEFECTS)")
+    p.add_argument(
+        "--defects", help="comma-separated subset of the defect kinds (default: all; see probes/defects.py DEFECTS)"
+    )
     p.add_argument("--work-dir", help="keep truth bakes and defected scenes here")
 
 
@@ -45,12 +48,32 @@ def run(args: argparse.Namespace) -> Any:
         bar = prog.add_task("selftest", total=len(tasks) * len(defects))
         for loaded_task in tasks:
             wd = Path(args.work_dir) / loaded_task.id if args.work_dir else None
-            results.append(run_selftest(loaded_task, defects, wd, progress=lambda k, r, loaded_task=loaded_task: prog.update(bar, advance=1, description=f"{loaded_task.id}: {k}")))
+            results.append(
+                run_selftest(
+                    loaded_task,
+                    defects,
+                    wd,
+                    progress=lambda k, r, loaded_task=loaded_task: prog.update(
+                        bar, advance=1, description=f"{loaded_task.id}: {k}"
+                    ),
+                )
+            )
     matrix = {r["task"]: {k: v.get("caught") for k, v in r["defects"].items()} for r in results}
     penalised = {r["task"]: {k: v.get("penalised") for k, v in r["defects"].items()} for r in results}
-    doc = {"tasks": results, "matrix": matrix, "penalised": penalised, "all_caught": all(r["all_caught"] for r in results)}
+    doc = {
+        "tasks": results,
+        "matrix": matrix,
+        "penalised": penalised,
+        "all_caught": all(r["all_caught"] for r in results),
+    }
     lines = [f"{'task':<28}" + "".join(f"{d[:14]:>16}" for d in defects)]
     for t, row in matrix.items():
         pen = penalised[t]
-        lines.append(f"{t:<28}" + "".join(f"{(('+P' if pen.get(d) else '+') if row.get(d) else 'MISSED' if row.get(d) is False else 'n/a'):>16}" for d in defects))
+        lines.append(
+            f"{t:<28}"
+            + "".join(
+                f"{(('+P' if pen.get(d) else '+') if row.get(d) else 'MISSED' if row.get(d) is False else 'n/a'):>16}"
+                for d in defects
+            )
+        )
     return CommandResult(doc=doc, exit_code=0, human="\n".join(lines))
