@@ -67,7 +67,9 @@ class IsolationUnavailable(RuntimeError):
 
 
 @dataclass(frozen=True)
-class Probe:
+class Availability:
+    """Whether bwrap can build the wall on this host, which binary, and why not."""
+
     available: bool
     bwrap: str | None
     version: str | None = None
@@ -79,46 +81,46 @@ def find_bwrap() -> str | None:
 
 
 @functools.lru_cache(maxsize=4)
-def probe(bwrap: str | None = None) -> Probe:
+def check_available(bwrap: str | None = None) -> Availability:
     """Can bwrap build the wall here? Runs `/bin/true` (or the interpreter) inside the real namespaces once."""
     exe = bwrap or find_bwrap()
     if not exe:
-        return Probe(False, None, reason="bubblewrap (bwrap) is not installed")
+        return Availability(False, None, reason="bubblewrap (bwrap) is not installed")
     try:
         v = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=10)
         version = (v.stdout or v.stderr).strip().split()[-1] if (v.stdout or v.stderr).strip() else None
     except (OSError, subprocess.SubprocessError) as e:
-        return Probe(False, exe, reason=f"bwrap cannot be executed: {e}")
+        return Availability(False, exe, reason=f"bwrap cannot be executed: {e}")
     true = shutil.which("true") or "/bin/true"
     argv = [exe, *_namespace_args(), *_system_args(), "--", true]
     try:
         p = subprocess.run(argv, capture_output=True, text=True, timeout=20, env={"PATH": "/usr/bin:/bin"})
     except (OSError, subprocess.SubprocessError) as e:
-        return Probe(False, exe, version, reason=f"bwrap failed to start: {e}")
+        return Availability(False, exe, version, reason=f"bwrap failed to start: {e}")
     if p.returncode != 0:
         err = (p.stderr or p.stdout).strip().splitlines()
-        return Probe(
+        return Availability(
             False,
             exe,
             version,
             reason="bwrap cannot create its namespaces here: " + (err[-1] if err else f"exit {p.returncode}"),
         )
-    return Probe(True, exe, version)
+    return Availability(True, exe, version)
 
 
-def require(mode: str) -> Probe | None:
-    """The probe for `mode` ('bwrap' must be usable, 'none' needs nothing); raises IsolationUnavailable."""
+def require(mode: str) -> Availability | None:
+    """The availability of `mode` ('bwrap' must be usable, 'none' needs nothing); raises IsolationUnavailable."""
     if mode not in MODES:
         raise ValueError(f"isolation must be one of {MODES}, got {mode!r}")
     if mode == "none":
         return None
-    pr = probe()
+    pr = check_available()
     if not pr.available:
         raise IsolationUnavailable(f"the sandbox wall is unavailable: {pr.reason}; {INSTALL_HINT}")
     return pr
 
 
-def describe(mode: str, pr: Probe | None = None) -> str:
+def describe(mode: str, pr: Availability | None = None) -> str:
     """One line for the run record's `isolation` field."""
     if mode == "none":
         return f"none ({UNSAFE_FLAG}: in-process audit hook and rlimits only)"

@@ -404,13 +404,13 @@ def run_program(
     blender = configured_blender(blender_binary)
     rec.blender_binary = blender
     try:
-        probe = wall.require(isolation)
+        available = wall.require(isolation)
     except (wall.IsolationUnavailable, ValueError) as e:
         rec.isolation = isolation
         rec.reason = str(e)
         (out_dir / "run.log").write_text(f"not run: {e}\n")
         return _finish(rec, out_dir, t0)
-    rec.isolation = wall.describe(isolation, probe)
+    rec.isolation = wall.describe(isolation, available)
     from physcodegym.llm.factory import freeze_config
 
     freeze_config()  # this process never re-reads a provider config a program might have written
@@ -473,7 +473,7 @@ def run_program(
                 cmd,
                 scratch=scratch,
                 readonly_files=[copy],
-                bwrap=probe.bwrap if probe else None,
+                bwrap=available.bwrap if available else None,
                 blender_binary=blender,
             )
         cgroups = wall.make_cgroups(f"{os.getpid()}-{time.monotonic_ns()}", memory_mb)

@@ -316,7 +316,7 @@ def test_no_wall_no_run_unless_explicitly_unsafe(tmp_path: Path, monkeypatch: py
     prog = tmp_path / "scene.py"
     prog.write_text(scene(1))
     monkeypatch.setattr(wall, "find_bwrap", lambda: None)
-    wall.probe.cache_clear()
+    wall.check_available.cache_clear()
     try:
         rec = run_program(prog, tmp_path / "a", timeout_s=60, expected_frames=1)
         assert rec.status == "failed" and "bubblewrap" in rec.reason and wall.UNSAFE_FLAG in rec.reason
@@ -325,7 +325,7 @@ def test_no_wall_no_run_unless_explicitly_unsafe(tmp_path: Path, monkeypatch: py
         err = json.loads(capsys.readouterr().out)["error"]
         assert "bubblewrap" in err["message"] and wall.UNSAFE_FLAG in err["message"]
     finally:
-        wall.probe.cache_clear()
+        wall.check_available.cache_clear()
 
 
 def test_argv_binds_only_the_scratch_folder_writable(tmp_path: Path) -> None:
