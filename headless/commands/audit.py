@@ -149,12 +149,12 @@ def run(args: argparse.Namespace) -> CommandResult:
     path = Path(args.path)
     if not os.path.lexists(path):
         raise InputError("no such run folder or .blend", file=str(path))
-    loaded = None
+    loaded_task = None
     if args.task:
         from physcodegym.tasks.loader import load_task
 
-        loaded = load_task(args.task)
-    invalid = _check_input(path, loaded.id if loaded is not None else None)
+        loaded_task = load_task(args.task)
+    invalid = _check_input(path, loaded_task.id if loaded_task is not None else None)
     if invalid is not None:
         return CommandResult(invalid, human=_human(invalid, path))
     if not getattr(args, "in_process", False):
@@ -173,16 +173,16 @@ def run(args: argparse.Namespace) -> CommandResult:
         "timings": report.timings,
         "samples_path": report.samples_path,
     }
-    if loaded is not None:
+    if loaded_task is not None:
         try:
             from physcodegym.verifier.rubric_eval import evaluate_rubric
         except ImportError as e:
             doc["S_val_reason"] = f"rubric evaluation unavailable: {e}"
         else:
             run_dir = path if path.is_dir() else None
-            rub = evaluate_rubric(loaded, scene, samples, report, run_dir)
+            rub = evaluate_rubric(loaded_task, scene, samples, report, run_dir)
             doc.update({k: v for k, v in rub.items() if k not in ("findings",)})
-        doc["task"] = loaded.id
+        doc["task"] = loaded_task.id
     else:
         doc["S_val_reason"] = "no --task given: S_val needs a task rubric"
     if args.plot:
