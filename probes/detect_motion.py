@@ -21,6 +21,12 @@ from physcodegym.probes.audit_base import (
 
 class MotionDetectors(AuditBase):
     # ================================================================ scripted motion / not simulated
+    def _in_view(self, name: str) -> bool:
+        """The object is in the render camera's view on some sampled frame (`probes.screen.in_camera_view`)."""
+        from physcodegym.probes.screen import in_camera_view
+
+        return in_camera_view(self.scene, self.s, self.geom, name)
+
     def scripted(self) -> None:
         """Scripted motion by mechanism. The solvers-off re-evaluation (`probes.ownership`) is the universal
         test: a rendered object that still moves with every solver and field off is scripted, whatever moved
@@ -82,7 +88,10 @@ class MotionDetectors(AuditBase):
         for n in derived:
             sv = self.sources[n]
             owners = [o for o in sv.get("derived_from", []) if o != n]
-            good = [o for o in owners if o in self.sim_moved and _rendered(self.info.get(o, {}))]
+            # an owner must be seen: rendered, and in the camera's view on some frame (a simulated twin far
+            # off-screen "explains" a follower as little as a hidden one)
+            unseen = {o for o in owners if o in self.moving and _rendered(self.info.get(o, {})) and not self._in_view(o)}
+            good = [o for o in owners if o in self.sim_moved and _rendered(self.info.get(o, {})) and o not in unseen]
             if good:
                 self.sim_moved.add(n)
                 continue
@@ -91,10 +100,10 @@ class MotionDetectors(AuditBase):
                 moving_owners = [o for o in owners if o in self.moving]
                 if self.owner is None and not moving_owners:
                     continue
-                hidden = [o for o in moving_owners if not _rendered(self.info.get(o, {}))]
+                hidden = [o for o in moving_owners if not _rendered(self.info.get(o, {}))] + sorted(unseen)
                 why = (
                     f"follows {moving_owners or owners}"
-                    + (f" (not rendered: {hidden})" if hidden else "")
+                    + (f" (not rendered or never in the camera's view: {hidden})" if hidden else "")
                     + ", none of which is a rendered simulated body"
                 )
                 scripted[n] = [why]

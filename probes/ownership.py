@@ -37,23 +37,20 @@ def switch_off_solvers(scene: Any) -> list[str]:
     if rbw is not None:
         rbw.enabled = False
         done.append("rigidbody_world.enabled = False")
-    ad = scene.animation_data
-    if ad is not None:  # an animated / driven world switch would turn the solver back on
-        for d in list(ad.drivers):
-            if d.data_path.startswith("rigidbody_world"):
-                ad.drivers.remove(d)
+    # An animated or driven switch would turn a solver back on at the next frame change: keyframes (in the
+    # active action and in NLA strips) and drivers on the world, on solver modifiers' visibility, on fields
+    # and on particle physics are removed, so the switches set here hold on every frame.
+    done += _drop_animation(scene, lambda p: p.startswith("rigidbody_world"))
+    solver_mods = {m.name for ob in scene.objects for m in ob.modifiers if m.type in ph.SOLVER_MODIFIERS}
     for ob in scene.objects:
         for m in ob.modifiers:
             if m.type in ph.SOLVER_MODIFIERS:
                 m.show_viewport = False
                 m.show_render = False
                 done.append(f"{ob.name}.modifiers[{m.name!r}] off")
-        oad = ob.animation_data
-        if oad is not None:
-            for d in list(oad.drivers):
-                if d.data_path.startswith("modifiers[") and d.data_path.endswith(("show_viewport", "show_render")):
-                    oad.drivers.remove(d)
+        done += _drop_animation(ob, lambda p: p.startswith("field.") or _solver_switch(p, solver_mods))
         for ps in ob.particle_systems:
+            done += _drop_animation(ps.settings, lambda p: p == "physics_type")
             if ps.settings.physics_type in ph.SOLVER_PARTICLES:
                 ps.settings.physics_type = "NO"
                 done.append(f"{ob.name}.particle_systems[{ps.name!r}] physics NO")
@@ -62,6 +59,40 @@ def switch_off_solvers(scene: Any) -> list[str]:
             done.append(f"{ob.name}.field off")
     scene.frame_set(scene.frame_start)
     return done
+
+
+def _solver_switch(path: str, solver_mods: set[str]) -> bool:
+    """An animation path that shows or hides a solver modifier (`modifiers["Cloth"].show_viewport`)."""
+    if not path.startswith("modifiers[") or not path.endswith(("show_viewport", "show_render")):
+        return False
+    return any(path.startswith(f'modifiers["{n}"]') for n in solver_mods)
+
+
+def _drop_animation(idb: Any, hit: Any) -> list[str]:
+    """Remove drivers and keyframe curves (active action and NLA strip actions, layered channelbags)
+    of `idb` whose data path `hit` accepts; returns what was removed."""
+    out: list[str] = []
+    ad = getattr(idb, "animation_data", None)
+    if ad is None:
+        return out
+    for d in list(ad.drivers):
+        if hit(d.data_path):
+            out.append(f"{idb.name}: driver {d.data_path} removed")
+            ad.drivers.remove(d)
+    actions = [ad.action] + [st.action for tr in ad.nla_tracks for st in tr.strips]
+    seen: set[str] = set()
+    for act in actions:
+        if act is None or act.name_full in seen:
+            continue
+        seen.add(act.name_full)
+        for layer in getattr(act, "layers", []):
+            for strip in layer.strips:
+                for bag in getattr(strip, "channelbags", []):
+                    for fc in list(bag.fcurves):
+                        if hit(fc.data_path):
+                            out.append(f"{idb.name}: keyframes {fc.data_path} removed")
+                            bag.fcurves.remove(fc)
+    return out
 
 
 def _local(verts: np.ndarray, mats: np.ndarray) -> np.ndarray:

@@ -26,19 +26,20 @@ MOVE_SCALE = 0.01  # relative change of any axis scale
 STEP_EPS = 1e-4  # m / rad: a per-frame change below this is no step
 
 
-def rendered(info: dict[str, Any]) -> bool:
+def rendered(info: dict[str, Any], own_surface: bool = True) -> bool:
     """Does the object put anything in the rendered frames?
 
     Viewport display (WIRE / BOUNDS) does not change a render, so it is not looked at. Hidden in renders,
     invisible to the camera, holdout, fully transparent materials or a collection that does not render all
-    mean the object is not seen.
+    mean the object is not seen. `own_surface=False` asks whether what the object carries (its particles,
+    its instances) can render: an emitter's own material, holdout and "show instancer" do not hide those.
     """
     if info.get("hide_render") or not info.get("visible_camera", True):
         return False
     r = info.get("render") or {}
-    if r.get("holdout") or r.get("transparent") or r.get("instancer_hidden"):
+    if own_surface and (r.get("holdout") or r.get("transparent") or r.get("instancer_hidden")):
         return False
-    return r.get("in_render_collection", True)
+    return bool(r.get("in_render_collection", True))
 
 
 def hidden_how(info: dict[str, Any]) -> str | None:

@@ -14,8 +14,6 @@ from typing import Any
 import numpy as np
 from physcodegym.samples import SceneSamples
 
-DEFORM_MODIFIERS = {"CLOTH", "SOFT_BODY", "OCEAN", "DYNAMIC_PAINT", "EXPLODE", "WAVE", "MESH_CACHE", "NODES", "FLUID"}
-
 
 def _rigid_body_info(ob: Any) -> dict[str, Any] | None:
     rb = ob.rigid_body
@@ -202,8 +200,21 @@ def physics_settings(ob: Any) -> dict[str, Any]:
     return out
 
 
+# Modifiers that never change the evaluated vertices (a mesh carrying only these is read once).
+STATIC_MODIFIERS = {"COLLISION", "PARTICLE_SYSTEM"}
+
+
 def _deforming(ob: Any) -> bool:
-    return ob.type == "MESH" and any(m.type in DEFORM_MODIFIERS for m in ob.modifiers)
+    """Whether the evaluated vertices of `ob` can change over time, by mechanism rather than by a list of
+    "deforming" modifiers: any modifier can be keyframed or driven (Displace strength, Bevel width, a hook's
+    empty), shape keys and armature / lattice parents deform without a modifier. Such meshes are sampled
+    per frame, so the solvers-off test and the geometry see the deformation."""
+    if ob.type != "MESH":
+        return False
+    if any(m.type not in STATIC_MODIFIERS for m in ob.modifiers):
+        return True
+    data = ob.data
+    return getattr(data, "shape_keys", None) is not None or ob.parent_type in ("ARMATURE", "LATTICE")
 
 
 def sample_scene(

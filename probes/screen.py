@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from physcodegym.probes import physics as ph
 
 SCREEN_W, SCREEN_H = 160, 90  # analysis resolution
 DIFF_LEVEL = 25  # levels (0-255) of any colour channel for a pixel to count as changed (a red box on a grey floor
@@ -66,16 +67,30 @@ def _project_depth(scene: Any, samples: Any, pts: np.ndarray, fidx: np.ndarray) 
     return out, clip[..., 3], float(proj[0, 0] * SCREEN_W / 2)
 
 
-def _renders(info: dict[str, Any]) -> bool:
-    """The object's own geometry reaches the render (same rule as the audit's `rendered`: hidden in renders,
-    invisible to the camera, holdout, fully transparent, an emitter not shown in renders or no rendering
-    collection all mean it is not seen)."""
-    if info.get("hide_render") or not info.get("visible_camera", True):
-        return False
-    r = info.get("render") or {}
-    if r.get("holdout") or r.get("transparent") or r.get("instancer_hidden"):
-        return False
-    return bool(r.get("in_render_collection", True))
+def in_camera_view(scene: Any, samples: Any, geom: Any, name: str, max_frames: int = 48) -> bool:
+    """Whether any part of a mesh can be in the render camera's view on some sampled frame: its world AABB
+    projected through the camera of that frame overlaps the image (a box reaching behind the camera counts
+    as seen). Without a camera or a mesh the answer is True (nothing to judge by)."""
+    if scene is None or getattr(scene, "camera", None) is None or name not in getattr(geom, "meshes", {}):
+        return True
+    n = len(samples.frames)
+    if n == 0:
+        return True
+    fidx = np.unique(np.linspace(0, n - 1, min(n, max_frames)).astype(int))
+    corners = _boxes(geom, [name], fidx)[name]  # (K, 8, 3)
+    r = _project_depth(scene, samples, corners, fidx)
+    if r is None:
+        return True
+    px, w, _ = r
+    for k in range(len(fidx)):
+        if np.any(w[k] <= 0):
+            if np.any(w[k] > 0):
+                return True  # straddles the camera plane
+            continue
+        lo, hi = np.nanmin(px[k], axis=0), np.nanmax(px[k], axis=0)
+        if hi[0] >= 0 and lo[0] <= SCREEN_W and hi[1] >= 0 and lo[1] <= SCREEN_H:
+            return True
+    return False
 
 
 def _boxes(geom: Any, names: list[str], fidx: np.ndarray) -> dict[str, np.ndarray]:
@@ -85,19 +100,6 @@ def _boxes(geom: Any, names: list[str], fidx: np.ndarray) -> dict[str, np.ndarra
         c = np.stack([np.stack([b[:, i, 0], b[:, j, 1], b[:, k, 2]], axis=1) for i in (0, 1) for j in (0, 1) for k in (0, 1)], axis=1)
         out[n] = c  # (K, 8, 3)
     return out
-
-
-def _object_seen(ob: Any, scene: Any) -> bool:
-    """The object is seen by the render camera (not hidden in renders, visible to the camera, in a rendering collection)."""
-    if ob.hide_render or not getattr(ob, "visible_camera", True):
-        return False
-    try:
-        from physcodegym.probes.sampling import _render_collections
-
-        cols = _render_collections(scene)
-    except ImportError:  # pragma: no cover - older sampling module
-        return True
-    return any(c.name in cols for c in ob.users_collection)
 
 
 def _instance_extent(st: Any) -> float:
@@ -122,6 +124,17 @@ def _instance_extent(st: Any) -> float:
     return 1.0  # HALO / LINE / PATH: drawn around the particle at about its size
 
 
+def _emitter_seen(ob: Any, scene: Any, samples: Any) -> bool:
+    """Whether an emitter's particles can reach the render: `probes.physics.rendered` without the emitter's
+    own surface (its material or "show instancer" do not hide its particles)."""
+    info = samples.info.get(ob.name)
+    if info is None or "render" not in info:
+        from physcodegym.probes.sampling import object_info, render_visibility
+
+        info = dict(object_info(ob), render=render_visibility(ob, scene))
+    return ph.rendered(info, own_surface=False)
+
+
 def rendered_particle_systems(scene: Any, samples: Any) -> list[dict[str, Any]]:
     """Every sampled particle system with whether its particles reach the render and their drawn radius (m)."""
     out = []
@@ -136,7 +149,7 @@ def rendered_particle_systems(scene: Any, samples: Any) -> list[dict[str, Any]]:
             continue
         st = ps.settings
         mod = next((m for m in ob.modifiers if m.type == "PARTICLE_SYSTEM" and m.particle_system == ps), None)
-        if not _object_seen(ob, scene):
+        if not _emitter_seen(ob, scene, samples):
             rec["reason"] = "emitter not seen in renders"
         elif mod is not None and not mod.show_render:
             rec["reason"] = "particle system disabled in renders"
@@ -221,7 +234,7 @@ def screen_motion_check(scene: Any, samples: Any, frames_dir: Path, audit: Any) 
     changed = (np.abs(stack - stack[0]) > DIFF_LEVEL).any(axis=(0, 3))
     geom = audit.geom
     movers = [n for n in geom.meshes if n in audit.moving]
-    statics = [n for n in geom.meshes if n not in audit.moving and _renders(audit.info[n])]
+    statics = [n for n in geom.meshes if n not in audit.moving and ph.rendered(audit.info[n])]
     explained = np.zeros_like(changed)
     yy, xx = np.mgrid[0:SCREEN_H, 0:SCREEN_W]
     boxes = _boxes(geom, movers + statics, fidx)

@@ -1,0 +1,149 @@
+"""More concealment mechanisms, each a tiny real-bake defect scene and a close valid twin (solvers-off
+re-evaluation in a fresh worker, as in `test_mechanisms`):
+
+- a scene-level keyframe on the rigid-body world switch: the solvers-off run must hold the solver off on
+  every frame (else a truly simulated ball "agrees" with its solvers-off pose and is called scripted);
+- a force field holding a body up in mid-air (a hidden support, named with the field);
+- a shape-key animation moving a mesh whose object never moves (its vertices must be sampled);
+- derived motion whose rendered, simulated owner is never in the camera's view.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from physcodegym.probes.findings import AuditReport
+from physcodegym.testing import demo_scenes as D
+
+
+def keyed_world(defect: bool, frames: int = 40) -> Any:
+    """A rigid ball. Twin: it falls on the ground, the world's `enabled` is keyframed on (a legal, redundant
+    key). Defect: the key holds the world off and the ball's keyframes move it."""
+    sc = D.reset(frames)
+    D.rigid_world(sc, frames)
+    D.camera(sc)
+    D.ground()
+    b = D.sphere("Ball", (0, 0, 2.0), 0.25)
+    if defect:
+        for f, z in ((1, 2.0), (15, 0.25), (25, 1.0), (35, 0.25)):
+            b.location.z = z
+            b.keyframe_insert("location", index=2, frame=f)
+    sc.rigidbody_world.enabled = not defect
+    sc.keyframe_insert("rigidbody_world.enabled", frame=1)
+    D.bake()
+    return sc
+
+
+def field_hold(defect: bool, frames: int = 40) -> Any:
+    """A crate above the ground. Defect: an upward FORCE field under it holds it in mid-air. Twin: the same
+    crate resting on the ground, no field."""
+    import bpy
+
+    sc = D.reset(frames)
+    D.rigid_world(sc, frames)
+    D.camera(sc)
+    D.ground()
+    D.box("Crate", (0, 0, 0.8 if defect else 0.2), (0.4, 0.4, 0.4), rb="ACTIVE", mass=1.0)
+    if defect:
+        bpy.ops.object.effector_add(type="FORCE", location=(0, 0, 0.0))
+        f = bpy.context.active_object
+        f.name = "Lift"
+        f.field.strength = 295.0  # measured: about the crate's weight (it neither rises nor falls)
+        f.field.falloff_type = "SPHERE"
+        f.field.falloff_power = 0.0
+    D.bake()
+    return sc
+
+
+def shapekey_ball(defect: bool, frames: int = 40) -> Any:
+    """A ball mesh with a shape key that lowers every vertex by 1.5 m. Defect: no rigid body, the key's
+    value is keyframed (the object never moves, its vertices do). Twin: the key is still and the ball is a
+    rigid body that falls on the ground."""
+    sc = D.reset(frames)
+    D.rigid_world(sc, frames)
+    D.camera(sc)
+    D.ground()
+    b = D.sphere("Ball", (0, 0, 2.0), 0.25, rb=None if defect else "ACTIVE")
+    b.shape_key_add(name="Basis")
+    k = b.shape_key_add(name="Down")
+    for v in k.data:
+        v.co.z -= 1.5
+    if defect:
+        for f, val in ((1, 0.0), (15, 1.0), (25, 0.5), (35, 1.0)):
+            k.value = val
+            k.keyframe_insert("value", frame=f)
+    D.bake()
+    return sc
+
+
+def offscreen_owner(defect: bool, frames: int = 40) -> Any:
+    """A visible ball without physics that follows (Child Of) a rendered rigid twin. Defect: the twin falls
+    30 m to the side, never in the camera's view. Twin: the rigid carrier falls in view next to the ball."""
+    from mathutils import Matrix
+
+    sc = D.reset(frames)
+    D.rigid_world(sc, frames)
+    D.camera(sc)
+    D.ground(size=80.0)
+    x = 30.0 if defect else 1.0
+    carrier = D.sphere("Carrier", (x, 0, 2.0), 0.25)
+    ball = D.sphere("Ball", (0, 0, 2.0), 0.25, rb=None)
+    c = ball.constraints.new("CHILD_OF")
+    c.target = carrier
+    c.inverse_matrix = Matrix.Translation((-x, 0.0, 0.0))
+    D.bake()
+    return sc
+
+
+BUILDERS = {"keyed_world": keyed_world, "field_hold": field_hold, "shapekey_ball": shapekey_ball, "offscreen_owner": offscreen_owner}
+
+
+@pytest.fixture(scope="session")
+def audited_more() -> Any:
+    """audited_more(case, defect) -> AuditReport (each scene built, baked and audited once per session)."""
+    from physcodegym.probes.audit import audit_scene
+
+    cache: dict[tuple[str, bool], AuditReport] = {}
+
+    def get(case: str, defect: bool) -> AuditReport:
+        if (case, defect) not in cache:
+            cache[(case, defect)] = audit_scene(BUILDERS[case](defect))
+        return cache[(case, defect)]
+
+    return get
+
+
+# (case, kind that must be found, objects that finding must name)
+CASES = [
+    ("keyed_world", "scripted_motion", {"Ball"}),
+    ("field_hold", "hidden_support", {"Crate", "Lift"}),
+    ("shapekey_ball", "scripted_motion", {"Ball"}),
+    ("offscreen_owner", "scripted_motion", {"Ball"}),
+]
+
+
+@pytest.mark.parametrize("case,kind,objects", CASES, ids=[c for c, _, _ in CASES])
+def test_mechanism_found_and_twin_clean(audited_more, case, kind, objects):
+    bad = audited_more(case, True)
+    assert bad.meta["solvers_off"]["ran"], bad.meta["solvers_off"]
+    hits = [f for f in bad.by_kind(kind) if objects <= set(f.objects)]
+    assert hits, f"{case}: expected {kind} on {objects}, got {[(f.kind, f.objects, f.message) for f in bad.findings]}"
+    twin = audited_more(case, False)
+    assert twin.meta["solvers_off"]["ran"], twin.meta["solvers_off"]
+    assert twin.findings == [], [(f.kind, f.objects, f.message) for f in twin.findings]
+
+
+def test_keyed_world_switch_is_removed_in_the_solvers_off_run(audited_more):
+    """The world's keyframe is named among what the solvers-off run switched off, and the simulated ball
+    of the twin is not 'still moving' there."""
+    twin = audited_more("keyed_world", False)
+    off = twin.meta["solvers_off"]
+    assert any("rigidbody_world.enabled" in s and "removed" in s for s in off["switched_off"]), off["switched_off"]
+    assert "Ball" not in off["still_moving"], off["still_moving"]
+
+
+def test_shape_key_motion_is_a_deformation(audited_more):
+    """The object never moves; the solvers-off run sees its vertices move (sampled because of the key)."""
+    off = audited_more("shapekey_ball", True).meta["solvers_off"]["still_moving"]
+    assert "deform" in off.get("Ball", {}), off
