@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from physcodegym.core.errors import InputError, from_validation
-from physcodegym.tasks.schema import FPS, FRAMES, Task
+from physcodegym.tasks.schema import FPS, FRAMES, DraftTask, Task
 from pydantic import ValidationError
 
 PACKS_DIR = Path(__file__).resolve().parent / "packs"
@@ -55,8 +55,9 @@ def task_roots() -> list[Path]:
     return roots
 
 
-def parse_task(path: Path) -> Task:
-    """Parse and validate `task.json`; raises InputError naming the file and the field."""
+def parse_task(path: Path, draft: bool = False) -> Task:
+    """Parse and validate `task.json`; raises InputError naming the file and the field. With draft, a
+    skeleton whose checklist, events or criteria are still empty is accepted (as a DraftTask)."""
     if not path.is_file():
         raise InputError("task file not found", file=str(path))
     try:
@@ -64,7 +65,7 @@ def parse_task(path: Path) -> Task:
     except json.JSONDecodeError as e:
         raise InputError(f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", file=str(path)) from e
     try:
-        return Task.model_validate(raw)
+        return (DraftTask if draft else Task).model_validate(raw)
     except ValidationError as e:
         raise from_validation(e, file=str(path)) from e
 
@@ -102,8 +103,8 @@ def check_video(loaded_task: LoadedTask) -> dict:
     return meta
 
 
-def load_task(path_or_id: str | Path, check_media: bool = False) -> LoadedTask:
-    """Load a task from a folder, a task.json path, or a task id found under task_roots()."""
+def load_task(path_or_id: str | Path, check_media: bool = False, draft: bool = False) -> LoadedTask:
+    """Load a task from a folder, a task.json path, or a task id found under task_roots() (draft: see parse_task)."""
     p = Path(path_or_id)
     if p.is_file() and p.name == TASK_FILE:
         folder = p.parent
@@ -118,20 +119,51 @@ def load_task(path_or_id: str | Path, check_media: bool = False) -> LoadedTask:
                 break
         if folder is None:
             raise InputError(f"no task folder or task id {str(path_or_id)!r} (searched {[str(r) for r in task_roots()]})", file=str(path_or_id))
-    task = parse_task(folder / TASK_FILE)
+    task = parse_task(folder / TASK_FILE, draft=draft)
     loaded_task = LoadedTask(task=task, folder=folder.resolve())
     if check_media:
         check_video(loaded_task)
     return loaded_task
 
 
-def list_tasks(roots: list[Path] | None = None) -> list[LoadedTask]:
-    """All valid tasks under the roots (first root wins on duplicate ids); invalid ones raise."""
+def list_tasks(roots: list[Path] | None = None, drafts: bool = False) -> list[LoadedTask]:
+    """All valid tasks under the roots (first root wins on duplicate ids); invalid ones raise. A skeleton
+    still being annotated (an imported video) is not a task yet: left out, or with drafts, loaded as a draft."""
     seen: dict[str, LoadedTask] = {}
     for root in roots or task_roots():
         if not root.is_dir():
             continue
         for tf in sorted(root.glob(f"*/{TASK_FILE}")):
-            loaded_task = load_task(tf.parent)
+            try:
+                loaded_task = load_task(tf.parent)
+            except InputError:
+                draft = load_task(tf.parent, draft=True)  # still invalid as a draft: raises like before
+                if not drafts:
+                    continue
+                loaded_task = draft
             seen.setdefault(loaded_task.id, loaded_task)
     return sorted(seen.values(), key=lambda t: t.id)
+
+
+NO_TRUTH = "the task has no truth scene (made from a real video: {file})"
+
+
+def truth_status(loaded_task: LoadedTask) -> dict[str, dict]:
+    """Each truth-dependent part of a task, `ok` with its file or `not_applicable` with the reason: a task
+    imported from a real video has no truth.py, so no truth trajectories, no measured truth counterfactual
+    responses and no criterion calibrated on them; its S_val rests on the task-independent audit and the rubric."""
+    t = loaded_task.task
+    if t.truth is None:
+        why = NO_TRUTH.format(file=t.source.file if t.source else "no truth block")
+        return {
+            "truth_trajectories": {"state": "not_applicable", "reason": why + "; trajectory comparisons are not made"},
+            "truth_counterfactuals": {"state": "not_applicable", "reason": why + "; no measured intervention responses"},
+            "truth_criteria": {"state": "not_applicable",
+                               "reason": why + "; criteria are judged on the candidate alone (audit + rubric checks)"},
+        }
+    out: dict[str, dict] = {}
+    for key, p in (("truth_trajectories", loaded_task.truth_trajectories), ("truth_counterfactuals", loaded_task.truth_counterfactuals)):
+        out[key] = ({"state": "ok", "file": p.name} if p is not None and p.is_file()
+                    else {"state": "not_applicable", "reason": f"{key}: file not shipped with this task"})
+    out["truth_criteria"] = {"state": "ok", "reason": "shipped task: thresholds measured on its truth scene"}
+    return out

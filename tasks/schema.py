@@ -281,6 +281,46 @@ class TruthInfo(_Strict):
     program_sha256: str | None = None
 
 
+class HeldFrames(_Strict):
+    """Frames the source did not cover (a clip shorter than 8 s): the last source frame is repeated."""
+
+    from_frame: int = Field(ge=1, le=FRAMES)  # first 1-based reference frame that repeats the last source frame
+    count: int = Field(ge=1, le=FRAMES)
+    source_ends_s: float = Field(ge=0.0, le=FRAMES / FPS)  # reference time where the real footage stops
+
+
+class Letterbox(_Strict):
+    """Where the source picture sits inside the 640x360 reference (pixels); the rest is black bars."""
+
+    x: int = Field(ge=0)
+    y: int = Field(ge=0)
+    width: int = Field(ge=1)
+    height: int = Field(ge=1)
+
+
+class SourceInfo(_Strict):
+    """Provenance of a task made from a real video (`physcodegym tasks import`): what the clip was and
+    what normalising it did, so the reference can be traced back to (and re-made from) the original file."""
+
+    file: str  # the original file's name (no folder: a task folder is shareable)
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    fps: float  # container's nominal rate; `variable_frame_rate` says whether the timestamps kept to it
+    variable_frame_rate: bool = False
+    frames: int = Field(ge=1)  # frames decoded
+    width: int = Field(ge=1)  # coded size, before rotation
+    height: int = Field(ge=1)
+    rotation_deg: int = 0  # display rotation from the container's metadata, applied while decoding
+    sample_aspect_ratio: float = 1.0
+    duration_s: float = Field(ge=0.0)  # from the decoded timestamps
+    trim_start_s: float = Field(default=0.0, ge=0.0)
+    trim_end_s: float = Field(ge=0.0)
+    letterbox: Letterbox
+    held: HeldFrames | None = None
+    resampling: str = "nearest source frame in time to each 30 fps reference frame"
+    encoder: str = ""
+    encode_ssim_mean: float | None = None  # decoded reference vs the normalised frames (what encoding lost)
+
+
 class Task(_Strict):
     schema_version: str = SCHEMA_VERSION
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
@@ -294,6 +334,7 @@ class Task(_Strict):
     events: list[EventItem] = Field(min_length=1)
     rubric: Rubric
     truth: TruthInfo | None = None  # shipped tasks; user tasks made from their own video have none
+    source: SourceInfo | None = None  # tasks imported from a real video: where the reference came from
 
     @model_validator(mode="after")
     def _consistent(self) -> Task:
@@ -344,3 +385,33 @@ class Task(_Strict):
             if r.name == name:
                 return r
         raise KeyError(name)
+
+
+class DraftRubric(Rubric):
+    """A rubric still being written: no criterion yet is allowed (see DraftTask)."""
+
+    criteria: list[Criterion] = Field(default_factory=list)
+
+
+class DraftTask(Task):
+    """A task skeleton an annotator is still filling in (an imported video): every field is checked like a
+    Task's, but the checklist, events and rubric criteria may be empty. It is loaded only where a task is
+    authored (the panel, `tasks validate`); scoring loads a Task, so an incomplete task is never scored."""
+
+    checklist: list[ChecklistItem] = Field(default_factory=list)
+    events: list[EventItem] = Field(default_factory=list)
+    rubric: DraftRubric = Field(default_factory=DraftRubric)
+
+
+def missing_annotations(task: Task) -> list[dict[str, str]]:
+    """What an annotator still has to provide before the task can be scored (empty: nothing)."""
+    out = []
+    if not task.checklist:
+        out.append({"field": "checklist", "need": "at least one object item (category, count, attributes, roles)"})
+    if not task.events:
+        out.append({"field": "events", "need": "at least one event with its roles, start_s/end_s and weight"})
+    if not task.rubric.criteria:
+        out.append({"field": "rubric.criteria", "need": "at least one criterion (check, roles, weight) for S_val"})
+    if not task.roles:
+        out.append({"field": "roles", "need": "the roles the checklist, events and criteria name"})
+    return out
