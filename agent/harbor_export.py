@@ -125,8 +125,8 @@ pcg finalize
 """
 
 
-def _instruction(lt: LoadedTask, limits: BudgetLimits) -> str:
-    body = prompts.task_prompt(lt.task, limits)
+def _instruction(loaded_task: LoadedTask, limits: BudgetLimits) -> str:
+    body = prompts.task_prompt(loaded_task.task, limits)
     tools = """
 
 ## Tools (shell)
@@ -178,9 +178,11 @@ def export_harbor(
     metrics: str | None = None,
 ) -> dict[str, Any]:
     """Write one Harbor task folder for `task`; returns a summary of what was written."""
-    lt = load_task(task)
-    if not lt.video_path.is_file():
-        raise InputError("the task has no reference video to package", file=str(lt.video_path), field="video.file")
+    loaded_task = load_task(task)
+    if not loaded_task.video_path.is_file():
+        raise InputError(
+            "the task has no reference video to package", file=str(loaded_task.video_path), field="video.file"
+        )
     if network_mode not in ("public", "no-network"):
         raise InputError("network mode must be 'public' or 'no-network'", field="--network-mode")
     out = Path(out)
@@ -193,7 +195,7 @@ def export_harbor(
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
     limits = BudgetLimits(max_launches=max_launches, wall_clock_s=agent_timeout_s)
-    t = lt.task
+    t = loaded_task.task
 
     env: dict[str, Any] = {
         "build_timeout_sec": 1800.0,
@@ -224,7 +226,7 @@ def export_harbor(
         "environment": env,
     }
     (tmp / "task.toml").write_text(tomli_w.dumps(config), encoding="utf-8")
-    (tmp / "instruction.md").write_text(_instruction(lt, limits), encoding="utf-8")
+    (tmp / "instruction.md").write_text(_instruction(loaded_task, limits), encoding="utf-8")
 
     envdir = tmp / "environment"
     src = envdir / "physcodegym-src"
@@ -237,25 +239,25 @@ def export_harbor(
             shutil.copy2(REPO_ROOT / f, src / f)
     pub = envdir / "task"
     pub.mkdir()
-    shutil.copy2(lt.video_path, pub / lt.video_path.name)
+    shutil.copy2(loaded_task.video_path, pub / loaded_task.video_path.name)
     public_task = json.loads(t.model_dump_json())
     public_task["truth"] = None  # the agent's image knows no ground truth
     (pub / "task.json").write_text(json.dumps(public_task, indent=2), encoding="utf-8")
     (envdir / "Dockerfile").write_text(
-        DOCKERFILE.format(video=lt.video_path.name, launches=max_launches), encoding="utf-8"
+        DOCKERFILE.format(video=loaded_task.video_path.name, launches=max_launches), encoding="utf-8"
     )
     _write_exec(envdir / "pcg", PCG)
 
     tests = tmp / "tests"
-    shutil.copytree(lt.folder, tests / "task", ignore=_IGNORE)
+    shutil.copytree(loaded_task.folder, tests / "task", ignore=_IGNORE)
     mflag = f"--metrics {metrics} " if metrics else ""
     _write_exec(tests / "test.sh", TEST_SH.format(run_timeout=int(run_timeout_s), metrics=mflag))
     (tests / "reward.py").write_text(REWARD_PY, encoding="utf-8")
 
-    has_solution = bool(lt.truth_program and lt.truth_program.is_file())
+    has_solution = bool(loaded_task.truth_program and loaded_task.truth_program.is_file())
     if has_solution:
         (tmp / "solution").mkdir()
-        shutil.copy2(lt.truth_program, tmp / "solution" / "truth.py")
+        shutil.copy2(loaded_task.truth_program, tmp / "solution" / "truth.py")
         _write_exec(tmp / "solution" / "solve.sh", SOLVE_SH)
     if out.exists():
         out.rmdir()

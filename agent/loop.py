@@ -131,7 +131,7 @@ class AgentRun:
 
     def __init__(
         self,
-        lt: LoadedTask,
+        loaded_task: LoadedTask,
         provider: Provider,
         run_dir: Path,
         *,
@@ -143,7 +143,7 @@ class AgentRun:
         progress: Callable[[dict], None] | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        self.lt = lt
+        self.loaded_task = loaded_task
         self.provider = provider
         self.run_dir = Path(run_dir).resolve()
         self.cfg = cfg or LoopConfig()
@@ -172,7 +172,7 @@ class AgentRun:
         self.budget = Budget.from_dict(snap, limits) if snap else Budget(limits=limits or BudgetLimits())
         self.toolbox = Toolbox(
             self.run_dir,
-            lt.video_path,
+            loaded_task.video_path,
             self.budget,
             run_timeout_s=self.cfg.run_timeout_s,
             memory_mb=self.cfg.memory_mb,
@@ -185,7 +185,9 @@ class AgentRun:
     def _prompt(self) -> list[Message]:
         return [
             Message(role="system", content=[TextPart(text=prompts.SYSTEM_PROMPT)]),
-            Message(role="user", content=[TextPart(text=prompts.task_prompt(self.lt.task, self.budget.limits))]),
+            Message(
+                role="user", content=[TextPart(text=prompts.task_prompt(self.loaded_task.task, self.budget.limits))]
+            ),
         ]
 
     def _init_history(self, records: list[dict]) -> None:
@@ -258,7 +260,7 @@ class AgentRun:
                 "segment": seg + 1,
                 "resumed": bool(records),
                 "started": self.started,
-                "task": self.lt.id,
+                "task": self.loaded_task.id,
                 "provider": getattr(self.provider, "name", "?"),
                 "model": getattr(self.provider, "model", "?"),
                 "prompt_version": prompts.PROMPT_VERSION,
@@ -274,7 +276,7 @@ class AgentRun:
         return {
             "status": self.status,
             "reason": self.reason,
-            "task": self.lt.id,
+            "task": self.loaded_task.id,
             "provider": getattr(self.provider, "name", "?"),
             "model": getattr(self.provider, "model", "?"),
             "run_dir": str(self.run_dir),
@@ -461,9 +463,11 @@ def _short_args(args: dict | None, limit: int = 120) -> str:
     return s if len(s) <= limit else s[: limit - 3] + "..."
 
 
-def score_submission(lt: LoadedTask, run_dir: Path, metrics: list[str] | None = None, judge: Any = None) -> dict:
+def score_submission(
+    loaded_task: LoadedTask, run_dir: Path, metrics: list[str] | None = None, judge: Any = None
+) -> dict:
     """Score the finalized submission with the evaluator (the same path as `physcodegym score`)."""
     from physcodegym.evaluator.scoring import score_run
 
     sub = Path(run_dir) / "submission"
-    return score_run(lt, sub, metrics=metrics, judge=judge)
+    return score_run(loaded_task, sub, metrics=metrics, judge=judge)

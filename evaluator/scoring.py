@@ -110,7 +110,7 @@ def _provider(judge: dict | None) -> tuple[Any, str | None]:
 
 
 def _judge_results(
-    lt: Any, wanted: list[str], ref: np.ndarray, cand: np.ndarray, judge: dict | None
+    loaded_task: Any, wanted: list[str], ref: np.ndarray, cand: np.ndarray, judge: dict | None
 ) -> dict[str, MetricResult]:
     out: dict[str, MetricResult] = {}
     names = [n for n in ("S_obj", "S_evt") if n in wanted]
@@ -127,7 +127,7 @@ def _judge_results(
                 from physcodegym.judges.object_judge import judge_objects
             except ImportError as e:
                 return MetricResult.missing("S_obj", MetricState.uncomputable, f"object judge unavailable: {e}")
-            return judge_objects(lt, cand, provider, cache_dir=cache_dir)
+            return judge_objects(loaded_task, cand, provider, cache_dir=cache_dir)
 
         out["S_obj"] = _guard("S_obj", obj)
     if "S_evt" in names:
@@ -138,14 +138,14 @@ def _judge_results(
             except ImportError as e:
                 return MetricResult.missing("S_evt", MetricState.uncomputable, f"event judge unavailable: {e}")
             return judge_events(
-                lt, ref, cand, provider, n_judgments=int(judge.get("n_judgments", 3)), cache_dir=cache_dir
+                loaded_task, ref, cand, provider, n_judgments=int(judge.get("n_judgments", 3)), cache_dir=cache_dir
             )
 
         out["S_evt"] = _guard("S_evt", evt)
     return out
 
 
-def _validity(lt: Any, candidate: Path, vr: artifacts.ValidatedRun | None, timeout_s: float) -> MetricResult:
+def _validity(loaded_task: Any, candidate: Path, vr: artifacts.ValidatedRun | None, timeout_s: float) -> MetricResult:
     if vr is None:
         return MetricResult.missing(
             "S_val", MetricState.not_applicable, "candidate is a bare video: no native scene (scene.blend) to verify"
@@ -158,7 +158,7 @@ def _validity(lt: Any, candidate: Path, vr: artifacts.ValidatedRun | None, timeo
         from physcodegym.verifier.validity import s_val_for_run
     except ImportError as e:
         return MetricResult.missing("S_val", MetricState.uncomputable, f"validity audit unavailable: {e}")
-    return s_val_for_run(lt, candidate, timeout_s=timeout_s)
+    return s_val_for_run(loaded_task, candidate, timeout_s=timeout_s)
 
 
 def _decode_video_bytes(data: bytes, expected_frames: int) -> np.ndarray:
