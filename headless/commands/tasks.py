@@ -73,6 +73,34 @@ def _row(loaded_task: LoadedTask) -> dict:
     }
 
 
+def _validate_one(folder: Path, media: bool) -> dict:
+    """One task folder: a complete task is ok; a skeleton (an imported video) lists what an annotator still has
+    to add instead of failing; anything malformed raises InputError (exit 2) naming file and field."""
+    from physcodegym.tasks.loader import truth_status
+    from physcodegym.tasks.schema import FPS, FRAMES, missing_annotations
+
+    try:
+        loaded_task = load_task(folder)
+    except InputError:
+        loaded_task = load_task(folder, draft=True)  # malformed even as a skeleton: that error is the answer
+    t = loaded_task.task
+    missing = missing_annotations(t)
+    notes = []
+    if t.source is not None:
+        s = t.source
+        notes.append(f"imported from {s.file} (sha256 {s.sha256[:12]}...), {s.trim_start_s:g}-{s.trim_end_s:g} s of the clip")
+        if s.held is not None:
+            notes.append(f"frames {s.held.from_frame}-{FRAMES} repeat the last frame: the footage ends at {s.held.source_ends_s:g} s")
+            for e in t.events:
+                if e.interval.end_s > s.held.source_ends_s + 1.0 / FPS:
+                    notes.append(f"event {e.id!r} ends at {e.interval.end_s:g} s, after the footage ends (held frames)")
+    truth = truth_status(loaded_task)
+    notes += [f"{k} not applicable: {v['reason']}" for k, v in truth.items() if v["state"] == "not_applicable"]
+    video = None if not media else check_video(loaded_task)
+    return {"id": t.id, "ok": not missing, "complete": not missing, "folder": str(loaded_task.folder), "video": video,
+            "missing": missing, "notes": notes, "truth": truth}
+
+
 def run(args: argparse.Namespace) -> CommandResult:
     for extra in EXTRA:
         if args.tasks_cmd in extra.NAMES:
@@ -91,12 +119,15 @@ def run(args: argparse.Namespace) -> CommandResult:
         folders = [p] if (p / TASK_FILE).is_file() or p.name == TASK_FILE else sorted(x.parent for x in p.glob(f"*/{TASK_FILE}"))
         if not folders:
             raise InputError("no task.json here or in sub-folders", file=str(p))
-        results = []
-        for f in folders:
-            loaded_task = load_task(f)
-            media = None if args.no_media else check_video(loaded_task)
-            results.append({"id": loaded_task.id, "ok": True, "folder": str(loaded_task.folder), "video": media})
-        return CommandResult({"ok": True, "tasks": results}, human="\n".join(f"ok  {r['id']}" for r in results))
+        results = [_validate_one(f, media=not args.no_media) for f in folders]
+        ok = all(r["ok"] for r in results)
+        human = "\n".join(
+            f"{'ok ' if r['ok'] else 'TODO'} {r['id']}"
+            + "".join(f"\n     missing {m['field']}: {m['need']}" for m in r["missing"])
+            + "".join(f"\n     note: {n}" for n in r["notes"])
+            for r in results
+        )
+        return CommandResult({"ok": ok, "tasks": results}, exit_code=0 if ok else 1, human=human)
     if args.tasks_cmd == "show":
         loaded_task = load_task(args.id)
         doc = {"folder": str(loaded_task.folder), "task": json.loads(loaded_task.task.model_dump_json())}
