@@ -373,6 +373,10 @@ def score_run(
         "candidate_kind": "run" if is_run else "video",
     }
     doc.update(aggregate(results))
+    # what the task itself lacks (a task made from a real video has no truth scene), each with its reason
+    from physcodegym.tasks.loader import truth_status
+
+    doc["truth"] = truth_status(loaded_task)
     doc["status"] = "invalid" if no_artifact is not None else "scored"
     if no_artifact is not None:
         doc["no_artifact"] = no_artifact
