@@ -70,6 +70,22 @@ def _material_transparent(m: Any) -> bool:
     return False
 
 
+def _transparent_in_engine(ob: Any, scene: Any, slots: list[Any]) -> bool:
+    """Whether every surface of `ob` is fully transparent in the scene's render engine. Workbench ignores
+    material node trees: in MATERIAL colour mode it draws each material's viewport colour with its alpha
+    (alpha 0 renders nothing, whatever the nodes say), in OBJECT mode the object colour's alpha; its other
+    colour modes draw opaque. EEVEE and Cycles render the node tree (`_material_transparent`)."""
+    engine = getattr(getattr(scene, "render", None), "engine", "")
+    if engine == "BLENDER_WORKBENCH":
+        ct = getattr(getattr(getattr(scene, "display", None), "shading", None), "color_type", "MATERIAL")
+        if ct == "OBJECT":
+            return float(ob.color[3]) < 0.01
+        if ct == "MATERIAL":
+            return bool(slots) and all(float(m.diffuse_color[3]) < 0.01 for m in slots)
+        return False
+    return bool(slots) and all(_material_transparent(m) for m in slots)
+
+
 def _render_collections(scene: Any) -> set[str]:
     """Names of collections whose objects render (not excluded in the view layer, not hidden in renders, up the tree)."""
     out: set[str] = set()
@@ -94,7 +110,7 @@ def render_visibility(ob: Any, scene: Any, collections: set[str] | None = None) 
     cols = _render_collections(scene) if collections is None else collections
     in_cols = any(c.name in cols for c in ob.users_collection) or (scene.collection.name in cols and ob.name in scene.collection.objects)
     slots = [s.material for s in getattr(ob, "material_slots", []) if s.material is not None]
-    transparent = bool(slots) and all(_material_transparent(m) for m in slots)
+    transparent = _transparent_in_engine(ob, scene, slots)
     # an emitter or instancer with "show instancer for render" off renders only its particles / instances
     instancer_hidden = (len(getattr(ob, "particle_systems", [])) > 0 or getattr(ob, "instance_type", "NONE") != "NONE") and not getattr(ob, "show_instancer_for_render", True)
     return {

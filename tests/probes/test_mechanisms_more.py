@@ -5,7 +5,8 @@ re-evaluation in a fresh worker, as in `test_mechanisms`):
   every frame (else a truly simulated ball "agrees" with its solvers-off pose and is called scripted);
 - a force field holding a body up in mid-air (a hidden support, named with the field);
 - a shape-key animation moving a mesh whose object never moves (its vertices must be sampled);
-- derived motion whose rendered, simulated owner is never in the camera's view.
+- derived motion whose rendered, simulated owner is never in the camera's view;
+- a shelf that Workbench draws with nothing (viewport colour alpha 0, while its node tree is opaque).
 """
 
 from __future__ import annotations
@@ -96,7 +97,28 @@ def offscreen_owner(defect: bool, frames: int = 40) -> Any:
     return sc
 
 
-BUILDERS = {"keyed_world": keyed_world, "field_hold": field_hold, "shapekey_ball": shapekey_ball, "offscreen_owner": offscreen_owner}
+def alpha_shelf(defect: bool, frames: int = 40) -> Any:
+    """A parcel resting on a shelf in a Workbench (MATERIAL colour) scene. Defect: the shelf material's
+    viewport colour has alpha 0, so Workbench draws nothing, though its node tree is an opaque Principled
+    BSDF. Twin: alpha 1."""
+    import bpy
+
+    sc = D.reset(frames)
+    sc.render.engine = "BLENDER_WORKBENCH"
+    sc.display.shading.color_type = "MATERIAL"
+    D.rigid_world(sc, frames)
+    D.camera(sc)
+    D.ground()
+    shelf = D.box("Shelf", (0, 0, 1.0), (1.0, 0.6, 0.05), rb="PASSIVE")
+    m = bpy.data.materials.new("ShelfPaint")
+    m.diffuse_color = (0.5, 0.5, 0.5, 0.0 if defect else 1.0)
+    shelf.data.materials.append(m)
+    D.box("Parcel", (0, 0, 1.3), (0.3, 0.3, 0.3), rb="ACTIVE", mass=0.5)
+    D.bake()
+    return sc
+
+
+BUILDERS = {"keyed_world": keyed_world, "field_hold": field_hold, "shapekey_ball": shapekey_ball, "offscreen_owner": offscreen_owner, "alpha_shelf": alpha_shelf}
 
 
 @pytest.fixture(scope="session")
@@ -120,6 +142,7 @@ CASES = [
     ("field_hold", "hidden_support", {"Crate", "Lift"}),
     ("shapekey_ball", "scripted_motion", {"Ball"}),
     ("offscreen_owner", "scripted_motion", {"Ball"}),
+    ("alpha_shelf", "hidden_support", {"Parcel", "Shelf"}),
 ]
 
 
