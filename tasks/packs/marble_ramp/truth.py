@@ -5,6 +5,30 @@ import bpy  # isort: skip  (bmesh and mathutils exist only after bpy is imported
 import bmesh
 from mathutils import Matrix, Vector
 
+PARAMS = {'world_rgb': [0.55, 0.6, 0.66],
+ 'studio_light': 'Default',
+ 'cavity': False,
+ 'table_rgb': [0.45, 0.28, 0.14],
+ 'ramp_deg': 15,
+ 'track_len': 0.9,
+ 'track_rgb': [0.9, 0.35, 0.05],
+ 'track_colour': 'orange',
+ 'marble_r': 0.02,
+ 'marble_rgb': [0.1, 0.3, 0.9],
+ 'marble_colour': 'blue',
+ 'marble_rough': 0.05,
+ 'marble_mass': 0.02,
+ 'marble_friction': 0.4,
+ 'marble_bounce': 0.1,
+ 'book_x': 0.55,
+ 'book_rgb': [0.7, 0.06, 0.08],
+ 'book_colour': 'red',
+ 'camera_loc': [0.0, -1.9, 0.6],
+ 'camera_target': [-0.1, 0.0, 0.12],
+ 'lens': 34,
+ 'foot_x': -0.02,
+ 'book_reach_x': 0.48}
+
 FRAMES = 240
 
 
@@ -20,12 +44,13 @@ def reset_scene():
     sh.light = "STUDIO"
     sh.color_type = "MATERIAL"
     sh.show_shadows = True
-    sh.show_cavity = False
+    sh.studio_light = PARAMS["studio_light"]
+    sh.show_cavity = PARAMS["cavity"]
     sc.display.render_aa = "FXAA"
     sc.render.image_settings.file_format = "PNG"
     sc.render.image_settings.color_mode = "RGB"
     world = bpy.data.worlds.new("World")
-    world.color = (0.55, 0.6, 0.66)
+    world.color = tuple(PARAMS["world_rgb"])
     sc.world = world
     return sc
 
@@ -213,25 +238,27 @@ def hinge(name, loc, rot, ob1, ob2, kind="HINGE"):
 def build():
     sc = reset_scene()
     rigid_world(substeps=40, iterations=30)
-    table = room((1.8, 1.0))
+    P = PARAMS
+    table = room((1.8, 1.0), table_mat_rgb=P["table_rgb"])
     rigid(table, "PASSIVE", "BOX", friction=0.4, margin=0.001)
-    ang = math.radians(15)
+    ang = math.radians(P["ramp_deg"])
     track = bpy.data.collections.new("Track")
     sc.collection.children.link(track)
-    L = 0.9
-    cx, cz = -0.45, math.sin(ang) * L / 2 + 0.004
-    grey = material("TrackOrange", (0.9, 0.35, 0.05), 0.5)
+    L = P["track_len"]
+    cx, cz = -L / 2, math.sin(ang) * L / 2 + 0.004
+    grey = material("TrackOrange", P["track_rgb"], 0.5)
     for nm, dy, sz in (("TrackBase", 0.0, (L, 0.06, 0.008)), ("TrackRailL", 0.032, (L, 0.006, 0.03)), ("TrackRailR", -0.032, (L, 0.006, 0.03))):
         part = box(nm, sz, (cx, dy, cz + (0.011 if "Rail" in nm else 0.0)), grey, rot=(0, ang, 0))
         rigid(part, "PASSIVE", "BOX", friction=0.4, margin=0.001)
     top_x = cx - math.cos(ang) * (L / 2 - 0.04)
     top_z = cz + math.sin(ang) * (L / 2 - 0.04) + 0.004 + 0.022
-    marble = sphere("Marble", 0.02, (top_x, 0.0, top_z + 0.002), material("BlueGlassMarble", (0.1, 0.3, 0.9), 0.05), subdiv=3)
-    rigid(marble, "ACTIVE", "SPHERE", mass=0.02, friction=0.4, bounce=0.1, margin=0.0005, lin=0.05, ang=0.6)
+    r = P["marble_r"]
+    marble = sphere("Marble", r, (top_x, 0.0, top_z + 0.002 + (r - 0.02)), material("BlueGlassMarble", P["marble_rgb"], P["marble_rough"]), subdiv=3)
+    rigid(marble, "ACTIVE", "SPHERE", mass=P["marble_mass"], friction=P["marble_friction"], bounce=P["marble_bounce"], margin=0.0005, lin=0.05, ang=0.6)
     # a book lying on the table stops the marble
-    book = box("Book", (0.06, 0.4, 0.22), (0.55, 0.0, 0.11), material("RedBook", (0.7, 0.06, 0.08), 0.7))
+    book = box("Book", (0.06, 0.4, 0.22), (P["book_x"], 0.0, 0.11), material("RedBook", P["book_rgb"], 0.7))
     rigid(book, "PASSIVE", "BOX", friction=0.5, bounce=0.2, margin=0.001)
-    camera((0.0, -1.9, 0.6), (-0.1, 0.0, 0.12), lens=34)
+    camera(P["camera_loc"], P["camera_target"], lens=P["lens"])
     sun()
     return sc
 
