@@ -7,6 +7,29 @@ from mathutils import Matrix, Vector
 
 FRAMES = 240
 
+# Everything a family member varies (tasks/packs/block_stack/family.py draws it from a seed).
+PARAMS = {
+    "world_rgb": [0.55, 0.6, 0.66],
+    "studio_light": "Default",
+    "cavity": False,
+    "table_size": [1.6, 1.0],
+    "table_rgb": [0.45, 0.28, 0.14],
+    "table_friction": 0.6,
+    "substeps": 40,
+    "iterations": 40,
+    "block_size": 0.08,
+    "block_mass": 0.2,
+    "block_friction": 0.6,
+    "block_rough": 0.5,
+    "colours": [["red", [0.85, 0.1, 0.1]], ["green", [0.1, 0.55, 0.15]], ["blue", [0.1, 0.25, 0.85]], ["yellow", [0.95, 0.75, 0.05]]],
+    "stable_x": -0.25,
+    "leaning_x": 0.2,
+    "offsets": [0.0, 0.035, 0.07, 0.105],
+    "camera_loc": [0.0, -1.5, 0.55],
+    "camera_target": [0.05, 0.0, 0.15],
+    "lens": 38,
+}
+
 
 def reset_scene():
     bpy.ops.wm.read_factory_settings(use_empty=True)
@@ -20,12 +43,13 @@ def reset_scene():
     sh.light = "STUDIO"
     sh.color_type = "MATERIAL"
     sh.show_shadows = True
-    sh.show_cavity = False
+    sh.studio_light = PARAMS["studio_light"]
+    sh.show_cavity = PARAMS["cavity"]
     sc.display.render_aa = "FXAA"
     sc.render.image_settings.file_format = "PNG"
     sc.render.image_settings.color_mode = "RGB"
     world = bpy.data.worlds.new("World")
-    world.color = (0.55, 0.6, 0.66)
+    world.color = tuple(PARAMS["world_rgb"])
     sc.world = world
     return sc
 
@@ -211,23 +235,23 @@ def hinge(name, loc, rot, ob1, ob2, kind="HINGE"):
 
 
 def build():
+    P = PARAMS
     sc = reset_scene()
-    rigid_world(substeps=40, iterations=40)
-    table = room((1.6, 1.0))
-    rigid(table, "PASSIVE", "BOX", friction=0.6, margin=0.001)
-    colours = [(0.85, 0.1, 0.1), (0.1, 0.55, 0.15), (0.1, 0.25, 0.85), (0.95, 0.75, 0.05)]
-    s = 0.08
+    rigid_world(substeps=P["substeps"], iterations=P["iterations"])
+    table = room(tuple(P["table_size"]), tuple(P["table_rgb"]))
+    rigid(table, "PASSIVE", "BOX", friction=P["table_friction"], margin=0.001)
+    colours = [tuple(rgb) for _name, rgb in P["colours"]]
+    s = P["block_size"]
     for i, c in enumerate(colours):
-        b = box(f"StableBlock{i + 1}", (s, s, s), (-0.25, 0.0, s / 2 + i * s), material(f"Stable{i + 1}Paint", c, 0.5))
-        rigid(b, "ACTIVE", "BOX", mass=0.2, friction=0.6, margin=0.001)
-    offs = [0.0, 0.035, 0.07, 0.105]
+        b = box(f"StableBlock{i + 1}", (s, s, s), (P["stable_x"], 0.0, s / 2 + i * s), material(f"Stable{i + 1}Paint", c, P["block_rough"]))
+        rigid(b, "ACTIVE", "BOX", mass=P["block_mass"], friction=P["block_friction"], margin=0.001)
+    offs = P["offsets"]
     for i, c in enumerate(reversed(colours)):
-        b = box(f"LeaningBlock{i + 1}", (s, s, s), (0.2 + offs[i], 0.0, s / 2 + i * s), material(f"Leaning{i + 1}Paint", c, 0.5))
-        rigid(b, "ACTIVE", "BOX", mass=0.2, friction=0.6, margin=0.001)
-    camera((0.0, -1.5, 0.55), (0.05, 0.0, 0.15), lens=38)
+        b = box(f"LeaningBlock{i + 1}", (s, s, s), (P["leaning_x"] + offs[i], 0.0, s / 2 + i * s), material(f"Leaning{i + 1}Paint", c, P["block_rough"]))
+        rigid(b, "ACTIVE", "BOX", mass=P["block_mass"], friction=P["block_friction"], margin=0.001)
+    camera(tuple(P["camera_loc"]), tuple(P["camera_target"]), lens=P["lens"])
     sun()
     return sc
-
 
 build()
 bake_save_render()
