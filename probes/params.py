@@ -68,6 +68,10 @@ def effective_gravity(samples: Any) -> list[dict[str, Any]]:
     return out
 
 
+def _fmt(v: list[float]) -> str:
+    return ", ".join(f"{x:g}" for x in v) if len(v) > 1 else f"{v[0]:g}"
+
+
 def parameter_problems(samples: Any, gravity_tol: float = GRAVITY_TOL_REL) -> list[dict[str, Any]]:
     """Every non-physical parameter: {"objects", "path", "value", "expected", "message"}."""
     si = samples.scene_info
@@ -85,6 +89,11 @@ def parameter_problems(samples: Any, gravity_tol: float = GRAVITY_TOL_REL) -> li
                           "message": f"{sv['solver']} runs its clock at {sv['clock']:g}x ({sv['paths']['clock']}): apparent gravity "
                           f"{float(np.linalg.norm(sv['g'])) * sv['clock'] ** 2:.3g} m/s^2 and every other rate rescaled",
                           "solver": sv})
+    for path, rec in (si.get("animated_constants") or {}).items():
+        probs.append({"objects": list(rec["objects"]), "param": "animated_constant", "path": path, "value": 1.0, "first": rec["first"], "last": rec["last"],
+                      "min": rec["min"], "max": rec["max"], "frames_changed": rec["changes"], "expected": "one value for the whole run",
+                      "message": f"{path} changes during the run (from {_fmt(rec['first'])} to {_fmt(rec['last'])}, frames {rec['changes'][0]}-{rec['changes'][1]}): "
+                      "a physical constant that is keyframed, driven or set by a script changes the physics mid-run"})
     for n, info in samples.info.items():
         rb = info.get("rigid_body")
         if rb and ph.in_rigid_world(info, si):

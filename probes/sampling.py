@@ -233,6 +233,68 @@ def _deforming(ob: Any) -> bool:
     return getattr(data, "shape_keys", None) is not None or ob.parent_type in ("ARMATURE", "LATTICE")
 
 
+# Properties that are physical constants of a run: they may be set to anything plausible, but a value that
+# changes between frames (keyframed, driven, or set by a handler) changes the physics mid-run. Read on every
+# sampled frame; `scene_info["animated_constants"]` keeps those that vary.
+_RB_CONSTANTS = ("mass", "restitution", "friction", "linear_damping", "angular_damping", "collision_margin")
+_CLOTH_CONSTANTS = ("mass", "time_scale", "air_damping")
+_PARTICLE_CONSTANTS = ("mass", "time_tweak", "damping", "drag_factor")
+
+
+def _constant_readers(scene: Any, obs: list[Any]) -> list[tuple[str, list[str], Any]]:
+    """(property path, objects it governs, reader) for every physical constant of the scene's solvers."""
+    out: list[tuple[str, list[str], Any]] = []
+    dyn = [o.name for o in obs if o.rigid_body is not None]
+    out.append(("scene.gravity", [o.name for o in obs], lambda: (*scene.gravity, float(scene.use_gravity))))
+    rbw = scene.rigidbody_world
+    if rbw is not None:
+        out.append(("scene.rigidbody_world.enabled", dyn, lambda: float(rbw.enabled)))
+        out.append(("scene.rigidbody_world.time_scale", dyn, lambda: rbw.time_scale))
+        out.append(("scene.rigidbody_world.substeps_per_frame", dyn, lambda: rbw.substeps_per_frame))
+        out.append(("scene.rigidbody_world.effector_weights.gravity", dyn, lambda: (rbw.effector_weights.gravity, rbw.effector_weights.all)))
+        out.append(("scene.rigidbody_world.point_cache.frame_start", dyn, lambda: (rbw.point_cache.frame_start, rbw.point_cache.frame_end)))
+    for o in obs:
+        rb = o.rigid_body
+        if rb is not None:
+            for k in _RB_CONSTANTS:
+                # a passive body's restitution or friction changes what the dynamic bodies do
+                governs = list(dict.fromkeys([o.name, *dyn]))
+                out.append((f"objects[{o.name!r}].rigid_body.{k}", governs, (lambda rb=rb, k=k: getattr(rb, k))))
+        for m in o.modifiers:
+            if m.type == "CLOTH":
+                st = m.settings
+                for k in _CLOTH_CONSTANTS:
+                    out.append((f"objects[{o.name!r}].modifiers[{m.name!r}].settings.{k}", [o.name], (lambda st=st, k=k: getattr(st, k))))
+                out.append((f"objects[{o.name!r}].modifiers[{m.name!r}].settings.effector_weights.gravity", [o.name],
+                            (lambda st=st: (st.effector_weights.gravity, st.effector_weights.all))))
+        for ps in o.particle_systems:
+            st = ps.settings
+            for k in _PARTICLE_CONSTANTS:
+                out.append((f"objects[{o.name!r}].particle_systems[{ps.name!r}].settings.{k}", [o.name], (lambda st=st, k=k: getattr(st, k, 0.0))))
+            out.append((f"objects[{o.name!r}].particle_systems[{ps.name!r}].settings.effector_weights.gravity", [o.name],
+                        (lambda st=st: (st.effector_weights.gravity, st.effector_weights.all))))
+    return out
+
+
+def _read(reader: Any) -> tuple[float, ...]:
+    v = reader()
+    return tuple(float(x) for x in v) if isinstance(v, tuple) else (float(v),)
+
+
+def _varying(tracks: dict[str, list[tuple[float, ...]]], governs: dict[str, list[str]], frames: list[int]) -> dict[str, Any]:
+    """The constants whose value changed between sampled frames: first / last value, frames of change."""
+    out: dict[str, Any] = {}
+    for path, vals in tracks.items():
+        a = np.array(vals, dtype=float)
+        if len(a) < 2:
+            continue
+        ch = np.nonzero(np.any(np.abs(np.diff(a, axis=0)) > 1e-6 * np.maximum(1.0, np.abs(a[:-1])), axis=1))[0]
+        if len(ch):
+            out[path] = {"objects": governs[path], "first": a[0].tolist(), "last": a[-1].tolist(), "min": a.min(axis=0).tolist(), "max": a.max(axis=0).tolist(),
+                         "changes": [int(frames[ch[0] + 1]), int(frames[ch[-1] + 1])]}
+    return out
+
+
 def sample_scene(
     scene: Any = None,
     frames: range | list[int] | None = None,
@@ -266,9 +328,13 @@ def sample_scene(
     if frames and frames[0] != scene.frame_start:
         for f in range(scene.frame_start, frames[0]):
             scene.frame_set(f)
+    readers = _constant_readers(scene, obs)
+    ctracks: dict[str, list[tuple[float, ...]]] = {p: [] for p, _, _ in readers}
     for fi, f in enumerate(frames):
         scene.frame_set(f)
         dg = bpy.context.evaluated_depsgraph_get()
+        for path, _objs, rd in readers:
+            ctracks[path].append(_read(rd))
         for oi, o in enumerate(obs):
             oe = o.evaluated_get(dg)
             m = oe.matrix_world
@@ -330,6 +396,7 @@ def sample_scene(
             "effector_weights": _weights(rbw.effector_weights),
         },
     }
+    scene_info["animated_constants"] = _varying(ctracks, {p: o for p, o, _ in readers}, frames)
     fps = scene.render.fps / scene.render.fps_base
     # Particle counts can change per frame (emission); pad to the max count with NaN / not alive.
     pk: dict[str, np.ndarray] = {}

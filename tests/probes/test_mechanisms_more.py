@@ -6,7 +6,8 @@ re-evaluation in a fresh worker, as in `test_mechanisms`):
 - a force field holding a body up in mid-air (a hidden support, named with the field);
 - a shape-key animation moving a mesh whose object never moves (its vertices must be sampled);
 - derived motion whose rendered, simulated owner is never in the camera's view;
-- a shelf that Workbench draws with nothing (viewport colour alpha 0, while its node tree is opaque).
+- a shelf that Workbench draws with nothing (viewport colour alpha 0, while its node tree is opaque);
+- a physical constant keyframed to change mid-run (the ground's restitution); a constant key is no change.
 """
 
 from __future__ import annotations
@@ -118,7 +119,22 @@ def alpha_shelf(defect: bool, frames: int = 40) -> Any:
     return sc
 
 
-BUILDERS = {"keyed_world": keyed_world, "field_hold": field_hold, "shapekey_ball": shapekey_ball, "offscreen_owner": offscreen_owner, "alpha_shelf": alpha_shelf}
+def keyed_bounce(defect: bool, frames: int = 40) -> Any:
+    """A ball bouncing on the ground. Defect: the ground's restitution is keyframed from 0.3 up to 1.0 at
+    frame 20 (the bounce gains height mid-run). Twin: the same keyframes both at 0.3 (no change)."""
+    sc = D.reset(frames)
+    D.rigid_world(sc, frames)
+    D.camera(sc)
+    g = D.ground(restitution=0.3)
+    D.sphere("Ball", (0, 0, 1.5), 0.25, restitution=0.9)
+    g.rigid_body.keyframe_insert("restitution", frame=1)
+    g.rigid_body.restitution = 1.0 if defect else 0.3
+    g.rigid_body.keyframe_insert("restitution", frame=20)
+    D.bake()
+    return sc
+
+
+BUILDERS = {"keyed_world": keyed_world, "field_hold": field_hold, "shapekey_ball": shapekey_ball, "offscreen_owner": offscreen_owner, "alpha_shelf": alpha_shelf, "keyed_bounce": keyed_bounce}
 
 
 @pytest.fixture(scope="session")
@@ -143,6 +159,7 @@ CASES = [
     ("shapekey_ball", "scripted_motion", {"Ball"}),
     ("offscreen_owner", "scripted_motion", {"Ball"}),
     ("alpha_shelf", "hidden_support", {"Parcel", "Shelf"}),
+    ("keyed_bounce", "non_physical_parameter", {"Ball"}),
 ]
 
 
@@ -170,3 +187,10 @@ def test_shape_key_motion_is_a_deformation(audited_more):
     """The object never moves; the solvers-off run sees its vertices move (sampled because of the key)."""
     off = audited_more("shapekey_ball", True).meta["solvers_off"]["still_moving"]
     assert "deform" in off.get("Ball", {}), off
+
+
+def test_animated_constant_names_its_path_and_values(audited_more):
+    hits = [f for f in audited_more("keyed_bounce", True).by_kind("non_physical_parameter") if f.evidence.get("param") == "animated_constant"]
+    assert [f.evidence["path"] for f in hits] == ["objects['Ground'].rigid_body.restitution"], [f.evidence for f in hits]
+    ev = hits[0].evidence
+    assert ev["first"] == [pytest.approx(0.3)] and ev["last"] == [pytest.approx(1.0)], ev
