@@ -35,6 +35,11 @@ class ContactDetectors(AuditBase):
             depth = np.zeros(len(self.frames))
             ia_, ib_ = self.info[a], self.info[b]
             tol = max(PEN_MIN, PEN_REL * min(_size(ia_) or 1.0, _size(ib_) or 1.0), _margin(ia_), _margin(ib_))
+            if not static_pair and not (_collision_owner(ia_, self.si) and _collision_owner(ib_, self.si)):
+                # no solver contact between the two, so no contact slop either; and a point can lie at most half a
+                # thin solid's thickness inside it: a body sunk through a collider-less slab is measured against that
+                thin = min(_size(i) or 1.0 for i in (ia_, ib_) if not _collision_owner(i, self.si))
+                tol = min(tol, max(0.002, 0.3 * thin))
             depth = self._pair_depth(a, b, mask, 0.2 * tol)
             self.pair_depth[(a, b)] = depth
             over = depth > tol
