@@ -2,9 +2,9 @@
 
 Every piece of trusted work that touches something a scene program produced (the post-run media audit, the
 S_val audit, counterfactual workers, the decode of a candidate video) runs through `run_limited`: its own
-session (a timeout kills the whole group), RLIMIT_AS, no core dumps, PR_SET_PDEATHSIG (it dies with its parent),
-stdout/stderr to temp files of which at most `max_output` bytes are read back. It never raises for the child's
-faults: the result says what happened.
+session (a timeout kills the whole process tree, `kill_tree`), RLIMIT_AS, no core dumps, PR_SET_PDEATHSIG (it
+dies with its parent), stdout/stderr to temp files of which at most `max_output` bytes are read back. It never
+raises for the child's faults: the result says what happened.
 """
 
 from __future__ import annotations
@@ -73,6 +73,60 @@ def _preexec(memory_mb: int | None):
     return fn
 
 
+def _children() -> dict[int, list[int]]:
+    """Parent pid -> child pids of every process this user can see (Linux /proc)."""
+    kids: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", encoding="ascii", errors="replace") as fh:
+                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        kids.setdefault(ppid, []).append(int(name))
+    return kids
+
+
+def _tree(pid: int) -> list[int]:
+    """`pid` and all its descendants, parents first."""
+    kids, out = _children(), [pid]
+    for p in out:
+        out.extend(k for k in kids.get(p, []) if k not in out)
+    return out
+
+
+def kill_tree(pid: int) -> None:
+    """SIGKILL `pid`, its process group, and every descendant and its group.
+
+    Killing the group alone is not enough: each trusted child starts its own session (a counterfactual worker
+    of a timed-out audit is not in the audit's group), and a descendant that is not tied to its parent by the
+    parent-death signal would outlive it. The tree is stopped first (SIGSTOP, until no new process appears) so
+    nothing forks while it is collected; it is collected before anything dies (orphans leave the tree).
+    """
+    stopped: set[int] = set()
+    for _ in range(10):
+        new = [p for p in _tree(pid) if p not in stopped]
+        if not new:
+            break
+        for p in new:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(p, signal.SIGSTOP)
+            stopped.add(p)
+    groups = set()
+    for p in stopped:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            groups.add(os.getpgid(p))
+    groups.add(pid)
+    groups.discard(os.getpgrp())  # never our own group (a child that did not start its own session)
+    for g in groups:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(g, signal.SIGKILL)
+    for p in stopped:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(p, signal.SIGKILL)
+
+
 def _read_part(fh, limit: int, tail: bool = False) -> str:
     size = fh.seek(0, os.SEEK_END)
     fh.seek(max(0, size - limit) if tail else 0)
@@ -117,8 +171,7 @@ def run_limited(
                 break
             if time.monotonic() >= deadline:
                 timed_out = True
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(proc.pid, signal.SIGKILL)
+                kill_tree(proc.pid)
                 _, status, ru = os.wait4(proc.pid, 0)
                 break
             time.sleep(delay)

@@ -12,15 +12,19 @@ from physcodegym.metrics.results import MetricResult, MetricState
 AUDIT_MEMORY_MB = 6144  # address space of the audit child (bpy, sampling) and, inherited, its counterfactual workers
 
 
-def s_val_for_run(loaded_task: Any, run_dir: Path, timeout_s: float = 900, memory_mb: int = AUDIT_MEMORY_MB) -> MetricResult:
+def s_val_for_run(loaded_task: Any, run_dir: Path, timeout_s: float = 900,
+                  memory_mb: int = AUDIT_MEMORY_MB) -> MetricResult:
     """Run `physcodegym audit RUN_DIR --task ID --json` in a limited child and turn its document into 'S_val'.
 
     The audit command reads the run only through its validated artifact set (an invalid run gets no S_val) and
-    runs its own bpy work in a child with `--timeout` / `--memory-mb`; this process adds a slightly longer wall."""
+    runs its own bpy work in a child with `--timeout` / `--memory-mb`; this process adds a slightly longer wall.
+    At that wall the audit's whole process tree ends, its counterfactual workers (each in its own session)
+    included (`core.limits.kill_tree`, tested in tests/core/test_limits.py)."""
     run_dir = Path(run_dir)
     blend = run_dir / "scene.blend" if run_dir.is_dir() else run_dir
     if not blend.is_file():
-        return MetricResult.missing("S_val", MetricState.not_applicable, f"no native scene at {blend}: nothing to verify")
+        return MetricResult.missing("S_val", MetricState.not_applicable,
+                                    f"no native scene at {blend}: nothing to verify")
     cmd = launch.cli_argv(["audit", str(run_dir), "--task", str(loaded_task.folder), "--json",
                            "--timeout", f"{float(timeout_s):g}", "--memory-mb", str(int(memory_mb))])
     res = run_limited(cmd, timeout_s=float(timeout_s) + 30, memory_mb=None)
@@ -28,9 +32,11 @@ def s_val_for_run(loaded_task: Any, run_dir: Path, timeout_s: float = 900, memor
         return MetricResult.missing("S_val", MetricState.error, f"audit stopped: {res.killed_reason}")
     doc = launch.last_json(res.stdout)  # a Blender binary prints a banner first
     if not isinstance(doc, dict):
-        return MetricResult.missing("S_val", MetricState.error, f"audit exited {res.returncode} without JSON: {res.stderr.strip()[-400:]}")
+        return MetricResult.missing("S_val", MetricState.error,
+                                    f"audit exited {res.returncode} without JSON: {res.stderr.strip()[-400:]}")
     if res.returncode != 0:
-        return MetricResult.missing("S_val", MetricState.error, f"audit exited {res.returncode}: {doc.get('error') or doc}")
+        return MetricResult.missing("S_val", MetricState.error,
+                                    f"audit exited {res.returncode}: {doc.get('error') or doc}")
     if doc.get("status") == "invalid":
         return MetricResult.missing("S_val", MetricState.not_applicable, f"invalid run: {doc.get('invalid_reason')}")
     if doc.get("status") == "error":
@@ -41,8 +47,11 @@ def s_val_for_run(loaded_task: Any, run_dir: Path, timeout_s: float = 900, memor
 def result_from_audit(doc: dict[str, Any]) -> MetricResult:
     """MetricResult from an audit JSON document (details carry the criteria and the mapping)."""
     crit = doc.get("criteria") or []
-    details = {"criteria": crit, "mapping": doc.get("mapping"), "aggregation": doc.get("aggregation"), "findings": [f.get("kind") for f in doc.get("findings", [])]}
+    details = {"criteria": crit, "mapping": doc.get("mapping"), "aggregation": doc.get("aggregation"),
+               "findings": [f.get("kind") for f in doc.get("findings", [])]}
     if doc.get("S_val") is None:
-        return MetricResult.missing("S_val", MetricState.uncomputable, "no rubric criterion could be evaluated", details=details)
+        return MetricResult.missing("S_val", MetricState.uncomputable, "no rubric criterion could be evaluated",
+                                    details=details)
     failed = [c["id"] for c in crit if c.get("passed") is False]
-    return MetricResult.ok("S_val", float(doc["S_val"]), reason=("failed: " + ", ".join(failed)) if failed else None, details=details)
+    return MetricResult.ok("S_val", float(doc["S_val"]), reason=("failed: " + ", ".join(failed)) if failed else None,
+                           details=details)

@@ -1,0 +1,43 @@
+"""A limited child's whole tree ends at its wall-clock limit, also workers that started their own session.
+
+Every trusted child of ours starts its own session (`core.limits.run_limited`), so a timed-out audit's
+counterfactual workers are not in the audit's process group; they must not outlive it (the S_val timeout of
+`verifier.validity` is such a limit). The grandchild here has its own session and no parent-death signal, so
+only the tree kill can end it. No Blender: a few seconds.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from physcodegym.core.limits import run_limited
+
+# The child starts a detached grandchild (own session, nothing tying it to its parent), reports its pid, hangs.
+CHILD = r"""
+import subprocess, sys, time
+g = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"], start_new_session=True)
+print(g.pid, flush=True)
+time.sleep(300)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_timeout_kills_workers_in_their_own_session() -> None:
+    res = run_limited([sys.executable, "-c", CHILD], timeout_s=3, memory_mb=None)
+    assert res.timed_out, (res.returncode, res.stderr[-2000:])
+    grandchild = int(res.stdout.split()[0])
+    end = time.monotonic() + 10  # SIGKILL is delivered asynchronously; give the kernel a moment under load
+    while _alive(grandchild) and time.monotonic() < end:
+        time.sleep(0.1)
+    if _alive(grandchild):
+        os.kill(grandchild, 9)  # do not leave it behind for the next test
+        raise AssertionError(f"worker {grandchild} in its own session outlived the timed-out child")
