@@ -101,16 +101,22 @@ def ground(size: float = 20.0, **kw: Any) -> Any:
     return box("Ground", (0, 0, -0.05), (size, size, 0.1), rb="PASSIVE", **kw)
 
 
+def rigid_stage(frames: int, **ground_kw: Any) -> Any:
+    """An empty scene with a rigid-body world, the default camera and a passive ground: how most builders start."""
+    sc = reset(frames)
+    rigid_world(sc, frames)
+    camera(sc)
+    ground(**ground_kw)
+    return sc
+
+
 # ---------------------------------------------------------------------------- valid scenes
 def bouncing_ball(frames: int = 90, pumped: bool = False) -> Any:
     """A ball dropped on the ground. `pumped`: a hidden FORCE field under the ground switches on at
     frame 46 and lifts the resting ball (work with no counterpart in the video)."""
     import bpy
 
-    sc = reset(frames)
-    rigid_world(sc, frames)
-    camera(sc)
-    ground(restitution=0.8)
+    sc = rigid_stage(frames, restitution=0.8)
     sphere("Ball", (0, 0, 2.0), 0.25, restitution=0.8)
     if pumped:
         bpy.ops.object.effector_add(type="FORCE", location=(0, 0, -0.5))
@@ -143,10 +149,7 @@ def pendulum(frames: int = 90) -> Any:
     """A bob on a hinge (rigid-body constraint) swinging from 60 degrees."""
     import bpy
 
-    sc = reset(frames)
-    rigid_world(sc, frames)
-    camera(sc)
-    ground()
+    sc = rigid_stage(frames)
     pivot = box("Pivot", (0, 0, 3.0), (0.1, 0.4, 0.1), rb="PASSIVE")
     L = 1.5
     a = math.radians(60)
@@ -195,10 +198,7 @@ def flag(frames: int = 40, wind: float = 800.0, res: int = 16) -> Any:
 # ---------------------------------------------------------------------------- defects
 def embedded_eggs(defect: bool = True, frames: int = 60) -> Any:
     """Resting eggs inside the table slab (they collide only with the floor) vs eggs on the table top."""
-    sc = reset(frames)
-    rigid_world(sc, frames)
-    camera(sc)
-    ground()
+    sc = rigid_stage(frames)
     table = box("Table", (0, 0, 0.15), (2.0, 1.0, 0.3), rb="PASSIVE")
     for i in range(3):
         z = 0.2 if defect else 0.6
@@ -218,10 +218,7 @@ def oversized_proxy(defect: bool = True, frames: int = 60) -> Any:
     """A ball whose mesh has a joined decoration far out, so its SPHERE collider is oversized."""
     import bpy
 
-    sc = reset(frames)
-    rigid_world(sc, frames)
-    camera(sc)
-    ground()
+    sc = rigid_stage(frames)
     ball = sphere("Ball", (0, 0, 0.5), 0.25, rb=None)
     if defect:
         bpy.ops.mesh.primitive_cube_add(size=0.05, location=(0, 0, 1.2))
@@ -238,10 +235,7 @@ def oversized_proxy(defect: bool = True, frames: int = 60) -> Any:
 
 def wrong_shape(defect: bool = True, frames: int = 45) -> Any:
     """A cube that collides as a sphere (defect) vs as a box."""
-    sc = reset(frames)
-    rigid_world(sc, frames)
-    camera(sc)
-    ground()
+    sc = rigid_stage(frames)
     box("Crate", (0, 0, 0.6), (0.5, 0.5, 0.5), rb="ACTIVE", shape="SPHERE" if defect else "BOX")
     bake()
     return sc
@@ -249,10 +243,7 @@ def wrong_shape(defect: bool = True, frames: int = 45) -> Any:
 
 def pass_through(defect: bool = True, frames: int = 90) -> Any:
     """A ball rolls down a ramp into a rendered wall; the wall has no collider (defect) or a passive one."""
-    sc = reset(frames)
-    rigid_world(sc, frames)
-    camera(sc)
-    ground(friction=0.6)
+    sc = rigid_stage(frames, friction=0.6)
     ramp = box("Ramp", (-1.2, 0, 0.6), (2.6, 1.0, 0.1), rb="PASSIVE")
     ramp.rotation_euler = (0, math.radians(25), 0)
     sphere("Ball", (-2.1, 0, 1.35), 0.2, mass=2.0, friction=0.6)
@@ -263,10 +254,7 @@ def pass_through(defect: bool = True, frames: int = 90) -> Any:
 
 def invisible_shelf(defect: bool = True, frames: int = 60) -> Any:
     """A box resting on a shelf that does not render (defect) vs a rendered shelf."""
-    sc = reset(frames)
-    rigid_world(sc, frames)
-    camera(sc)
-    ground()
+    sc = rigid_stage(frames)
     shelf = box("Shelf", (0, 0, 1.0), (1.0, 0.6, 0.05), rb="PASSIVE")
     shelf.hide_render = defect
     box("Parcel", (0, 0, 1.3), (0.3, 0.3, 0.3), rb="ACTIVE", mass=0.5)
@@ -276,10 +264,7 @@ def invisible_shelf(defect: bool = True, frames: int = 60) -> Any:
 
 def keyframed_ball(defect: bool = True, frames: int = 60) -> Any:
     """A ball that falls by keyframes (defect) vs by the solver."""
-    sc = reset(frames)
-    rigid_world(sc, frames)
-    camera(sc)
-    ground()
+    sc = rigid_stage(frames)
     if defect:
         b = sphere("Ball", (0, 0, 2.0), 0.25, rb=None)
         for f, z in ((1, 2.0), (20, 0.25), (35, 1.2), (50, 0.25)):
@@ -305,10 +290,7 @@ def handler_ball(defect: bool = True, frames: int = 45) -> Any:
     """A non-physics ball moved by a frame_change_pre handler (registered live in this process)."""
     import bpy
 
-    sc = reset(frames)
-    rigid_world(sc, frames)
-    camera(sc)
-    ground()
+    sc = rigid_stage(frames)
     sphere("Ball", (-2.0, 0, 0.25), 0.25, rb=None if defect else "ACTIVE")
     if defect:
 
@@ -335,10 +317,7 @@ def attractor(defect: bool = True, frames: int = 60) -> Any:
     """A falling ball pulled sideways by a negative FORCE field (defect) vs no field."""
     import bpy
 
-    sc = reset(frames)
-    rigid_world(sc, frames)
-    camera(sc)
-    ground()
+    sc = rigid_stage(frames)
     sphere("Ball", (0, 0, 3.0), 0.25)
     if defect:
         bpy.ops.object.effector_add(type="FORCE", location=(2.5, 0, 1.0))
@@ -425,10 +404,7 @@ def driven_ball(how: str = "driver", frames: int = 45) -> Any:
     (`"solver"`, the valid twin)."""
     import bpy
 
-    sc = reset(frames)
-    rigid_world(sc, frames)
-    camera(sc)
-    ground()
+    sc = rigid_stage(frames)
     if how == "solver":
         sphere("Ball", (0, 0, 1.5), 0.25)
     elif how == "driver":
@@ -469,10 +445,7 @@ def _keys_to_nla(ob: Any) -> None:
 def nla_ball(defect: bool = True, frames: int = 60) -> Any:
     """A rigid ball whose keyframes live in an NLA strip. Defect: the rigid-body world is switched off, so
     the strip moves the ball. Twin: the world is on and the solver overrides the strip (the ball falls)."""
-    sc = reset(frames)
-    rigid_world(sc, frames)
-    camera(sc)
-    ground()
+    sc = rigid_stage(frames)
     b = sphere("Ball", (0, 0, 2.0), 0.25)
     for f, x, z in ((1, 0.0, 2.0), (20, 0.5, 0.25), (35, 1.0, 1.2), (50, 1.5, 0.25), (60, 2.0, 0.25)):
         b.location = (x, 0, z)
@@ -541,10 +514,7 @@ def gn_cloth(defect: bool = True, frames: int = 40, res: int = 10) -> Any:
 def follower_ball(defect: bool = True, frames: int = 60) -> Any:
     """A visible ball parented to a falling rigid carrier block. Defect: the carrier does not render (the
     visible ball's motion is owned by a hidden body). Twin: the carrier renders."""
-    sc = reset(frames)
-    rigid_world(sc, frames)
-    camera(sc)
-    ground()
+    sc = rigid_stage(frames)
     carrier = box("Carrier", (0, 0, 2.0), (0.4, 0.4, 0.2), rb="ACTIVE")
     ball = sphere("Ball", (0, 0, 2.3), 0.15, rb=None)
     ball.parent = carrier
@@ -560,10 +530,7 @@ def slow_gravity(defect: bool = True, frames: int = 60) -> Any:
     and a far-away wind field as a decoy. Twin: Earth gravity, clock 1."""
     import bpy
 
-    sc = reset(frames)
-    rigid_world(sc, frames)
-    camera(sc)
-    ground(restitution=0.5)
+    sc = rigid_stage(frames, restitution=0.5)
     sphere("Ball", (0, 0, 2.5), 0.25, restitution=0.5)
     if defect:
         sc.rigidbody_world.effector_weights.gravity = 0.25
@@ -581,10 +548,7 @@ def slow_gravity(defect: bool = True, frames: int = 60) -> Any:
 
 def static_overlap(defect: bool = True, frames: int = 30) -> Any:
     """Two rendered solids that never move. Defect: one is sunk 8 cm into the other. Twin: they touch."""
-    sc = reset(frames)
-    rigid_world(sc, frames)
-    camera(sc)
-    ground()
+    sc = rigid_stage(frames)
     box("Crate", (0, 0, 0.3), (0.6, 0.6, 0.6), rb="PASSIVE")
     box("Lid", (0, 0, 0.6 + 0.1 - (0.08 if defect else 0.0)), (0.8, 0.8, 0.2), rb="PASSIVE")
     sphere("Ball", (2, 0, 1.5), 0.2)
