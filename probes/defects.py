@@ -67,6 +67,164 @@ def _moving_core(scene: Any, mapping: dict[str, str]) -> Any:
     return max(cands, key=lambda o: moved[o.name])
 
 
+STILL_M = 1e-3  # m: a core object that never moves farther than this in the truth bake is still
+
+
+def _displacement(scene: Any, ob: Any) -> float:
+    """Largest distance of `ob`'s origin from its first-frame position over the baked range (every 5th frame)."""
+    scene.frame_set(scene.frame_start)
+    p0 = ob.matrix_world.translation.copy()
+    d = 0.0
+    for f in range(scene.frame_start, scene.frame_end + 1, 5):
+        scene.frame_set(f)
+        d = max(d, (ob.matrix_world.translation - p0).length)
+    scene.frame_set(scene.frame_start)
+    return d
+
+
+def _solver_flow(scene: Any, mapping: dict[str, str]) -> tuple[Any, Any] | None:
+    """(emitter, particle system) of a core object whose particles a solver moves (SPH, Newtonian), or None."""
+    for o in _core_objects(scene, mapping):
+        for ps in o.particle_systems:
+            if ps.settings.physics_type in {"FLUID", "NEWTON"}:
+                return o, ps
+    return None
+
+
+def _still_core(scene: Any, mapping: dict[str, str], defect: str) -> Any:
+    """The moving core, or a not-applicable error when it is no simulated body and never moves: a defect that
+    hides or replaces the core's own motion proves nothing on an object that stays put (a liquid's emitter;
+    its flow moves instead)."""
+    ob = _moving_core(scene, mapping)
+    body = (ob.rigid_body is not None and ob.rigid_body.type == "ACTIVE") or any(m.type in {"CLOTH", "SOFT_BODY"} for m in ob.modifiers)
+    if body:  # a simulated body at rest (a settled stack) still has a simulation the defect can hide or replace
+        return ob
+    d = _displacement(scene, ob)
+    if d <= STILL_M:
+        flow = _solver_flow(scene, mapping)
+        what = f"its particle system {flow[1].name!r} moves instead" if flow else "nothing of it moves"
+        raise ValueError(f"{NOT_APPLICABLE} the core {ob.name} never moves in the truth bake ({d * 1000:.1f} mm); {what}, so {defect} has no motion to act on")
+    return ob
+
+
+def _flow_tracks(scene: Any, em: Any, ps0: Any) -> tuple[Any, Any]:
+    """Baked particle positions (F, P, 3) and alive mask (F, P) of one particle system over the scene's range."""
+    import bpy
+    import numpy as np
+
+    ps_index = list(em.particle_systems).index(ps0)
+    pos, alive = [], []
+    for f in range(scene.frame_start, scene.frame_end + 1):
+        scene.frame_set(f)
+        ps = em.evaluated_get(bpy.context.evaluated_depsgraph_get()).particle_systems[ps_index]
+        n = len(ps.particles)
+        a = np.zeros(n * 3, np.float32)
+        st = np.zeros(n, np.int32)
+        if n:
+            ps.particles.foreach_get("location", a)
+            ps.particles.foreach_get("alive_state", st)
+        pos.append(a.reshape(n, 3))
+        alive.append(st == 3)  # alive_state ALIVE (bpy 5.0: DEAD=1, UNBORN=2, ALIVE=3, DYING=4)
+    scene.frame_set(scene.frame_start)
+    n = max(len(p) for p in pos)
+    P = np.zeros((len(pos), n, 3), np.float32)
+    A = np.zeros((len(pos), n), bool)
+    for i, (p, al) in enumerate(zip(pos, alive, strict=True)):
+        P[i, : len(p)] = p
+        A[i, : len(al)] = al
+    return P, A
+
+
+def _hidden_flow_shelf(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
+    """An invisible collider that catches a liquid in mid-fall: a thin box in the path of the baked flow, a
+    quarter of the way (3 to 15 cm) down from where it is emitted towards where it ends, under the particles
+    that cross that height. The liquid is then held by something nobody sees."""
+    import bpy
+    import numpy as np
+
+    flow = _solver_flow(scene, mapping)
+    if flow is None:
+        raise ValueError(f"{NOT_APPLICABLE} no core particle system is simulated")
+    em, ps0 = flow
+    P, A = _flow_tracks(scene, em, ps0)
+    z = np.where(A, P[..., 2], np.nan)
+    born = A.any(axis=0)
+    if not born.any():
+        raise ValueError(f"{NOT_APPLICABLE} the particle system {ps0.name!r} emits nothing in the truth bake")
+    z_emit = float(np.nanmedian(z[A.argmax(axis=0)[born], np.nonzero(born)[0]]))
+    z_end = float(np.nanmedian(z[-1])) if A[-1].any() else z_emit - 0.3
+    z_top = z_emit - min(0.15, max(0.03, 0.25 * (z_emit - z_end)))
+    near = A & (np.abs(P[..., 2] - z_top) < 0.03)
+    if not near.any():
+        raise ValueError(f"{NOT_APPLICABLE} the flow of {ps0.name!r} never crosses z = {z_top:.3f} m below its emitter")
+    xy = P[near][:, :2]
+    lo, hi = np.percentile(xy, 5, axis=0), np.percentile(xy, 95, axis=0)
+    c = (lo + hi) / 2
+    ext = np.maximum(hi - lo, 0.05) + 0.1
+    bpy.ops.mesh.primitive_cube_add(size=1.0, location=(float(c[0]), float(c[1]), z_top - 0.01))
+    box = bpy.context.active_object
+    box.name = "HiddenShelf"
+    box.scale = (float(ext[0]), float(ext[1]), 0.02)
+    box.hide_render = True
+    box.modifiers.new("Collision", "COLLISION")
+    return {"kind": "hidden_support", "object": box.name, "detail": f"invisible collider {ext[0]:.2f} x {ext[1]:.2f} m, top at z = {z_top:.3f} m, in the path of {em.name}'s flow {ps0.name!r}"}
+
+
+def _keyed_flow(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
+    """The cheat for a liquid: the truth flow recorded and played back. The particle system is removed and a
+    point cloud, one vertex per particle, replays every baked particle position through shape keys (eval_time
+    keyed on every frame), drawing the liquid's drop on each vertex. The cloud takes the emitter's name, so the
+    liquid role resolves to it; the emitter stays as a rendered, still disc."""
+    import bpy
+    import numpy as np
+
+    flow = _solver_flow(scene, mapping)
+    if flow is None:
+        raise ValueError(f"{NOT_APPLICABLE} no core object moves and no core particle system is simulated")
+    em, ps0 = flow
+    size = float(ps0.settings.particle_size)
+    drop_src = ps0.settings.instance_object if ps0.settings.render_type == "OBJECT" else None
+    frames = list(range(scene.frame_start, scene.frame_end + 1))
+    P, A = _flow_tracks(scene, em, ps0)
+    n = P.shape[1]
+    born = A.any(axis=0)
+    first = np.where(born, A.argmax(axis=0), 0)
+    last = np.where(born, len(frames) - 1 - A[::-1].argmax(axis=0), 0)
+    hide = np.array(em.matrix_world.translation, np.float32)
+    for i in range(n):  # before birth a drop waits at its birth point, after death where it died
+        if not born[i]:
+            P[:, i] = hide
+            continue
+        P[: first[i], i] = P[first[i], i]
+        P[last[i] + 1 :, i] = P[last[i], i]
+    scene.frame_set(scene.frame_start)
+    em.modifiers.remove(next(m for m in em.modifiers if m.type == "PARTICLE_SYSTEM" and m.particle_system.name == ps0.name))
+    name = em.name
+    em.name = name + "_Emitter"
+    me = bpy.data.meshes.new(name + "Keyed")
+    me.vertices.add(n)
+    me.vertices.foreach_set("co", P[0].ravel())
+    me.update()
+    cloud = bpy.data.objects.new(name, me)
+    scene.collection.objects.link(cloud)
+    cloud.shape_key_add(name="Basis", from_mix=False)
+    for k in range(1, len(frames)):
+        cloud.shape_key_add(name=f"frame{frames[k]}", from_mix=False).data.foreach_set("co", P[k].ravel())
+    key = me.shape_keys
+    key.use_relative = False  # absolute keys: eval_time walks the recorded frames in order
+    for k, f in enumerate(frames):
+        key.eval_time = key.key_blocks[k].frame
+        key.keyframe_insert("eval_time", frame=f)
+    if drop_src is not None and drop_src.type == "MESH":
+        drop = bpy.data.objects.new(name + "Drop", drop_src.data)
+        scene.collection.objects.link(drop)
+        drop.scale = (size, size, size)
+        drop.parent = cloud
+        cloud.instance_type = "VERTS"
+        cloud.show_instancer_for_render = False
+    return {"kind": "keyframe_core", "object": cloud.name, "detail": f"particle system {ps0.name!r} of {name} removed; {n} particles x {len(frames)} frames of the truth flow replayed by shape keys on {cloud.name} (emitter renamed {em.name})"}
+
+
 def inject_defect(scene: Any, kind: str, mapping: dict[str, str]) -> dict[str, Any]:
     """Change the loaded truth scene so it carries one defect of `kind`; returns what was done."""
     import bpy
@@ -74,6 +232,9 @@ def inject_defect(scene: Any, kind: str, mapping: dict[str, str]) -> dict[str, A
 
     if kind == "keyframe_core":
         ob = _moving_core(scene, mapping)
+        if _displacement(scene, ob) <= STILL_M and _solver_flow(scene, mapping) is not None:
+            # a still emitter: keyframing it proves nothing; the flow is what moves, so the flow is keyed
+            return _keyed_flow(scene, mapping)
         track = []
         for f in range(scene.frame_start, scene.frame_end + 1):
             scene.frame_set(f)
@@ -107,6 +268,9 @@ def inject_defect(scene: Any, kind: str, mapping: dict[str, str]) -> dict[str, A
         return {"kind": kind, "object": ob.name, "detail": "collider removed (still renders)"}
     if kind == "hidden_support":
         ob = _moving_core(scene, mapping)
+        if ob.rigid_body is None and _solver_flow(scene, mapping) is not None and _displacement(scene, ob) <= STILL_M:
+            # a shelf under a still emitter holds nothing: the liquid is what an invisible collider would hold
+            return _hidden_flow_shelf(scene, mapping)
         scene.frame_set(scene.frame_start)
         bb = [ob.matrix_world @ mathutils.Vector(c) for c in ob.bound_box]
         zmin = min(v.z for v in bb)
@@ -181,7 +345,7 @@ def _nla_world_off(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
     """Key the truth motion of the moving rigid core into an NLA strip (no active action) and switch the
     rigid-body world off: the body keeps its rigid body, the strip moves it."""
     rbw = scene.rigidbody_world
-    ob = _moving_core(scene, mapping)
+    ob = _still_core(scene, mapping, "nla_world_off")
     if rbw is None or ob.rigid_body is None:
         raise ValueError(f"{NOT_APPLICABLE} the moving core {ob.name} is not a rigid body")
     track = _track(scene, ob)
@@ -206,7 +370,7 @@ def _hidden_follower(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
     object's motion is owned by a body nobody sees)."""
     import bpy
 
-    ob = _moving_core(scene, mapping)
+    ob = _still_core(scene, mapping, "hidden_follower")
     if ob.type != "MESH" or any(m.type in {"CLOTH", "SOFT_BODY"} for m in ob.modifiers):
         raise ValueError(f"{NOT_APPLICABLE} the moving core {ob.name} deforms (a rigid copy cannot follow it)")
     scene.frame_set(scene.frame_start)
