@@ -257,7 +257,7 @@ def inject_defect(scene: Any, kind: str, mapping: dict[str, str]) -> dict[str, A
     if kind == "remove_collider":
         sups = _support_objects(scene, mapping)
         if not sups:
-            raise ValueError("no passive collider to remove")
+            raise ValueError(f"{NOT_APPLICABLE} no passive collider to remove")
         ob = sups[0]
         if ob.rigid_body is not None:
             with bpy.context.temp_override(object=ob, active_object=ob, selected_objects=[ob]):
@@ -310,7 +310,7 @@ def inject_defect(scene: Any, kind: str, mapping: dict[str, str]) -> dict[str, A
             if s.collision is not None:
                 s.collision.thickness_outer = th
                 return {"kind": kind, "object": s.name, "detail": f"collision thickness {th} m"}
-        raise ValueError("no collider whose margin can be oversized")
+        raise ValueError(f"{NOT_APPLICABLE} no collider whose margin can be oversized")
     if kind == "add_attractor":
         ob = _moving_core(scene, mapping)
         scene.frame_set(scene.frame_start)

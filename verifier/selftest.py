@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from physcodegym.probes.defects import DEFECTS, inject_defect  # noqa: F401  (re-exported for the CLI)
+from physcodegym.probes.defects import DEFECTS, NOT_APPLICABLE, inject_defect  # noqa: F401  (re-exported for the CLI)
 from physcodegym.tasks.loader import LoadedTask
 
 # ------------------------------------------------------------------ orchestration (bpy in this process)
@@ -139,6 +139,18 @@ def evaluate_blend(loaded_task: LoadedTask, blend: Path, lazy: bool = False, sam
     return doc
 
 
+def cell(row: dict[str, Any]) -> str:
+    """One matrix cell: "+P" caught and S_val dropped, "+" caught but not penalised, "MISSED", "n/a" (the defect
+    has nothing to act on in this task; the row says why) or "ERROR" (the injection itself failed)."""
+    if row.get("not_applicable"):
+        return "n/a"
+    if row.get("caught") is None:
+        return "ERROR"
+    if not row["caught"]:
+        return "MISSED"
+    return "+P" if row.get("penalised") else "+"
+
+
 def run_selftest(loaded_task: LoadedTask, defects: list[str] | None = None, work_dir: Path | None = None, progress: Any = None) -> dict[str, Any]:
     """{"task", "baseline": {S_val, failed}, "defects": {kind: {caught, by_audit, by_rubric, failed_criteria, S_val}}}.
 
@@ -184,7 +196,7 @@ def run_selftest(loaded_task: LoadedTask, defects: list[str] | None = None, work
             if not (d / "scene.blend").is_file() or not rec.get("ok"):
                 err = "; ".join(rec.get("errors", [])) or "injection failed"
                 # a scene with no collider cannot lose one: the defect kind does not apply to this task
-                na = any(x in err for x in ("no passive collider", "no collider whose margin", "not applicable:"))
+                na = NOT_APPLICABLE in err
                 row.update(caught=None, not_applicable=na, error=err)
                 out["defects"][kind] = row
                 if progress:
@@ -211,6 +223,7 @@ def run_selftest(loaded_task: LoadedTask, defects: list[str] | None = None, work
             out["defects"][kind] = row
             if progress:
                 progress(kind, row)
+        out["cells"] = {k: cell(r) for k, r in out["defects"].items()}
         out["all_caught"] = all(r.get("caught") for r in out["defects"].values() if not r.get("not_applicable"))
         return out
     finally:

@@ -2,7 +2,8 @@
 rubric catch.
 
 The table marks a cell "+P" when the defect was caught and S_val dropped, "+" when caught but not penalised,
-"MISSED" when not caught and "n/a" when the defect cannot apply to the task (e.g. no collider to remove).
+"MISSED" when not caught, "n/a" when the defect cannot apply to the task (no collider to remove, a
+core that never moves) and "ERROR" when the injection failed (`verifier.selftest.cell`; the JSON has `cells`).
 """
 
 from __future__ import annotations
@@ -60,20 +61,15 @@ def run(args: argparse.Namespace) -> Any:
             )
     matrix = {r["task"]: {k: v.get("caught") for k, v in r["defects"].items()} for r in results}
     penalised = {r["task"]: {k: v.get("penalised") for k, v in r["defects"].items()} for r in results}
+    cells = {r["task"]: r["cells"] for r in results}
     doc = {
         "tasks": results,
         "matrix": matrix,
         "penalised": penalised,
+        "cells": cells,
         "all_caught": all(r["all_caught"] for r in results),
     }
     lines = [f"{'task':<28}" + "".join(f"{d[:14]:>16}" for d in defects)]
-    for t, row in matrix.items():
-        pen = penalised[t]
-        lines.append(
-            f"{t:<28}"
-            + "".join(
-                f"{(('+P' if pen.get(d) else '+') if row.get(d) else 'MISSED' if row.get(d) is False else 'n/a'):>16}"
-                for d in defects
-            )
-        )
+    for t, row in cells.items():
+        lines.append(f"{t:<28}" + "".join(f"{row.get(d, ''):>16}" for d in defects))
     return CommandResult(doc=doc, exit_code=0, human="\n".join(lines))

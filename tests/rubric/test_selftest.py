@@ -1,6 +1,6 @@
 """Verifier self-test on a real truth program: every injected defect kind is caught and penalised, the truth is clean.
 
-The basic defects run on every shipped task; the issue-12 mechanism defects (NLA strip with the world off,
+The basic defects run on every shipped task; the concealment-mechanism defects (NLA strip with the world off,
 a visible copy following a hidden body, weak gravity with a fast clock, static embedded solids) run on the
 test task and two shipped rigid tasks here (the full matrix: `physcodegym selftest --all`), so the
 self-test's CI cost does not grow with every new mechanism.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from physcodegym.probes.defects import BASIC_DEFECTS, MECHANISM_DEFECTS
+from physcodegym.probes.defects import BASIC_DEFECTS, MECHANISM_DEFECTS, NOT_APPLICABLE
 from physcodegym.tasks.loader import load_task
 from physcodegym.verifier.selftest import DEFECTS, run_selftest
 
@@ -49,25 +49,16 @@ def test_mechanism_defects_caught_and_penalised_on_rigid_tasks(task_id: str, tru
         assert v["S_val"] < 0.9, (task_id, k, v["S_val"])
 
 
-# Measured on a clean CI run after the mechanism-based audit landed: on these four particle/granular tasks one
-# basic defect each is no longer caught (bead_pile remove_collider, hose_jet keyframe_core on a core that never
-# moves, liquid_duck hidden_support, milk_pour keyframe_core). Strict: the mark fails as soon as a cell is caught
-# again, so it cannot hide a fix or a new miss on the other tasks. Open work, named in the closing note.
-KNOWN_MISSES = {"bead_pile", "hose_jet", "liquid_duck", "milk_pour"}
-
-
-@pytest.mark.parametrize(
-    "task_id",
-    [
-        pytest.param(t, marks=pytest.mark.xfail(strict=True, reason="basic defect missed since the mechanism audit"))
-        if t in KNOWN_MISSES
-        else t
-        for t in shipped_task_ids()
-    ],
-)
+@pytest.mark.parametrize("task_id", shipped_task_ids())
 def test_shipped_task_selftest(task_id: str, truth_work: Path) -> None:
-    """Every shipped task: truth S_val = 1 and every basic injected defect kind is caught."""
+    """Every shipped task: truth S_val = 1 and every basic injected defect kind is caught and penalised, or
+    (only where the defect has nothing to act on) not applicable with its reason; an injection error fails."""
     lt = load_task(task_id)
     doc = run_selftest(lt, defects=list(BASIC_DEFECTS), work_dir=truth_work / task_id)
     assert doc["baseline"]["S_val"] == 1.0, (task_id, doc["baseline"])
     assert doc["all_caught"], (task_id, {k: v for k, v in doc["defects"].items() if not v.get("caught")})
+    for k, v in doc["defects"].items():
+        if v.get("not_applicable"):
+            assert NOT_APPLICABLE in v["error"], (task_id, k, v)
+            continue
+        assert v["caught"] and v["penalised"], (task_id, k, v)
