@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 from physcodegym.core import atomic, launch
-from physcodegym.core.errors import InputError
+from physcodegym.core.errors import InputError, from_validation
 from physcodegym.tasks.loader import TASK_FILE, load_task, video_info
 from physcodegym.tasks.schema import (
     FPS,
@@ -45,6 +45,7 @@ from physcodegym.tasks.schema import (
     Letterbox,
     missing_annotations,
 )
+from pydantic import ValidationError
 
 DURATION_S = FRAMES / FPS
 ENCODERS = ("auto", "h264", "mp4v")
@@ -151,8 +152,8 @@ def normalise(video: Path, start_s: float = 0.0, end_s: float | None = None) -> 
         deltas = np.diff(stamps) if len(stamps) > 1 else np.array([1.0 / (nominal_fps or FPS)])
         step = float(np.median(deltas))
         if prev is not None:
-            # the last frame covers one frame period; reference times inside it show it
-            end_of_footage = min(stop, prev[0] + step)
+            # the last frame lasts as long as the frame period before it (on a VFR clip, not the median)
+            end_of_footage = min(stop, prev[0] + float(deltas[-1]))
             while len(out) < FRAMES and times[len(out)] < end_of_footage - 1e-9:
                 out.append(prev[1])
     finally:
@@ -239,7 +240,10 @@ def import_video(video: Path, task_id: str, category: str, out_root: Path, start
     folder = Path(out_root) / task_id
     doc: dict[str, Any] = {"id": task_id, "title": title or video.stem.replace("_", " "), "category": cat, "subcategory": sub,
                            "summary": f"imported from {video.name}"}
-    DraftTask.model_validate(doc | {"source": None})  # a bad id fails before any decoding
+    try:
+        DraftTask.model_validate(doc)  # a bad id or title fails before any decoding
+    except ValidationError as e:
+        raise from_validation(e, file=str(folder / TASK_FILE)) from e
     if (folder / TASK_FILE).exists() and not force:
         raise InputError("a task already exists here (give --force to replace it)", file=str(folder / TASK_FILE))
     frames, facts = normalise(video, start_s, end_s)
