@@ -90,6 +90,10 @@ def validated_task(st: Any) -> tuple[Any, dict[str, Any]]:
     base = json.loads(path.read_text(encoding="utf-8"))
     roles, rubric = draft_rubric_doc(st)
     doc = dict(base)
+    if st.checklist or st.events:  # annotated in the panel (an imported video's skeleton has none in the file)
+        from physcodegym.operators.task_ops import annotations_doc
+
+        doc["checklist"], doc["events"] = annotations_doc(st, base)
     doc["roles"] = roles
     doc["rubric"] = {**base.get("rubric", {}), **rubric}
     try:

@@ -1,4 +1,6 @@
-"""Task and reference operators: load a task, show its reference video beside the scene, jump to events."""
+"""Task and reference operators: load a task, show its reference video beside the scene, jump to events; and
+task annotation (roles, checklist items, events with times) so a skeleton made by `tasks import` from a real
+video can be completed in the panel, saved (with the rubric draft) and validated."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import bpy
-from physcodegym.operators.common import gate
+from physcodegym.operators.common import gate, role_name
 from physcodegym.physcodegym_addon import preferences
 
 if TYPE_CHECKING:
@@ -16,7 +18,8 @@ STRIP_NAME = "PCG Reference"
 
 
 def resolve_task(context: Any, ref: str) -> LoadedTask:
-    """Load a task by folder, task.json path, or id (the preferences' library first, then the shipped packs)."""
+    """Load a task by folder, task.json path, or id (the preferences' library first, then the shipped packs);
+    a skeleton whose checklist, events or criteria are still empty loads as a draft."""
     from physcodegym.tasks.loader import TASK_FILE, load_task
 
     ref = bpy.path.abspath(ref.strip()) if ref.strip().startswith("//") else ref.strip()
@@ -26,9 +29,10 @@ def resolve_task(context: Any, ref: str) -> LoadedTask:
         raise InputError("no task given", field="task")
     prefs = preferences.get(context)
     lib = Path(bpy.path.abspath(prefs.task_library)) if prefs.task_library else None
+    # draft: a skeleton still being annotated (an imported video) loads too; the annotation operators complete it
     if lib is not None and not Path(ref).exists() and (lib / ref / TASK_FILE).is_file():
-        return load_task(lib / ref)
-    return load_task(ref)
+        return load_task(lib / ref, draft=True)
+    return load_task(ref, draft=True)
 
 
 def task_ids(context: Any) -> list[str]:
@@ -119,6 +123,133 @@ def detach_reference(scene: Any) -> None:
     st.reference_strip = st.reference_clip = st.reference_camera = ""
 
 
+def _csv(text: str) -> list[str]:
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
+def _unique(names: set[str], stem: str) -> str:
+    i = 1
+    while f"{stem}_{i}" in names:
+        i += 1
+    return f"{stem}_{i}"
+
+
+def add_role(st: Any, name: str, description: str = "", core: bool = True, object_name: str = "") -> Any:
+    """A role in the rubric draft without a scene object (a real video has none): events, checklist items and
+    criteria name it; an object can be assigned later with Assign Role."""
+    name = role_name(name)
+    r = next((r for r in st.draft_roles if r.name == name), None) or st.draft_roles.add()
+    r.name, r.description, r.core = name, description or r.description or name, core
+    if object_name:
+        r.object_name = object_name
+    st.rubric_valid = False
+    return r
+
+
+def add_checklist_item(st: Any, category: str, count: int = 1, attributes: str = "", roles: str = "", layout: str = "",
+                       item_id: str = "") -> Any:
+    """One object-checklist item (comma-separated attributes and roles, as the panel shows them)."""
+    it = st.checklist.add()
+    it.name = item_id or _unique({c.name for c in st.checklist}, f"obj_{role_name(category) or 'object'}")
+    it.category, it.count, it.attributes, it.roles, it.layout = category, count, attributes, roles, layout
+    return it
+
+
+def event_seconds(scene: Any, frame: int) -> float:
+    """Reference time of a scene frame (the reference starts at the scene's first frame, 30 fps)."""
+    from physcodegym.tasks.schema import FPS, FRAMES
+
+    return round(min(max(0.0, (frame - scene.frame_start) / FPS), FRAMES / FPS), 6)
+
+
+def set_event_time(st: Any, scene: Any, index: int, start_frame: int | None = None, end_frame: int | None = None) -> Any:
+    """Set an event's start / end from scene frames (seconds and frames stay in step)."""
+    ev = st.events[index]
+    if start_frame is not None:
+        ev.start_frame, ev.start_s = start_frame, event_seconds(scene, start_frame)
+    if end_frame is not None:
+        ev.end_frame, ev.end_s = end_frame, event_seconds(scene, end_frame)
+    if ev.end_s < ev.start_s:
+        ev.start_s, ev.end_s, ev.start_frame, ev.end_frame = ev.end_s, ev.start_s, ev.end_frame, ev.start_frame
+    return ev
+
+
+def add_event(st: Any, scene: Any, description: str, roles: str, start_frame: int, end_frame: int, weight: float = 1.0,
+              key: bool = False, kind: str = "action", event_id: str = "") -> Any:
+    """One event of the reference with its time interval from scene frames."""
+    ev = st.events.add()
+    ev.name = event_id or _unique({e.name for e in st.events}, "ev")
+    ev.description, ev.roles, ev.weight, ev.key, ev.kind = description, roles, weight, key, kind
+    set_event_time(st, scene, len(st.events) - 1, start_frame, end_frame)
+    st.events_index = len(st.events) - 1
+    return ev
+
+
+def annotations_doc(st: Any, base: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(checklist, events) as task.json documents from the panel state; what the panel does not edit
+    (an event's `after`, `persists_until_s`, `evidence`) is kept from the file's item of the same id."""
+    checklist = [{"id": c.name, "category": c.category, "count": c.count, "attributes": _csv(c.attributes),
+                  "layout": c.layout, "roles": _csv(c.roles)} for c in st.checklist]
+    old = {e.get("id"): e for e in base.get("events", []) if isinstance(e, dict)}
+    events = []
+    for e in st.events:
+        doc = {k: v for k, v in old.get(e.name, {}).items() if k in ("after", "persists_until_s", "evidence")}
+        doc.update(id=e.name, kind=e.kind or "action", description=e.description or e.name, roles=_csv(e.roles),
+                   interval={"start_s": round(e.start_s, 6), "end_s": round(e.end_s, 6)}, weight=round(e.weight, 6), key=e.key)
+        events.append(doc)
+    return checklist, events
+
+
+def task_doc(st: Any) -> tuple[Path, dict[str, Any]]:
+    """The loaded task's file with the panel's checklist, events, roles and rubric draft in place."""
+    import json
+
+    from physcodegym.core.errors import InputError
+    from physcodegym.operators.rubric_ops import draft_rubric_doc
+    from physcodegym.tasks.loader import TASK_FILE
+
+    if not st.task_folder:
+        raise InputError("load a task first: annotations are saved into its task folder", field="task")
+    path = Path(st.task_folder) / TASK_FILE
+    base = json.loads(path.read_text(encoding="utf-8"))
+    doc = dict(base)
+    doc["checklist"], doc["events"] = annotations_doc(st, base)
+    doc["roles"], rubric = draft_rubric_doc(st)
+    doc["rubric"] = {**base.get("rubric", {}), **rubric}
+    return path, doc
+
+
+def save_task(st: Any) -> dict[str, Any]:
+    """Validate and save the whole annotation (checklist, events, roles, rubric) into task.json, atomically,
+    the previous file kept as a backup. A skeleton may be saved incomplete; the answer lists what is missing."""
+    import json
+    import shutil
+    import time
+
+    from physcodegym.core import atomic
+    from physcodegym.core.errors import from_validation
+    from physcodegym.tasks.loader import TASK_FILE
+    from physcodegym.tasks.schema import DraftTask, Task, missing_annotations
+    from pydantic import ValidationError
+
+    path, doc = task_doc(st)
+    try:
+        task = DraftTask.model_validate(doc)
+        missing = missing_annotations(task)
+        if not missing:
+            task = Task.model_validate(doc)
+    except ValidationError as e:
+        raise from_validation(e, file=str(path)) from e
+    backup = path.with_name(f"{TASK_FILE}.{time.strftime('%Y%m%d-%H%M%S')}.bak")
+    shutil.copy2(path, backup)
+    atomic.write_text(path, json.dumps(task.model_dump(mode="json"), indent=2) + "\n")
+    return {"path": str(path), "backup": str(backup), "missing": missing, "complete": not missing}
+
+
+def _missing_text(missing: list[dict[str, str]]) -> str:
+    return "; ".join(f"{m['field']}: {m['need']}" for m in missing)
+
+
 class PCG_OT_load_task(bpy.types.Operator):
     """Load a task: its checklist, events and rubric, and its reference video beside the scene"""
 
@@ -205,4 +336,188 @@ class PCG_OT_jump_to_event(bpy.types.Operator):
         return {"FINISHED"}
 
 
-CLASSES = (PCG_OT_load_task, PCG_OT_remove_reference, PCG_OT_jump_to_event)
+class _Annotate:
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context: Any) -> bool:
+        if not gate(cls, context, "tasks"):
+            return False
+        if not context.scene.physcodegym.task_folder:
+            cls.poll_message_set("load a task first")
+            return False
+        return True
+
+
+class PCG_OT_add_role(_Annotate, bpy.types.Operator):
+    """Add a role by name (no scene object needed: a real video's task names what it shows)"""
+
+    bl_idname = "physcodegym.add_role"
+    bl_label = "Add Role"
+
+    role: bpy.props.StringProperty(name="Role", options={"SKIP_SAVE"})
+    description: bpy.props.StringProperty(name="Description", options={"SKIP_SAVE"})
+    core: bpy.props.BoolProperty(name="Core", default=True, description="Core objects must move by simulation")
+
+    def execute(self, context: Any) -> set[str]:
+        st = context.scene.physcodegym
+        name = (self.role or st.new_role_name).strip()
+        if not name:
+            self.report({"ERROR"}, "give a role name")
+            return {"CANCELLED"}
+        add_role(st, name, self.description, self.core)
+        st.draft_roles_index = len(st.draft_roles) - 1
+        return {"FINISHED"}
+
+
+class PCG_OT_add_checklist_item(_Annotate, bpy.types.Operator):
+    """Add an object-checklist item (what is in the video: category, count, appearance, roles)"""
+
+    bl_idname = "physcodegym.add_checklist_item"
+    bl_label = "Add Checklist Item"
+
+    category: bpy.props.StringProperty(name="Category", default="object", options={"SKIP_SAVE"})
+    count: bpy.props.IntProperty(name="Count", default=1, min=1, options={"SKIP_SAVE"})
+    attributes: bpy.props.StringProperty(name="Attributes", description="Comma-separated: colour, material, size", options={"SKIP_SAVE"})
+    roles: bpy.props.StringProperty(name="Roles", description="Comma-separated role names", options={"SKIP_SAVE"})
+    layout: bpy.props.StringProperty(name="Layout", description="Initial spatial layout in words", options={"SKIP_SAVE"})
+
+    def invoke(self, context: Any, event: Any) -> set[str]:
+        return context.window_manager.invoke_props_dialog(self)
+
+    def execute(self, context: Any) -> set[str]:
+        add_checklist_item(context.scene.physcodegym, self.category, self.count, self.attributes, self.roles, self.layout)
+        return {"FINISHED"}
+
+
+class PCG_OT_add_event(_Annotate, bpy.types.Operator):
+    """Add an event of the reference, from the current frame (or the given frames) for its duration"""
+
+    bl_idname = "physcodegym.add_event"
+    bl_label = "Add Event"
+
+    description: bpy.props.StringProperty(name="Description", options={"SKIP_SAVE"})
+    roles: bpy.props.StringProperty(name="Roles", description="Comma-separated role names", options={"SKIP_SAVE"})
+    kind: bpy.props.EnumProperty(name="Kind", items=[(k, k.replace("_", " "), "") for k in ("action", "order", "final_state", "persistence")])
+    start_frame: bpy.props.IntProperty(name="Start frame", default=-1, description="-1: the current frame", options={"SKIP_SAVE"})
+    end_frame: bpy.props.IntProperty(name="End frame", default=-1, description="-1: start + 15 frames", options={"SKIP_SAVE"})
+    weight: bpy.props.FloatProperty(name="Weight", default=1.0, min=0.001, options={"SKIP_SAVE"})
+    key: bpy.props.BoolProperty(name="Key", description="A failed key event caps S_evt at 0", options={"SKIP_SAVE"})
+
+    def invoke(self, context: Any, event: Any) -> set[str]:
+        return context.window_manager.invoke_props_dialog(self)
+
+    def execute(self, context: Any) -> set[str]:
+        scene = context.scene
+        start = self.start_frame if self.start_frame >= 0 else scene.frame_current
+        end = self.end_frame if self.end_frame >= 0 else min(scene.frame_end, start + 15)
+        ev = add_event(scene.physcodegym, scene, self.description, self.roles, start, end, self.weight, self.key, self.kind)
+        self.report({"INFO"}, f"event {ev.name}: {ev.start_s:.3f}-{ev.end_s:.3f} s")
+        return {"FINISHED"}
+
+
+class PCG_OT_set_event_time(_Annotate, bpy.types.Operator):
+    """Set the active event's start or end to the current frame"""
+
+    bl_idname = "physcodegym.set_event_time"
+    bl_label = "Set Event Time"
+
+    to_end: bpy.props.BoolProperty(name="End", default=False, options={"SKIP_SAVE"})
+
+    def execute(self, context: Any) -> set[str]:
+        st, scene = context.scene.physcodegym, context.scene
+        if not (0 <= st.events_index < len(st.events)):
+            self.report({"ERROR"}, "no active event")
+            return {"CANCELLED"}
+        f = scene.frame_current
+        if self.to_end:
+            set_event_time(st, scene, st.events_index, end_frame=f)
+        else:
+            set_event_time(st, scene, st.events_index, start_frame=f)
+        return {"FINISHED"}
+
+
+class PCG_OT_remove_annotation(_Annotate, bpy.types.Operator):
+    """Remove a checklist item (by index) or the active event"""
+
+    bl_idname = "physcodegym.remove_annotation"
+    bl_label = "Remove"
+
+    what: bpy.props.EnumProperty(items=[("EVENT", "Event", ""), ("CHECKLIST", "Checklist item", "")])
+    index: bpy.props.IntProperty(default=-1, options={"SKIP_SAVE"})
+
+    def execute(self, context: Any) -> set[str]:
+        st = context.scene.physcodegym
+        coll = st.events if self.what == "EVENT" else st.checklist
+        i = self.index if self.index >= 0 else (st.events_index if self.what == "EVENT" else len(coll) - 1)
+        if not (0 <= i < len(coll)):
+            return {"CANCELLED"}
+        coll.remove(i)
+        if self.what == "EVENT":
+            st.events_index = max(0, min(st.events_index, len(coll) - 1))
+        return {"FINISHED"}
+
+
+class PCG_OT_save_task(_Annotate, bpy.types.Operator):
+    """Save checklist, events, roles and rubric into task.json (previous file kept as a backup); an incomplete
+    annotation is saved too and the status lists what is still missing"""
+
+    bl_idname = "physcodegym.save_task"
+    bl_label = "Save Task"
+    bl_options = {"REGISTER"}
+
+    def execute(self, context: Any) -> set[str]:
+        from physcodegym.core.errors import InputError
+        from physcodegym.operators.rubric_ops import DraftError
+
+        st = context.scene.physcodegym
+        try:
+            r = save_task(st)
+        except (InputError, DraftError) as e:
+            st.task_status = f"not saved, invalid: {e}"
+            self.report({"ERROR"}, st.task_status)
+            return {"CANCELLED"}
+        st.rubric_valid = r["complete"]
+        st.task_status = f"saved {r['path']}" + ("; complete" if r["complete"] else f"; still missing: {_missing_text(r['missing'])}")
+        self.report({"INFO"}, st.task_status)
+        return {"FINISHED"}
+
+
+class PCG_OT_validate_task(_Annotate, bpy.types.Operator):
+    """Validate the saved task.json: complete (ready to score) or what an annotator still has to add"""
+
+    bl_idname = "physcodegym.validate_task"
+    bl_label = "Validate Task"
+    bl_options = {"REGISTER"}
+
+    def execute(self, context: Any) -> set[str]:
+        from physcodegym.core.errors import InputError
+        from physcodegym.tasks.loader import load_task
+        from physcodegym.tasks.schema import missing_annotations
+
+        st = context.scene.physcodegym
+        try:
+            missing = missing_annotations(load_task(st.task_folder, draft=True).task)
+            if not missing:
+                load_task(st.task_folder, check_media=True)
+        except InputError as e:
+            st.task_status = f"invalid: {e}"
+            self.report({"ERROR"}, st.task_status)
+            return {"CANCELLED"}
+        st.task_status = "valid: complete, ready to score" if not missing else f"incomplete: {_missing_text(missing)}"
+        self.report({"INFO"} if not missing else {"WARNING"}, st.task_status)
+        return {"FINISHED"}
+
+
+CLASSES = (
+    PCG_OT_load_task,
+    PCG_OT_remove_reference,
+    PCG_OT_jump_to_event,
+    PCG_OT_add_role,
+    PCG_OT_add_checklist_item,
+    PCG_OT_add_event,
+    PCG_OT_set_event_time,
+    PCG_OT_remove_annotation,
+    PCG_OT_save_task,
+    PCG_OT_validate_task,
+)

@@ -23,6 +23,7 @@ def classes() -> list[Any]:
     """Every class to register, in dependency order (property groups before what points at them)."""
     _ensure_alias()
     from physcodegym.operators import agent_ops, audit_ops, counterfactual_ops, rubric_ops, task_ops
+    from physcodegym.panels import annotate
     from physcodegym.panels import main as panels
     from physcodegym.physcodegym_addon import preferences, properties
 
@@ -35,6 +36,7 @@ def classes() -> list[Any]:
         *rubric_ops.CLASSES,
         *agent_ops.CLASSES,
         *panels.CLASSES,
+        *annotate.CLASSES,
     ]
 
 
