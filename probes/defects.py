@@ -154,7 +154,8 @@ def _hidden_flow_shelf(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
     z_emit = float(np.nanmedian(z[A.argmax(axis=0)[born], np.nonzero(born)[0]]))
     z_end = float(np.nanmedian(z[-1])) if A[-1].any() else z_emit - 0.3
     z_top = z_emit - min(0.15, max(0.03, 0.25 * (z_emit - z_end)))
-    near = A & (np.abs(P[..., 2] - z_top) < 0.03)
+    age = np.arange(len(A))[:, None] - A.argmax(axis=0)[None, :]
+    near = A & (age < 30) & (np.abs(P[..., 2] - z_top) < 0.03)  # the stream in its first second, not later splashes
     if not near.any():
         raise ValueError(f"{NOT_APPLICABLE} the flow of {ps0.name!r} never crosses z = {z_top:.3f} m below its emitter")
     xy = P[near][:, :2]
