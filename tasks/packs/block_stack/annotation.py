@@ -121,7 +121,7 @@ def measure_events(s):
     drift = float(np.max(np.linalg.norm(st - st[0], axis=1)))
     F = d.frame_of
     return {
-        "topple": d.interval(F(s, start), F(s, down), f"top block of the offset tower starts moving at frame {F(s, start)} and drops below 0.1 m at frame {F(s, down)}"),
+        "topple": d.interval(F(s, start), F(s, down), f"top block of the offset tower starts moving at frame {F(s, start)} and drops below {1.25 * S:.2g} m at frame {F(s, down)}"),
         "scatter": d.interval(F(s, down), F(s, rest), f"offset-tower blocks all slower than 0.02 m/s from frame {F(s, rest)}"),
         "stable_stands": {**d.interval(F(s, 0), F(s, len(top) - 1), f"straight tower top block moves at most {drift * 1000:.1f} mm over 8 s"), "persists_until_s": 8.0},
     }
