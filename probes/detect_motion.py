@@ -71,6 +71,9 @@ class MotionDetectors(AuditBase):
             if "deform" in orec:
                 d = orec["deform"]
                 reasons.append(f"still deforms {d['deform_m']:.3f} m with every solver and field switched off ({d['steps']} frames)")
+            if "instances" in orec:
+                d = orec["instances"]
+                reasons.append(f"its {d['instances']} rendered instance(s) still move {d['deform_m']:.3f} m with every solver and field switched off ({d['steps']} frames)")
             for key, rec in (info.get("physics") or {}).items():
                 if key.startswith("particles:") and rec.get("physics_type") in ("NO", "KEYED") and self._particles_move(n, key.split(":", 1)[1]):
                     reasons.append(f"particle system {key.split(':', 1)[1]!r} moves with {rec['physics_type']} physics (placed, not simulated)")
@@ -118,7 +121,7 @@ class MotionDetectors(AuditBase):
             orec = owner.get(n, {})
             if not mask.any() and orec:
                 mask = np.zeros(len(self.frames), bool)
-                fr = (orec.get("transform") or orec.get("deform"))["frames"]
+                fr = (orec.get("transform") or orec.get("deform") or orec.get("instances"))["frames"]
                 mask[(self.frames >= fr[0]) & (self.frames <= fr[-1])] = True
             value, unit = self._motion_value(n)
             disp = np.linalg.norm(self.s.locations(n) - self.s.locations(n)[0], axis=1)

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 from physcodegym.probes import physics as ph
+from physcodegym.probes.sampling import INSTANCES_SUFFIX as _INST
 from physcodegym.samples import SceneSamples
 
 HANDOFF_FRAMES = 15  # solvers-off motion on at most this many frames is an initial-condition hand-off
@@ -126,8 +127,8 @@ def compare(baked: SceneSamples, off: SceneSamples) -> dict[str, dict[str, Any]]
     idx_off = {n: i for i, n in enumerate(off.names)}
     for bi, n in enumerate(baked.names):
         info = baked.info.get(n, {})
-        if info.get("type") not in ph.GEOMETRY_TYPES or n not in idx_off:
-            continue
+        if n not in idx_off or (info.get("type") not in ph.GEOMETRY_TYPES and n + _INST not in off.verts):
+            continue  # an empty matters only through the geometry it carries or instances
         mo = off.matrices[idx_off[n], :nf]
         mb = baked.matrices[bi, :nf]
         if not (np.all(np.isfinite(mo)) and np.all(np.isfinite(mb))):
@@ -164,9 +165,35 @@ def compare(baked: SceneSamples, off: SceneSamples) -> dict[str, dict[str, Any]]
                     full = np.zeros(nf)
                     full[ok] = dfm
                     rec["deform"] = {"steps": int(step.sum()), "frames": _frange(baked.frames[:nf], step), "deform_m": round(float(dfm.max()), 6), "displacement": full}
+        inst = _instance_motion(baked, off, n, mo, nf)
+        if inst is not None:
+            rec["instances"] = inst
         if rec:
             out[n] = rec
     return out
+
+
+def _instance_motion(baked: SceneSamples, off: SceneSamples, n: str, mo: np.ndarray, nf: int) -> dict[str, Any] | None:
+    """Motion, relative to their instancer, of the instances `n` renders (geometry nodes, instancing) with
+    every solver off: instances that move on their own are as scripted as vertices that do."""
+    vo = off.verts.get(n + _INST)
+    if vo is None or vo.shape[1] == 0:
+        return None
+    lo = _local(vo[:nf], mo)
+    ok = np.all(np.isfinite(lo), axis=2)  # (F, P): points present on that frame
+    if ok.sum() == 0:
+        return None
+    first = np.where(ok.any(axis=0), np.argmax(ok, axis=0), 0)
+    ref = lo[first, np.arange(lo.shape[1])]
+    d = np.where(ok, np.linalg.norm(lo - ref[None], axis=2), 0.0)
+    dfm = d.max(axis=1)
+    dv = np.linalg.norm(np.diff(lo, axis=0), axis=2)
+    step = np.zeros(nf, bool)
+    with np.errstate(invalid="ignore"):
+        step[1:] = np.nanmax(np.where(np.isfinite(dv), dv, 0.0), axis=1) > ph.STEP_EPS
+    if float(dfm.max()) > ph.MOVE_TRANSLATION and int(step.sum()) > HANDOFF_FRAMES:
+        return {"steps": int(step.sum()), "frames": _frange(baked.frames[:nf], step), "instances": int(vo.shape[1] // 4), "deform_m": round(float(dfm.max()), 6), "displacement": dfm}
+    return None
 
 
 def _frange(frames: np.ndarray, mask: np.ndarray) -> list[int]:

@@ -218,6 +218,9 @@ def physics_settings(ob: Any) -> dict[str, Any]:
 
 # Modifiers that never change the evaluated vertices (a mesh carrying only these is read once).
 STATIC_MODIFIERS = {"COLLISION", "PARTICLE_SYSTEM"}
+# Solver modifiers whose mesh is always kept as a per-frame track (the detectors treat it as deforming even
+# when it stays still, e.g. a fully pinned cloth); any other mesh whose vertices never move is a rigid solid.
+KEEP_TRACK_MODIFIERS = {"CLOTH", "SOFT_BODY", "DYNAMIC_PAINT", "FLUID"}
 
 
 def _deforming(ob: Any) -> bool:
@@ -295,6 +298,34 @@ def _varying(tracks: dict[str, list[tuple[float, ...]]], governs: dict[str, list
     return out
 
 
+INSTANCES_SUFFIX = "#instances"  # samples.verts key of an instancer's instance points (origin + 3 axis tips each)
+INSTANCE_MAX = 500  # instances tracked per instancer
+
+
+def _sample_instances(dg: Any, names: set[str], fi: int, tracks: dict[str, dict[tuple[int, ...], dict[int, np.ndarray]]]) -> None:
+    """Record this frame's non-particle instances: per instancer, persistent id -> (4, 3) world points."""
+    for inst in dg.object_instances:
+        if not inst.is_instance or inst.particle_system is not None:
+            continue
+        par = inst.parent
+        if par is None or par.name not in names:
+            continue
+        m = np.array(inst.matrix_world, dtype=np.float64)
+        pts = np.stack([m[:3, 3], m[:3, 3] + m[:3, 0], m[:3, 3] + m[:3, 1], m[:3, 3] + m[:3, 2]]).astype(np.float32)
+        key = tuple(int(x) for x in inst.persistent_id)
+        tracks.setdefault(par.name, {}).setdefault(key, {})[fi] = pts
+
+
+def _changes_in_object_space(w: np.ndarray, mats: np.ndarray, eps: float = 1e-4) -> bool:
+    """Whether world vertices (F, V, 3) move relative to their object (F, 4, 4) on any frame."""
+    ok = np.all(np.isfinite(w.reshape(len(w), -1)), axis=1)
+    if ok.sum() < 2:
+        return False
+    inv = np.linalg.inv(mats[ok])
+    lo = np.einsum("fij,fvj->fvi", inv[:, :3, :3], w[ok].astype(np.float64)) + inv[:, None, :3, 3]
+    return bool(np.abs(lo - lo[:1]).max() > eps)
+
+
 def sample_scene(
     scene: Any = None,
     frames: range | list[int] | None = None,
@@ -329,12 +360,19 @@ def sample_scene(
         for f in range(scene.frame_start, frames[0]):
             scene.frame_set(f)
     readers = _constant_readers(scene, obs)
+    # instances that are not particles (geometry nodes, vertex / face / collection instancing) render
+    # geometry that no object matrix or mesh vertex shows: their origins and axes are sampled per instancer
+    name_set = set(names)
+    instancing = with_verts and any(o.instance_type != "NONE" or any(m.type == "NODES" for m in o.modifiers) for o in obs)
+    inst_tracks: dict[str, dict[tuple[int, ...], dict[int, np.ndarray]]] = {}
     ctracks: dict[str, list[tuple[float, ...]]] = {p: [] for p, _, _ in readers}
     for fi, f in enumerate(frames):
         scene.frame_set(f)
         dg = bpy.context.evaluated_depsgraph_get()
         for path, _objs, rd in readers:
             ctracks[path].append(_read(rd))
+        if instancing:
+            _sample_instances(dg, name_set, fi, inst_tracks)
         for oi, o in enumerate(obs):
             oe = o.evaluated_get(dg)
             m = oe.matrix_world
@@ -371,6 +409,18 @@ def sample_scene(
             # alive_state values (measured, bpy 5.0): DEAD=1, UNBORN=2, ALIVE=3, DYING=4
             alive[key].append(st == 3 if n else np.zeros(0, bool))
 
+    for parent, keyed in inst_tracks.items():
+        keys = sorted(keyed)[:INSTANCE_MAX]
+        arr = np.full((F, 4 * len(keys), 3), np.nan, dtype=np.float32)
+        for ki, k in enumerate(keys):
+            for fi, pts in keyed[k].items():
+                arr[fi, 4 * ki : 4 * ki + 4] = pts
+        verts[parent + INSTANCES_SUFFIX] = arr
+    # a mesh sampled only because it could deform (shape keys, armature, any modifier) and whose object-space
+    # vertices never changed is a rigid solid: its track is dropped, so the geometry treats it as one
+    for o in deform:
+        if o.name in verts and not any(m.type in KEEP_TRACK_MODIFIERS for m in o.modifiers) and not _changes_in_object_space(verts[o.name], mats[names.index(o.name)]):
+            del verts[o.name]
     info = {o.name: object_info(o) for o in obs}
     cols = _render_collections(scene)
     for o in obs:

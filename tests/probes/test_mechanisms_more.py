@@ -7,7 +7,8 @@ re-evaluation in a fresh worker, as in `test_mechanisms`):
 - a shape-key animation moving a mesh whose object never moves (its vertices must be sampled);
 - derived motion whose rendered, simulated owner is never in the camera's view;
 - a shelf that Workbench draws with nothing (viewport colour alpha 0, while its node tree is opaque);
-- a physical constant keyframed to change mid-run (the ground's restitution); a constant key is no change.
+- a physical constant keyframed to change mid-run (the ground's restitution); a constant key is no change;
+- a geometry-nodes instance (not realized: no mesh vertex shows it) moved by the scene time on a static plate.
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ def shapekey_ball(defect: bool, frames: int = 40) -> Any:
     k = b.shape_key_add(name="Down")
     for v in k.data:
         v.co.z -= 1.5
+    k.value = 0.0  # (measured: a new key can start at 1.0)
     if defect:
         for f, val in ((1, 0.0), (15, 1.0), (25, 0.5), (35, 1.0)):
             k.value = val
@@ -134,7 +136,48 @@ def keyed_bounce(defect: bool, frames: int = 40) -> Any:
     return sc
 
 
-BUILDERS = {"keyed_world": keyed_world, "field_hold": field_hold, "shapekey_ball": shapekey_ball, "offscreen_owner": offscreen_owner, "alpha_shelf": alpha_shelf, "keyed_bounce": keyed_bounce}
+def gn_instance(defect: bool, frames: int = 40) -> Any:
+    """A static rendered plate (a ball falls on it) whose geometry nodes add an instance of a hidden sphere.
+    Defect: the instance's height follows the scene time. Twin: a constant height (it never moves)."""
+    import bpy
+
+    sc = D.reset(frames)
+    D.rigid_world(sc, frames)
+    D.camera(sc)
+    plate = D.box("Plate", (0, 0, 0.05), (2.0, 2.0, 0.1), rb="PASSIVE")
+    D.sphere("Ball", (0.6, 0, 1.5), 0.25)  # something the solver moves in both variants
+    src = D.sphere("Source", (0, 0, -5.0), 0.25, rb=None)
+    src.hide_render = True
+    ng = bpy.data.node_groups.new("Juggle", "GeometryNodeTree")
+    ng.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
+    ng.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
+    n, link = ng.nodes, ng.links.new
+    gi, go = n.new("NodeGroupInput"), n.new("NodeGroupOutput")
+    oi = n.new("GeometryNodeObjectInfo")
+    oi.inputs["Object"].default_value = src
+    oi.inputs["As Instance"].default_value = True
+    xyz = n.new("ShaderNodeCombineXYZ")
+    if defect:
+        mul = n.new("ShaderNodeMath")
+        mul.operation = "MULTIPLY"
+        mul.inputs[1].default_value = 1.5
+        link(n.new("GeometryNodeInputSceneTime").outputs["Seconds"], mul.inputs[0])
+        link(mul.outputs[0], xyz.inputs["Z"])
+    else:
+        xyz.inputs["Z"].default_value = 1.0
+    tr = n.new("GeometryNodeTransform")
+    join = n.new("GeometryNodeJoinGeometry")
+    link(oi.outputs["Geometry"], tr.inputs["Geometry"])
+    link(xyz.outputs[0], tr.inputs["Translation"])
+    link(gi.outputs[0], join.inputs[0])
+    link(tr.outputs[0], join.inputs[0])
+    link(join.outputs[0], go.inputs[0])
+    plate.modifiers.new("Juggle", "NODES").node_group = ng
+    D.bake()
+    return sc
+
+
+BUILDERS = {"keyed_world": keyed_world, "field_hold": field_hold, "shapekey_ball": shapekey_ball, "offscreen_owner": offscreen_owner, "alpha_shelf": alpha_shelf, "keyed_bounce": keyed_bounce, "gn_instance": gn_instance}
 
 
 @pytest.fixture(scope="session")
@@ -160,6 +203,7 @@ CASES = [
     ("offscreen_owner", "scripted_motion", {"Ball"}),
     ("alpha_shelf", "hidden_support", {"Parcel", "Shelf"}),
     ("keyed_bounce", "non_physical_parameter", {"Ball"}),
+    ("gn_instance", "scripted_motion", {"Plate"}),
 ]
 
 
