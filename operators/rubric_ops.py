@@ -110,6 +110,20 @@ def _next_id(st: Any, stem: str) -> str:
     return f"{stem}_{i}"
 
 
+def _new_criterion(st: Any, stem: str) -> Any:
+    """Append a criterion named `<stem>_<n>` (the first free n) to the draft and make it the active row."""
+    c = st.draft_criteria.add()
+    c.name = _next_id(st, stem)
+    st.draft_criteria_index = len(st.draft_criteria) - 1
+    return c
+
+
+def _draft_changed(st: Any) -> set[str]:
+    """An operator's result after it edited the draft: the draft is no longer validated (Validate / Save check it)."""
+    st.rubric_valid = False
+    return {"FINISHED"}
+
+
 def _selected_roles(st: Any, context: Any) -> list[str]:
     by_obj = {r.object_name: r.name for r in st.draft_roles if r.object_name}
     return [by_obj[o.name] for o in sorted(context.selected_objects, key=lambda o: o.name) if o.name in by_obj]
@@ -148,8 +162,7 @@ class PCG_OT_assign_role(bpy.types.Operator):
                 r = st.draft_roles.add()
                 r.name, r.description = name, o.name
             r.object_name, r.core = o.name, self.core
-        st.rubric_valid = False
-        return {"FINISHED"}
+        return _draft_changed(st)
 
 
 class PCG_OT_remove_draft_item(bpy.types.Operator):
@@ -163,14 +176,14 @@ class PCG_OT_remove_draft_item(bpy.types.Operator):
 
     def execute(self, context: Any) -> set[str]:
         st = context.scene.physcodegym
-        coll, idx = (st.draft_roles, "draft_roles_index") if self.what == "ROLE" else (st.draft_criteria, "draft_criteria_index")
+        coll, idx = (st.draft_roles, "draft_roles_index") if self.what == "ROLE" else (st.draft_criteria,
+                                                                                       "draft_criteria_index")
         i = getattr(st, idx)
         if not (0 <= i < len(coll)):
             return {"CANCELLED"}
         coll.remove(i)
         setattr(st, idx, max(0, i - 1))
-        st.rubric_valid = False
-        return {"FINISHED"}
+        return _draft_changed(st)
 
 
 class PCG_OT_add_criterion(bpy.types.Operator):
@@ -195,14 +208,11 @@ class PCG_OT_add_criterion(bpy.types.Operator):
         roles = _selected_roles(st, context)
         if not roles and 0 <= st.draft_roles_index < len(st.draft_roles):
             roles = [st.draft_roles[st.draft_roles_index].name]
-        c = st.draft_criteria.add()
-        c.name = _next_id(st, f"c_{st.new_check}")
+        c = _new_criterion(st, f"c_{st.new_check}")
         c.check, c.roles, c.weight, c.structural = st.new_check, ", ".join(roles), st.new_weight, st.new_structural
         c.description = f"{st.new_check.replace('_', ' ')} for {', '.join(roles) or 'the scene'}"
         c.params_json, c.thresholds_json = json.dumps(params), json.dumps(thresholds)
-        st.draft_criteria_index = len(st.draft_criteria) - 1
-        st.rubric_valid = False
-        return {"FINISHED"}
+        return _draft_changed(st)
 
 
 class PCG_OT_add_counterfactual_criterion(bpy.types.Operator):
@@ -233,17 +243,17 @@ class PCG_OT_add_counterfactual_criterion(bpy.types.Operator):
                 d.name, d.description, d.object_name = r, mapping[r], mapping[r]
                 known.add(r)
         role = st.counterfactual_expect_role or (iv.get("roles") or [next(iter(known), "")])[0]
-        expected = {"measure": st.counterfactual_measure, "role": role, "op": st.counterfactual_expect_op, "value": round(st.counterfactual_expect_value, 6), "relative_to_baseline": st.counterfactual_relative}
+        expected = {"measure": st.counterfactual_measure, "role": role, "op": st.counterfactual_expect_op,
+                    "value": round(st.counterfactual_expect_value, 6),
+                    "relative_to_baseline": st.counterfactual_relative}
         if st.counterfactual_expect_at_s > 0:
             expected["at_s"] = round(st.counterfactual_expect_at_s, 4)
-        c = st.draft_criteria.add()
-        c.name = _next_id(st, f"cf_{iv.get('kind', 'x')}")
+        c = _new_criterion(st, f"cf_{iv.get('kind', 'x')}")
         c.check, c.roles, c.weight = "counterfactual", ", ".join(iv.get("roles", [])), st.new_weight
-        c.description = f"{iv.get('kind', '').replace('_', ' ')} -> {st.counterfactual_measure} of {role} {st.counterfactual_expect_op} {st.counterfactual_expect_value}"
+        c.description = (f"{iv.get('kind', '').replace('_', ' ')} -> {st.counterfactual_measure} of {role} "
+                         f"{st.counterfactual_expect_op} {st.counterfactual_expect_value}")
         c.counterfactual_json = json.dumps({"intervention": iv, "expected": expected})
-        st.draft_criteria_index = len(st.draft_criteria) - 1
-        st.rubric_valid = False
-        return {"FINISHED"}
+        return _draft_changed(st)
 
 
 def _last_intervention(scene: Any) -> dict[str, Any] | None:
