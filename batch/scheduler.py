@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from physcodegym.batch.store import ResultsStore
-from physcodegym.batch.units import UnitSpec, discover, execute_unit
+from physcodegym.batch.units import UnitSpec, discover, execute_unit, read_task_selection, task_set
 from physcodegym.core.errors import InputError
 
 
@@ -75,8 +75,16 @@ def _lock(results: Path) -> Any:
 def run_batch(tasks_dir: Path, submissions_dir: Path, out: Path, *, workers: int | None = None, ray_address: str | None = None,
               resume: bool = False, overwrite: bool = False, timeout_s: float | None = None, memory_mb: int | None = 8192,
               expected_frames: int = 240, metrics: list[str] | None = None, judge: dict | None = None,
-              configs: list[str] | None = None, progress: bool = True) -> dict:
-    """Run every unit not yet final; returns a summary document."""
+              configs: list[str] | None = None, progress: bool = True, task_ids: list[str] | None = None,
+              tasks_from: Path | None = None) -> dict:
+    """Run every unit not yet final; returns a summary document.
+
+    `task_ids` (or `tasks_from`, a selection file or manifest) runs a subset of the tasks. The store records the
+    task set and version (meta `task_set`); resuming on another version of the set is refused, so results of two
+    task versions never mix in one leaderboard.
+    """
+    if tasks_from is not None:
+        task_ids = read_task_selection(Path(tasks_from))
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     lock = _lock(out)
@@ -88,11 +96,23 @@ def run_batch(tasks_dir: Path, submissions_dir: Path, out: Path, *, workers: int
         if overwrite:
             store.clear_units()
         units, tasks, cfg_meta = discover(Path(tasks_dir), Path(submissions_dir), out, timeout_s=timeout_s, memory_mb=memory_mb,
-                                          expected_frames=expected_frames, metrics=metrics, judge=judge, configs=configs)
+                                          expected_frames=expected_frames, metrics=metrics, judge=judge, configs=configs,
+                                          task_ids=task_ids)
+        tset = task_set(Path(tasks_dir))
+        before = store.get_meta("task_set")
+        if store.count() and not overwrite and before and (before.get("set"), before.get("version")) != (tset["set"], tset["version"]):
+            raise InputError(f"these results are on task set {before.get('set')} {before.get('version')}, the tasks are now "
+                             f"{tset['set']} {tset['version']}: resuming would mix two task versions; use a new --out or "
+                             "--overwrite", file=str(store.path), field="--resume")
+        for u in units:
+            u.extra["task_set"] = {"set": tset["set"], "version": tset["version"]}
+        store.set_meta("task_set", tset)
         store.set_meta("tasks", tasks)
         store.set_meta("configs", cfg_meta)
         store.set_meta("batch", {"tasks_dir": str(Path(tasks_dir).resolve()), "submissions_dir": str(Path(submissions_dir).resolve()),
-                                 "expected_frames": expected_frames, "metrics": metrics, "units": len(units)})
+                                 "expected_frames": expected_frames, "metrics": metrics, "units": len(units),
+                                 "tasks_from": str(Path(tasks_from).resolve()) if tasks_from else None,
+                                 "task_ids": [t["id"] for t in tasks]})
         final = store.final_keys()
         todo = [u for u in units if final.get(u.key) != (u.program_sha256, u.task_sha256)]
         skipped = len(units) - len(todo)
@@ -122,6 +142,8 @@ def run_batch(tasks_dir: Path, submissions_dir: Path, out: Path, *, workers: int
         return {
             "results": str(out),
             "store": str(store.path),
+            "task_set": {k: tset[k] for k in ("set", "version", "sha256", "n_tasks")} | {"selected": len(tasks),
+                                                                                       "stale": len(tset["stale"])},
             "units": len(units),
             "ran": len(todo),
             "skipped_final": skipped,

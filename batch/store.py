@@ -36,6 +36,7 @@ CREATE TABLE IF NOT EXISTS units (
     started_at TEXT,
     finished_at TEXT,
     worker TEXT,
+    task_set TEXT,                   -- "<set>@<version>" the unit was scored on (tasks/manifest.py)
     PRIMARY KEY (config, task_id, attempt)
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -43,7 +44,7 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 
 COLUMNS = ("config", "task_id", "attempt", "status", "run_status", "artifact", "reason", "metrics", "score", "evidence",
            "seconds_run", "seconds_score", "seconds_total", "peak_memory_mb", "program_sha256", "task_sha256",
-           "started_at", "finished_at", "worker")
+           "started_at", "finished_at", "worker", "task_set")
 JSON_COLUMNS = ("metrics", "score", "evidence")
 
 
@@ -63,6 +64,9 @@ class ResultsStore:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=FULL")
             self.db.executescript(SCHEMA)
+            have = {r[1] for r in self.db.execute("PRAGMA table_info(units)")}
+            if "task_set" not in have:  # a store written before rows named their task set
+                self.db.execute("ALTER TABLE units ADD COLUMN task_set TEXT")
             self.db.commit()
         self.db.row_factory = sqlite3.Row
 

@@ -90,10 +90,64 @@ def load_config(cfg_dir: Path) -> dict:
     return doc
 
 
+def read_task_selection(path: Path) -> list[str]:
+    """Task ids from a selection file: one id per line (`#` comments, blank lines ignored), or a task-set
+    manifest JSON (`{"tasks": [{"id": ...}, ...]}`), so a subset is a file that can be reviewed and versioned."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("task selection file not found", file=str(path), field="--tasks-from")
+    text = path.read_text(encoding="utf-8")
+    if text.lstrip().startswith("{"):
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise InputError(f"invalid JSON at line {e.lineno}: {e.msg}", file=str(path), field="--tasks-from") from e
+        entries = doc.get("tasks") if isinstance(doc, dict) else None
+        if not isinstance(entries, list) or not all(isinstance(t, dict) and isinstance(t.get("id"), str) for t in entries):
+            raise InputError("a manifest needs a 'tasks' list of objects with an 'id'", file=str(path), field="tasks")
+        ids = [t["id"] for t in entries]
+    else:
+        ids = [ln.split("#", 1)[0].strip() for ln in text.splitlines()]
+        ids = [i for i in ids if i]
+    if not ids:
+        raise InputError("selects no task", file=str(path), field="--tasks-from")
+    dup = sorted({i for i in ids if ids.count(i) > 1})
+    if dup:
+        raise InputError(f"task id(s) listed twice: {', '.join(dup)}", file=str(path), field="--tasks-from")
+    return ids
+
+
+def task_set(tasks_dir: Path) -> dict[str, Any]:
+    """The task set and version these results are on (SPEC §8: a score is only comparable on the same set).
+
+    The shipped folder (tasks/packs, tasks/library) is named by the versioned manifest; `stale` lists packs whose
+    content no longer matches it. Any other folder is a custom set named by its folder, its version the hash of
+    all its tasks' hashes (a changed task changes it; a selection of its tasks does not).
+    """
+    from physcodegym.tasks import manifest
+    from physcodegym.tasks.loader import LIBRARY_DIR, PACKS_DIR, list_tasks
+
+    root = Path(tasks_dir).resolve()
+    if root in (PACKS_DIR.resolve(), LIBRARY_DIR.resolve(), manifest.TASKS_DIR):
+        doc = dict(manifest.current())
+        doc["stale"] = manifest.check() if doc.get("version") else ["no manifest"]
+        doc["source"] = "manifest"
+        return doc
+    loaded = sorted(list_tasks([root]), key=lambda lt: lt.id)
+    h = hashlib.sha256("".join(f"{lt.id}:{task_hash(lt)}\n" for lt in loaded).encode())
+    return {"set": f"custom:{root.name}", "version": h.hexdigest()[:12], "sha256": h.hexdigest(), "n_tasks": len(loaded),
+            "stale": [], "source": str(root)}
+
+
 def discover(tasks_dir: Path, submissions_dir: Path, results_dir: Path, *, timeout_s: float | None = None,
              memory_mb: int | None = 8192, expected_frames: int = 240, metrics: list[str] | None = None,
-             judge: dict | None = None, configs: list[str] | None = None) -> tuple[list[UnitSpec], list[dict], dict]:
-    """All units, the batch's task list (the accounting denominator) and per-config metadata."""
+             judge: dict | None = None, configs: list[str] | None = None,
+             task_ids: list[str] | None = None) -> tuple[list[UnitSpec], list[dict], dict]:
+    """All units, the batch's task list (the accounting denominator) and per-config metadata.
+
+    `task_ids` selects a subset of the folder's tasks (in the folder's order); an id the folder lacks is bad input,
+    not a silently smaller denominator.
+    """
     from physcodegym.tasks.loader import list_tasks
 
     if not tasks_dir.is_dir():
@@ -103,6 +157,11 @@ def discover(tasks_dir: Path, submissions_dir: Path, results_dir: Path, *, timeo
     loaded = list_tasks([tasks_dir])
     if not loaded:
         raise InputError("no tasks (no */task.json) in this folder", file=str(tasks_dir), field="--tasks")
+    if task_ids is not None:
+        unknown = sorted(set(task_ids) - {lt.id for lt in loaded})
+        if unknown:
+            raise InputError(f"selected task(s) not in {tasks_dir}: {', '.join(unknown)}", field="--tasks-from")
+        loaded = [lt for lt in loaded if lt.id in set(task_ids)]
     tasks = []
     by_id = {}
     for lt in loaded:
@@ -163,6 +222,9 @@ def execute_unit(spec_d: dict) -> dict:
     row: dict[str, Any] = {"config": spec.config, "task_id": spec.task_id, "attempt": spec.attempt,
                            "program_sha256": spec.program_sha256, "task_sha256": spec.task_sha256, "started_at": started,
                            "worker": f"{socket.gethostname()}:{os.getpid()}"}
+    ts = spec.extra.get("task_set")
+    if ts:  # each row names the task set and version it was scored on
+        row["task_set"] = f"{ts.get('set')}@{ts.get('version')}"
     try:
         shutil.rmtree(unit_dir, ignore_errors=True)  # a unit that was running when a batch died is redone from scratch
         unit_dir.mkdir(parents=True, exist_ok=True)

@@ -56,14 +56,45 @@ def _load(results_dir: Path) -> tuple[dict, list[dict], dict]:
         rows = store.rows()
         tasks = store.get_meta("tasks", []) or []
         configs = store.get_meta("configs", {}) or {}
+        tset = store.get_meta("task_set")
     finally:
         store.close()
-    return leaderboard(rows, tasks, configs), rows, configs
+    lb = leaderboard(rows, tasks, configs)
+    lb["task_set"] = task_set_summary(tset, rows, len(tasks))
+    return lb, rows, configs
+
+
+def task_set_summary(tset: dict | None, rows: list[dict], selected: int) -> dict[str, Any]:
+    """What the report names as its task set: set, version, manifest hash, how many of its tasks were run, and
+    every set@version the rows were scored on (one, unless the store predates this record)."""
+    if not tset:
+        tset = {"set": None, "version": None, "sha256": None, "n_tasks": None, "stale": []}
+    on = sorted({r.get("task_set") or "unrecorded" for r in rows})
+    return {"set": tset.get("set"), "version": tset.get("version"), "sha256": tset.get("sha256"),
+            "n_tasks": tset.get("n_tasks"), "selected": selected, "stale": list(tset.get("stale") or []), "rows_on": on}
+
+
+def task_set_line(ts: dict) -> str:
+    """One sentence naming the task set (the leaderboard's header)."""
+    if not ts.get("set"):
+        return "Task set: not recorded (results written before batches named their task set)."
+    line = f"Task set: {ts['set']} version {ts['version']} ({ts['selected']} of {ts['n_tasks']} tasks"
+    if ts.get("sha256"):
+        line += f", sha256 {ts['sha256'][:12]}"
+    line += ")."
+    if ts.get("stale"):
+        line += f" {len(ts['stale'])} pack(s) differ from the manifest: {'; '.join(ts['stale'][:3])}."
+    mixed = [x for x in ts.get("rows_on", []) if x != f"{ts['set']}@{ts['version']}"]
+    if mixed:
+        line += f" Rows scored on: {', '.join(ts['rows_on'])}."
+    return line
 
 
 # -- tables (markdown, csv) ------------------------------------------------------------------------
 def markdown(lb: dict) -> str:
     out = ["# PhysCodeGym leaderboard", ""]
+    if "task_set" in lb:
+        out += [task_set_line(lb["task_set"]), ""]
     cov = lb["covered_metrics"]
     out.append(f"Covered metrics: {', '.join(cov) or 'none'}.")
     for n, why in lb["missing_metrics"].items():
@@ -359,7 +390,8 @@ class _Builder:
         boards = {"": lb}
         for cat in cats:
             boards[cat] = leaderboard(self.rows, [t for t in lb["tasks"] if t["category"] == cat], self.configs)
-        p = [f"<p>{len(lb['configs'])} configurations × {len(lb['tasks'])} tasks, {len(self.rows)} units "
+        p = [f"<p class=taskset>{e(task_set_line(lb['task_set']))}</p>"] if "task_set" in lb else []
+        p += [f"<p>{len(lb['configs'])} configurations × {len(lb['tasks'])} tasks, {len(self.rows)} units "
              f"(results <code>{e(str(self.results))}</code>). Covered metrics: <b>{e(', '.join(lb['covered_metrics']) or 'none')}</b>.</p>"]
         if lb["missing_metrics"]:
             p.append("<ul class=small>" + "".join(f"<li>{e(n)} missing: {e(str(why))}</li>" for n, why in lb["missing_metrics"].items()) + "</ul>")
@@ -660,6 +692,7 @@ def build_report(results_dir: Path, out_dir: Path, videos: bool = True, log: Cal
     atomic.write(paths["json"], json.dumps(lb, indent=2, default=str))
     pages = sorted(str(p) for p in (out_dir / "tasks").glob("*.html"))
     return {"report": str(paths["html"]), "files": {k: str(v) for k, v in paths.items()}, "pages": pages,
+            "task_set": lb["task_set"],
             "configs": lb["configs"], "tasks": [t["id"] for t in lb["tasks"]],
             "videos": {"clips": len(b.media["clips"]), "bytes": sum(c["bytes"] for c in b.media["clips"]), "errors": b.media["errors"]},
             "bytes": _size(out_dir), "seconds": round(time.monotonic() - t0, 2),

@@ -15,6 +15,12 @@ HELP = "run, audit and score every (configuration, task) submission in isolation
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tasks", required=True, help="folder of task folders (*/task.json)")
     p.add_argument("--submissions", required=True, help="folder SUBMISSIONS/<config>/<task_id>/scene.py")
+    p.add_argument(
+        "--tasks-from",
+        default=None,
+        metavar="FILE",
+        help="only these tasks of --tasks: a file of task ids (one a line, # comments) or a task-set manifest JSON",
+    )
     p.add_argument("--out", required=True, help="results folder (results.sqlite, units/)")
     p.add_argument("--workers", type=int, default=None, help="local process pool size (default: one per two cores)")
     p.add_argument(
@@ -77,9 +83,14 @@ def run(args: argparse.Namespace) -> CommandResult:
         judge=judge,
         configs=args.config,
         progress=not args.no_progress,
+        tasks_from=Path(args.tasks_from) if args.tasks_from else None,
     )
     s = doc["by_status"]
+    ts = doc["task_set"]
     human = (
+        f"task set {ts['set']} {ts['version']} ({ts['selected']} of {ts['n_tasks']} tasks"
+        + (f", {ts['stale']} pack(s) differ from the manifest" if ts["stale"] else "")
+        + "): "
         f"{doc['units']} units ({doc['ran']} run, {doc['skipped_final']} already final): "
         f"{s['done']} scored, {s['failed']} without valid artifact, {s['error']} errors -> {doc['store']}"
     )

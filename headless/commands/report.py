@@ -26,6 +26,9 @@ def run(args: argparse.Namespace) -> CommandResult:
         f"report: {doc['report']}  ({len(doc['pages'])} task pages, {doc['videos']['clips']} videos, "
         f"{doc['bytes'] / 1e6:.1f} MB, built in {doc['seconds']:.0f} s)"
     ]
+    from physcodegym.report.build import task_set_line
+
+    lines.append(f"  {task_set_line(doc['task_set'])}")
     lines += [
         f"  {b['config']:<24} S_tot {_st(b['S_tot'])}  ({b['artifacts']}/{b['tasks']} artifacts)"
         for b in doc["leaderboard"]
