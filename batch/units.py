@@ -2,7 +2,7 @@
 
 Submissions layout: `SUBMISSIONS/<config>/<task_id>/scene.py` (attempt "1"), optionally further attempts as
 `SUBMISSIONS/<config>/<task_id>/attempts/<n>/scene.py`, and `SUBMISSIONS/<config>/config.json` (model,
-harness, cost_usd_per_task, tokens_per_task, timeout_s, memory_mb, ...). `execute_unit` is a plain
+harness, cost_usd_per_task, tokens_per_task, timeout_s, timeout_s_by_task, memory_mb, ...). `execute_unit` is a plain
 top-level function of JSON-able input and output, so a process pool and a Ray cluster run the same code.
 """
 
@@ -23,7 +23,8 @@ from typing import Any
 from physcodegym.core import atomic
 from physcodegym.core.errors import InputError
 
-CONFIG_KEYS = {"model", "harness", "label", "cost_usd_per_task", "tokens_per_task", "timeout_s", "memory_mb", "notes",
+CONFIG_KEYS = {"model", "harness", "label", "cost_usd_per_task", "tokens_per_task", "timeout_s", "timeout_s_by_task",
+               "memory_mb", "notes",
                "effort", "provider"}
 
 
@@ -85,6 +86,10 @@ def load_config(cfg_dir: Path) -> dict:
             raise InputError("must be a number", file=str(p), field=k)
     if "timeout_s" in doc and doc["timeout_s"] is not None and doc["timeout_s"] <= 0:
         raise InputError("must be positive", file=str(p), field="timeout_s")
+    by_task = doc.get("timeout_s_by_task")
+    if by_task is not None and (not isinstance(by_task, dict)
+                                or not all(isinstance(v, int | float) and v > 0 for v in by_task.values())):
+        raise InputError("must map task ids to positive seconds", file=str(p), field="timeout_s_by_task")
     if "memory_mb" in doc and doc["memory_mb"] is not None and not isinstance(doc["memory_mb"], int):
         raise InputError("must be an integer (MiB)", file=str(p), field="memory_mb")
     return doc
@@ -194,7 +199,9 @@ def discover(tasks_dir: Path, submissions_dir: Path, results_dir: Path, *, timeo
                     config=cfg_dir.name, task_id=lt.id, attempt=att, program=str(prog.resolve()),
                     task_folder=str(lt.folder), unit_dir=str((results_dir / "units" / cfg_dir.name / lt.id / att).resolve()),
                     program_sha256=sha256_file(prog), task_sha256=th,
-                    timeout_s=float(cfg.get("timeout_s") or timeout_s or 1800.0),
+                    # a harness may budget single tasks differently (timeout_s_by_task); --timeout applies otherwise
+                    timeout_s=float((cfg.get("timeout_s_by_task") or {}).get(lt.id) or cfg.get("timeout_s") or timeout_s
+                                    or 1800.0),
                     memory_mb=cfg.get("memory_mb", memory_mb), expected_frames=expected_frames, metrics=metrics,
                     judge=judge,
                 ))

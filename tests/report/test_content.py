@@ -57,3 +57,15 @@ def test_plots_media_and_size(report: dict) -> None:
     assert index.count("<small>n=") >= 3 * 9
     print(f"\nreport: {report['bytes'] / 1e6:.2f} MB, built in {report['build_seconds']:.1f} s")
     assert report["bytes"] < 5e6
+
+
+def test_report_names_its_task_set(report: dict) -> None:
+    """Markdown, JSON and HTML headers name the set and version every row was scored on (a custom folder here)."""
+    out = Path(report["out"])
+    ts = report["task_set"]
+    assert ts["set"] == "custom:tasks" and ts["version"] and ts["selected"] == ts["n_tasks"] == 1
+    assert ts["rows_on"] == [f"{ts['set']}@{ts['version']}"]
+    line = f"Task set: {ts['set']} version {ts['version']} (1 of 1 tasks, sha256 {ts['sha256'][:12]})."
+    assert line in (out / "leaderboard.md").read_text().splitlines()
+    assert json.loads((out / "leaderboard.json").read_text())["task_set"]["version"] == ts["version"]
+    assert f"<p class=taskset>{line}</p>" in (out / "index.html").read_text()

@@ -66,3 +66,15 @@ def test_a_counterfactual_criterion_reads_as_a_sentence() -> None:
     assert "expected min height of ball at 3 s < -0.5" in s and "Verdict: failed (score 0.00" in s
     res["passed"], res["score"] = True, 1.0
     assert "Verdict: passed (score 1.00" in criterion_sentence(res, spec)
+
+
+def test_task_set_line_names_version_staleness_and_mixed_rows() -> None:
+    from physcodegym.report.build import task_set_line, task_set_summary
+
+    meta = {"set": "physcodegym-tasks", "version": "1.2.0", "sha256": "ab" * 32, "n_tasks": 16, "stale": []}
+    ts = task_set_summary(meta, [{"task_set": "physcodegym-tasks@1.2.0"}], 5)
+    assert task_set_line(ts) == "Task set: physcodegym-tasks version 1.2.0 (5 of 16 tasks, sha256 abababababab)."
+    stale = task_set_summary(dict(meta, stale=["pendulum: content hash 1 differs"]), [{"task_set": None}], 5)
+    line = task_set_line(stale)
+    assert "1 pack(s) differ from the manifest: pendulum" in line and "Rows scored on: unrecorded." in line
+    assert task_set_line(task_set_summary(None, [], 0)).startswith("Task set: not recorded")
