@@ -2,22 +2,76 @@
 
 from physcodegym.authoring import detect as d
 
+# The values truth.py was built with (a family member's generator rewrites this literal; see family.py).
+PARAMS = {
+    "task_id": "turntable",
+    "world_rgb": [0.55, 0.6, 0.66],
+    "studio_light": "Default",
+    "cavity": False,
+    "table_size": [1.4, 0.9],
+    "table_rgb": [0.45, 0.28, 0.14],
+    "base_radius": 0.2,
+    "base_colour": ["Black", [0.04, 0.04, 0.05], 0.5],
+    "platter_radius": 0.18,
+    "platter_colour": ["Silver", [0.7, 0.72, 0.75], 0.3, 0.7],
+    "platter_friction": 0.9,
+    "stripe_len": 0.16,
+    "stripe_x": 0.08,
+    "block_size": 0.05,
+    "block_loc": [0.11, 0.0, 0.0801],
+    "block_colour": ["Yellow", [0.95, 0.75, 0.05]],
+    "block_mass": 0.1,
+    "block_friction": 0.9,
+    "riders": [],
+    "motor_velocity": 1.6,
+    "motor_impulse": 1.0,
+    "camera_loc": [0.0, -1.2, 0.75],
+    "camera_target": [0.0, 0.0, 0.03],
+    "lens": 38,
+}
+PLATTER = PARAMS["platter_colour"][0].lower()
+BASE = PARAMS["base_colour"][0].lower()
+BLOCK = PARAMS["block_colour"][0].lower()
+RIDERS = PARAMS["riders"]
+SHIPPED = PARAMS["task_id"] == "turntable"  # the hand-measured evidence numbers below hold for the shipped scene only
+EVIDENCE_MOTOR = (
+    "truth.py re-simulated with the motor constraint disabled: block max displacement by 6 s 1.7 mm (baseline: carried round the axis)"
+    if SHIPPED
+    else "truth.py re-simulated with the motor constraint disabled (measured responses in truth_counterfactuals.json; baseline: carried round the axis)"
+)
+RIDER_ITEMS = (
+    [
+        {
+            "id": "riders",
+            "category": "object",
+            "count": len(RIDERS),
+            "attributes": [f"{r['colour'][0].lower()} {'cylinder' if r['shape'] == 'cylinder' else 'box'}" for r in RIDERS],
+            "layout": "also riding on the platter, away from the cube",
+            "roles": ["platter"],
+        }
+    ]
+    if RIDERS
+    else []
+)
+
 TASK = {
-    "id": "turntable",
+    "id": PARAMS["task_id"],
     "title": "Motor-driven turntable carrying a block",
     "category": "rigid",
     "subcategory": "rotation",
-    "summary": "A silver platter on a black base is spun up by a motor; a yellow block sitting near its rim turns with it by friction.",
+    "summary": f"A {PLATTER} platter on a {BASE} base is spun up by a motor; a {BLOCK} block sitting near its rim turns with it by friction"
+    + ("." if not RIDERS else f", together with {len(RIDERS)} more object{'s' if len(RIDERS) > 1 else ''} riding on the platter."),
     "roles": [
-        {"name": "platter", "description": "silver rotating platter", "truth_object": "Platter", "name_hints": ["platter", "disc", "disk", "turntable", "plate"]},
-        {"name": "block", "description": "yellow cube riding on the platter", "truth_object": "Block", "name_hints": ["block", "cube", "box"]},
-        {"name": "base", "description": "black base of the turntable", "core": False, "truth_object": "TurntableBase", "name_hints": ["base", "stand"]},
+        {"name": "platter", "description": f"{PLATTER} rotating platter", "truth_object": "Platter", "name_hints": ["platter", "disc", "disk", "turntable", "plate"]},
+        {"name": "block", "description": f"{BLOCK} cube riding on the platter", "truth_object": "Block", "name_hints": ["block", "cube", "box"]},
+        {"name": "base", "description": f"{BASE} base of the turntable", "core": False, "truth_object": "TurntableBase", "name_hints": ["base", "stand"]},
         {"name": "motor", "description": "motor constraint driving the platter", "core": False, "required": False, "truth_object": "Motor", "name_hints": ["motor", "actuator", "drive"]},
     ],
     "checklist": [
-        {"id": "platter", "category": "turntable platter", "count": 1, "attributes": ["silver/grey", "round", "thin", "white stripe on top"], "layout": "centre of the table on a black base", "roles": ["platter", "base"]},
-        {"id": "block", "category": "block", "count": 1, "attributes": ["yellow", "small cube"], "layout": "on the platter to the right of its centre", "roles": ["block"]},
-    ],
+        {"id": "platter", "category": "turntable platter", "count": 1, "attributes": ["silver/grey" if PLATTER == "silver" else PLATTER, "round", "thin", "white stripe on top"], "layout": f"centre of the table on a {BASE} base", "roles": ["platter", "base"]},
+        {"id": "block", "category": "block", "count": 1, "attributes": [BLOCK, "small cube"], "layout": "on the platter to the right of its centre" if SHIPPED else "on the platter, off its centre", "roles": ["block"]},
+    ]
+    + RIDER_ITEMS,
     "events": [
         {"id": "spin_up", "kind": "action", "description": "the platter starts turning", "roles": ["platter"], "weight": 1.0, "key": True},
         {"id": "block_carried", "kind": "action", "description": "the block turns with the platter without sliding off", "roles": ["block", "platter"], "weight": 2.0, "key": True, "after": ["spin_up"]},
@@ -40,7 +94,7 @@ TASK = {
                 "weight": 2.0,
                 "roles": ["block", "motor"],
                 "check": "counterfactual",
-                "evidence": "truth.py re-simulated with the motor constraint disabled: block max displacement by 6 s 1.7 mm (baseline: carried round the axis)",
+                "evidence": EVIDENCE_MOTOR,
                 "counterfactual": {
                     "intervention": {"kind": "disable_actuator", "roles": ["motor"]},
                     "expected": {"measure": "max_displacement", "role": "block", "at_s": 6.0, "op": "lt", "value": 0.02, "unit": "m"},

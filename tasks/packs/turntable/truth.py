@@ -7,6 +7,33 @@ from mathutils import Matrix, Vector
 
 FRAMES = 240
 
+# Everything a family member varies (tasks/packs/turntable/family.py draws it from a seed).
+PARAMS = {
+    "world_rgb": [0.55, 0.6, 0.66],
+    "studio_light": "Default",
+    "cavity": False,
+    "table_size": [1.4, 0.9],
+    "table_rgb": [0.45, 0.28, 0.14],
+    "base_radius": 0.2,
+    "base_colour": ["Black", [0.04, 0.04, 0.05], 0.5],
+    "platter_radius": 0.18,
+    "platter_colour": ["Silver", [0.7, 0.72, 0.75], 0.3, 0.7],
+    "platter_friction": 0.9,
+    "stripe_len": 0.16,
+    "stripe_x": 0.08,
+    "block_size": 0.05,
+    "block_loc": [0.11, 0.0, 0.0801],
+    "block_colour": ["Yellow", [0.95, 0.75, 0.05]],
+    "block_mass": 0.1,
+    "block_friction": 0.9,
+    "riders": [],
+    "motor_velocity": 1.6,
+    "motor_impulse": 1.0,
+    "camera_loc": [0.0, -1.2, 0.75],
+    "camera_target": [0.0, 0.0, 0.03],
+    "lens": 38,
+}
+
 
 def reset_scene():
     bpy.ops.wm.read_factory_settings(use_empty=True)
@@ -20,12 +47,13 @@ def reset_scene():
     sh.light = "STUDIO"
     sh.color_type = "MATERIAL"
     sh.show_shadows = True
-    sh.show_cavity = False
+    sh.studio_light = PARAMS["studio_light"]
+    sh.show_cavity = PARAMS["cavity"]
     sc.display.render_aa = "FXAA"
     sc.render.image_settings.file_format = "PNG"
     sc.render.image_settings.color_mode = "RGB"
     world = bpy.data.worlds.new("World")
-    world.color = (0.55, 0.6, 0.66)
+    world.color = tuple(PARAMS["world_rgb"])
     sc.world = world
     return sc
 
@@ -211,32 +239,49 @@ def hinge(name, loc, rot, ob1, ob2, kind="HINGE"):
 
 
 def build():
+    P = PARAMS
     sc = reset_scene()
     rigid_world(substeps=40, iterations=40)
-    table = room((1.4, 0.9))
+    table = room(tuple(P["table_size"]), tuple(P["table_rgb"]))
     rigid(table, "PASSIVE", "BOX", margin=0.001)
-    base = cylinder("TurntableBase", 0.2, 0.04, (0.0, 0.0, 0.02), material("BlackPlasticBase", (0.04, 0.04, 0.05), 0.5), segs=48)
+    bname, brgb, brough = P["base_colour"]
+    base = cylinder("TurntableBase", P["base_radius"], 0.04, (0.0, 0.0, 0.02), material(f"{bname}PlasticBase", tuple(brgb), brough), segs=48)
     rigid(base, "PASSIVE", "CONVEX_HULL", margin=0.001)
-    platter = cylinder("Platter", 0.18, 0.015, (0.0, 0.0, 0.0475), material("SilverPlatter", (0.7, 0.72, 0.75), 0.3, 0.7), segs=48)
-    rigid(platter, "ACTIVE", "CONVEX_HULL", mass=1.0, friction=0.9, margin=0.001, lin=0.0, ang=0.0)
+    pname, prgb, prough, pmetal = P["platter_colour"]
+    platter = cylinder("Platter", P["platter_radius"], 0.015, (0.0, 0.0, 0.0475), material(f"{pname}Platter", tuple(prgb), prough, pmetal), segs=48)
+    rigid(platter, "ACTIVE", "CONVEX_HULL", mass=1.0, friction=P["platter_friction"], margin=0.001, lin=0.0, ang=0.0)
     # a label stripe on the platter makes its rotation visible
-    stripe = box("PlatterStripe", (0.16, 0.012, 0.002), (0.08, 0.0, 0.0555), material("WhiteLabel", (0.9, 0.9, 0.85), 0.5))
+    stripe = box("PlatterStripe", (P["stripe_len"], 0.012, 0.002), (P["stripe_x"], 0.0, 0.0555), material("WhiteLabel", (0.9, 0.9, 0.85), 0.5))
     rigid(stripe, "ACTIVE", "BOX", mass=0.01, margin=0.0005, lin=0.0, ang=0.0)
     stripe.rigid_body.collision_collections = [i == 19 for i in range(20)]
-    c = hinge("StripeGlue", (0.08, 0.0, 0.055), (0, 0, 0), platter, stripe, kind="FIXED")
-    block = box("Block", (0.05, 0.05, 0.05), (0.11, 0.0, 0.0801), material("YellowBlock", (0.95, 0.75, 0.05), 0.5))
-    rigid(block, "ACTIVE", "BOX", mass=0.1, friction=0.9, margin=0.001, lin=0.0, ang=0.0)
+    c = hinge("StripeGlue", (P["stripe_x"], 0.0, 0.055), (0, 0, 0), platter, stripe, kind="FIXED")
+    k = P["block_size"]
+    cname, crgb = P["block_colour"]
+    block = box("Block", (k, k, k), tuple(P["block_loc"]), material(f"{cname}Block", tuple(crgb), 0.5))
+    rigid(block, "ACTIVE", "BOX", mass=P["block_mass"], friction=P["block_friction"], margin=0.001, lin=0.0, ang=0.0)
+    # further objects riding on the platter (a family member's object set)
+    for i, r in enumerate(P["riders"]):
+        a = math.radians(r["angle_deg"])
+        rname, rrgb = r["colour"]
+        mat = material(f"{rname}Rider{i + 1}", tuple(rrgb), 0.5)
+        h = r["height"]
+        loc = (r["radius"] * math.cos(a), r["radius"] * math.sin(a), 0.055 + h / 2 + 0.0001)
+        if r["shape"] == "cylinder":
+            ob = cylinder(f"Rider{i + 1}", r["size"] / 2, h, loc, mat, segs=24)
+            rigid(ob, "ACTIVE", "CYLINDER", mass=r["mass"], friction=P["block_friction"], margin=0.001, lin=0.0, ang=0.0)
+        else:
+            ob = box(f"Rider{i + 1}", (r["size"], r["size"], h), loc, mat, rot=(0.0, 0.0, a))
+            rigid(ob, "ACTIVE", "BOX", mass=r["mass"], friction=P["block_friction"], margin=0.001, lin=0.0, ang=0.0)
     # axle: hinge about world Z between base and platter; the motor drives it
     hinge("Axle", (0.0, 0.0, 0.0475), (0, 0, 0), base, platter, kind="HINGE")
     m = hinge("Motor", (0.0, 0.0, 0.0475), (0.0, math.radians(-90), 0.0), base, platter, kind="MOTOR")
     m.use_motor_ang = True
-    m.motor_ang_target_velocity = 1.6
-    m.motor_ang_max_impulse = 1.0
+    m.motor_ang_target_velocity = P["motor_velocity"]
+    m.motor_ang_max_impulse = P["motor_impulse"]
     del c
-    camera((0.0, -1.2, 0.75), (0.0, 0.0, 0.03), lens=38)
+    camera(tuple(P["camera_loc"]), tuple(P["camera_target"]), lens=P["lens"])
     sun()
     return sc
-
 
 build()
 bake_save_render()
