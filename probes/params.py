@@ -97,12 +97,13 @@ def parameter_problems(samples: Any, gravity_tol: float = GRAVITY_TOL_REL) -> li
     for n, info in samples.info.items():
         rb = info.get("rigid_body")
         if rb and ph.in_rigid_world(info, si):
-            if rb["restitution"] > MAX_RESTITUTION:
-                probs.append({"objects": [n], "param": "restitution", "path": f"objects[{n!r}].rigid_body.restitution", "value": rb["restitution"], "expected": "<= 1",
+            if rb["restitution"] > MAX_RESTITUTION:  # a passive body's restitution creates energy in what hits it
+                dyn = [m for m, i in samples.info.items() if m != n and ph.dynamic(i, si)]
+                probs.append({"objects": [n, *dyn], "param": "restitution", "path": f"objects[{n!r}].rigid_body.restitution", "value": rb["restitution"], "expected": "<= 1",
                               "message": f"{n} bounces with restitution {rb['restitution']:g} > 1 (creates energy)"})
             if rb["type"] == "ACTIVE" and rb["mass"] <= 0:
-                probs.append({"objects": [n], "param": "mass", "path": f"objects[{n!r}].rigid_body.mass", "value": rb["mass"], "expected": "> 0",
-                              "message": f"{n} has non-positive mass {rb['mass']:g}"})
+                probs.append({"objects": [n], "param": "mass", "path": f"objects[{n!r}].rigid_body.mass", "value": rb["mass"], "expected": "> 0", "always": True,
+                              "message": f"{n} has non-positive mass {rb['mass']:g} (Bullet then holds an active body still: a pin, not a material)"})
             if rb["type"] == "ACTIVE" and rb["linear_damping"] > MAX_LINEAR_DAMPING:
                 probs.append({"objects": [n], "param": "linear_damping", "path": f"objects[{n!r}].rigid_body.linear_damping", "value": rb["linear_damping"],
                               "expected": f"<= {MAX_LINEAR_DAMPING}", "message": f"{n} loses {rb['linear_damping']:.0%} of its speed per second to damping (no medium does that)"})
@@ -131,7 +132,11 @@ def detect(a: Any) -> None:
     a.gravity_summary = effective_gravity(a.s)
     for p in parameter_problems(a.s):
         movers = [o for o in p["objects"] if o in a.moving or any(k.startswith(o + "/") for k in a.s.particles)]
+        if p.get("always"):  # the parameter itself keeps the body from moving
+            movers = list(p["objects"])
         if not movers:
             continue
+        if p["param"] == "restitution" and p["objects"][0] not in movers:  # name the body that carries it first
+            movers = [p["objects"][0], *movers]
         a.add(kind="non_physical_parameter", objects=movers, frames=frames, value=float(p["value"]), unit=p["param"],
-              message=p["message"], evidence={k: v for k, v in p.items() if k != "message"})
+              message=p["message"], evidence={k: v for k, v in p.items() if k not in ("message", "always")})

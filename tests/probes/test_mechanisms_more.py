@@ -8,7 +8,9 @@ re-evaluation in a fresh worker, as in `test_mechanisms`):
 - derived motion whose rendered, simulated owner is never in the camera's view;
 - a shelf that Workbench draws with nothing (viewport colour alpha 0, while its node tree is opaque);
 - a physical constant keyframed to change mid-run (the ground's restitution); a constant key is no change;
-- a geometry-nodes instance (not realized: no mesh vertex shows it) moved by the scene time on a static plate.
+- a geometry-nodes instance (not realized: no mesh vertex shows it) moved by the scene time on a static plate;
+- parameters whose effect hides them: mass 0 (Bullet holds the active body still) and restitution above 1
+  on the passive ground (the ground never moves, the ball it pumps does).
 """
 
 from __future__ import annotations
@@ -177,7 +179,24 @@ def gn_instance(defect: bool, frames: int = 40) -> Any:
     return sc
 
 
-BUILDERS = {"keyed_world": keyed_world, "field_hold": field_hold, "shapekey_ball": shapekey_ball, "offscreen_owner": offscreen_owner, "alpha_shelf": alpha_shelf, "keyed_bounce": keyed_bounce, "gn_instance": gn_instance}
+def bad_params(defect: bool, frames: int = 40) -> Any:
+    """A ball dropped on the ground next to a crate in mid-air. Defect: the crate has mass 0 (it hangs there)
+    and the ground's restitution is 1.5. Twin: the crate rests on the ground (mass 1), restitution 0.5."""
+    sc = D.reset(frames)
+    D.rigid_world(sc, frames)
+    D.camera(sc)
+    D.ground(restitution=1.5 if defect else 0.5)
+    D.sphere("Ball", (0, 0, 1.5), 0.25, restitution=0.5)
+    D.box("Crate", (1.0, 0, 1.0 if defect else 0.2), (0.4, 0.4, 0.4), rb="ACTIVE", mass=1.0)
+    if defect:
+        import bpy
+
+        bpy.data.objects["Crate"].rigid_body.mass = 0.0
+    D.bake()
+    return sc
+
+
+BUILDERS = {"keyed_world": keyed_world, "field_hold": field_hold, "shapekey_ball": shapekey_ball, "offscreen_owner": offscreen_owner, "alpha_shelf": alpha_shelf, "keyed_bounce": keyed_bounce, "gn_instance": gn_instance, "bad_params": bad_params}
 
 
 @pytest.fixture(scope="session")
@@ -204,10 +223,12 @@ CASES = [
     ("alpha_shelf", "hidden_support", {"Parcel", "Shelf"}),
     ("keyed_bounce", "non_physical_parameter", {"Ball"}),
     ("gn_instance", "scripted_motion", {"Plate"}),
+    ("bad_params", "non_physical_parameter", {"Crate"}),
+    ("bad_params", "non_physical_parameter", {"Ground", "Ball"}),
 ]
 
 
-@pytest.mark.parametrize("case,kind,objects", CASES, ids=[c for c, _, _ in CASES])
+@pytest.mark.parametrize("case,kind,objects", CASES, ids=[f"{c}-{'-'.join(sorted(o))}" for c, _, o in CASES])
 def test_mechanism_found_and_twin_clean(audited_more, case, kind, objects):
     bad = audited_more(case, True)
     assert bad.meta["solvers_off"]["ran"], bad.meta["solvers_off"]
