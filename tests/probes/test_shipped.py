@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKS = ROOT / "tasks" / "packs"
 SUBS = ROOT / "submissions"
 FAST_TRUTHS = {"ball_bounce", "ball_dominoes", "pendulum", "block_stack", "marble_ramp", "turntable"}
-SLOW_SUBMISSIONS = {("faithful-agent", "flag_wind"), ("faithful-agent", "milk_pour")}
+# cloth, SPH liquids and the bead pile bake for a minute or more each: only with PHYSCODEGYM_AUDIT_ALL=1
+SLOW_SUBMISSIONS = {("faithful-agent", t) for t in ("flag_wind", "milk_pour", "cloth_drape", "hose_jet", "liquid_duck", "bead_pile")}
 ALL = os.environ.get("PHYSCODEGYM_AUDIT_ALL") == "1"
 
 truths = sorted(p.parent.name for p in PACKS.glob("*/truth.py"))
@@ -44,7 +45,8 @@ def test_truth_audits_clean(task, tmp_path):
 def test_shortcut_submission_caught(task, tmp_path):
     rep = _audit_program(SUBS / "shortcut-agent" / task / "scene.py", tmp_path / task)
     kinds = rep.kinds()
-    assert kinds & {"scripted_motion", "hidden_support", "not_simulated", "no_contact_response"}, kinds
+    # scaled gravity + clock (block_stack) is a non-physical parameter, the other mechanisms are motion findings
+    assert kinds & {"scripted_motion", "hidden_support", "not_simulated", "no_contact_response", "non_physical_parameter"}, kinds
 
 
 @pytest.mark.parametrize("task", faithful)
