@@ -3,22 +3,72 @@
 import numpy as np
 from physcodegym.authoring import detect as d
 
-N = 90
+# The values truth.py was built with (a family member's generator rewrites this literal; see family.py).
+PARAMS = {
+    "task_id": "bead_pile",
+    "world_rgb": [0.55, 0.6, 0.66],
+    "studio_light": "Default",
+    "cavity": False,
+    "table_size": [1.4, 0.9],
+    "table_rgb": [0.45, 0.28, 0.14],
+    "tray_size": [0.4, 0.3],
+    "tray_colour": ["White", [0.92, 0.92, 0.9], 0.4],
+    "tray_friction": 0.7,
+    "funnel_loc": [0.0, 0.0, 0.42],
+    "funnel_radii": [0.025, 0.11],
+    "funnel_depth": 0.12,
+    "funnel_colour": ["Green", [0.1, 0.6, 0.25], 0.4],
+    "layers": 10,
+    "per_layer": 9,
+    "ring_radius": 0.055,
+    "layer_z0": 0.5,
+    "layer_dz": 0.03,
+    "bead_radius": 0.012,
+    "bead_mass": 0.005,
+    "bead_friction": 0.9,
+    "bead_bounce": 0.05,
+    "bead_colours": [["Red", [0.85, 0.08, 0.05]], ["Blue", [0.08, 0.2, 0.85]], ["Yellow", [0.95, 0.8, 0.05]]],
+    "bead_rough": 0.3,
+    "layout_seed": 11,
+    "camera_loc": [0.0, -1.25, 0.55],
+    "camera_target": [0.0, 0.0, 0.24],
+    "lens": 36,
+}
+N = PARAMS["layers"] * PARAMS["per_layer"]
+R = PARAMS["bead_radius"]
+TX, TY = PARAMS["tray_size"]
+FX, FY, FZ = PARAMS["funnel_loc"]
+MOUTH_Z = FZ - PARAMS["funnel_depth"] / 2 - 0.02  # a bead below this height has left the funnel's mouth
+COLOURS = [name.lower() for name, _rgb in PARAMS["bead_colours"]]
+COLOUR_TEXT = ", ".join(COLOURS[:-1]) + " and " + COLOURS[-1]
+TRAY = PARAMS["tray_colour"][0].lower()
+FUNNEL = PARAMS["funnel_colour"][0].lower()
+TENS = {4: "Forty", 5: "Fifty", 6: "Sixty", 7: "Seventy", 8: "Eighty", 9: "Ninety"}
+ONES = ["", "-one", "-two", "-three", "-four", "-five", "-six", "-seven", "-eight", "-nine"]
+COUNT_WORD = TENS[N // 10] + ONES[N % 10] if N // 10 in TENS else str(N)
+# Without the tray a bead rests on the table (z = R) instead of on the 1 cm tray floor (z = R + 0.01).
+NO_TRAY_THRESHOLD = round(R + 0.005, 4)
+SHIPPED = PARAMS["task_id"] == "bead_pile"  # the hand-measured evidence numbers below hold for the shipped scene only
+EVIDENCE_NO_TRAY = (
+    "truth.py re-simulated with the tray removed: the representative bead ends at 0.012 m (on the table; baseline 0.022 m on the tray floor)"
+    if SHIPPED
+    else f"truth.py re-simulated with the tray removed: the representative bead ends on the table (about {R:.3f} m; on the tray floor it rests at about {R + 0.01:.3f} m); measured responses in truth_counterfactuals.json"
+)
 TASK = {
-    "id": "bead_pile",
+    "id": PARAMS["task_id"],
     "title": "Beads poured through a funnel pile up in a tray",
     "category": "rigid",
     "subcategory": "granular-piling",
-    "summary": "Ninety red, blue and yellow beads fall through a green funnel into a white tray and settle in a heap.",
+    "summary": f"{COUNT_WORD} {COLOUR_TEXT} beads fall through a {FUNNEL} funnel into a {TRAY} tray and settle in a heap.",
     "roles": [
         {"name": "bead", "description": "one of the beads (representative of the granular material)", "truth_object": "Bead000", "name_hints": ["bead", "grain", "ball", "pellet"]},
-        {"name": "tray", "description": "white tray with low walls", "core": False, "truth_object": "Tray", "name_hints": ["tray", "box", "container", "bin"]},
-        {"name": "funnel", "description": "green funnel above the tray", "core": False, "truth_object": "Funnel", "name_hints": ["funnel", "cone", "hopper"]},
+        {"name": "tray", "description": f"{TRAY} tray with low walls", "core": False, "truth_object": "Tray", "name_hints": ["tray", "box", "container", "bin"]},
+        {"name": "funnel", "description": f"{FUNNEL} funnel above the tray", "core": False, "truth_object": "Funnel", "name_hints": ["funnel", "cone", "hopper"]},
     ],
     "checklist": [
-        {"id": "beads", "category": "bead", "count": N, "attributes": ["small spheres", "red, blue and yellow"], "layout": "falling from the funnel at the top", "roles": ["bead"]},
-        {"id": "funnel", "category": "funnel", "count": 1, "attributes": ["green", "cone, opening downwards"], "layout": "above the centre of the tray", "roles": ["funnel"]},
-        {"id": "tray", "category": "tray", "count": 1, "attributes": ["white", "rectangular", "low walls"], "layout": "on the table under the funnel", "roles": ["tray"]},
+        {"id": "beads", "category": "bead", "count": N, "attributes": ["small spheres", COLOUR_TEXT], "layout": "falling from the funnel at the top", "roles": ["bead"]},
+        {"id": "funnel", "category": "funnel", "count": 1, "attributes": [FUNNEL, "cone, opening downwards"], "layout": "above the centre of the tray" if abs(FX) < 0.02 and abs(FY) < 0.02 else "above the tray, off its centre", "roles": ["funnel"]},
+        {"id": "tray", "category": "tray", "count": 1, "attributes": [TRAY, "rectangular", "low walls"], "layout": "on the table under the funnel", "roles": ["tray"]},
     ],
     "events": [
         {"id": "pour", "kind": "action", "description": "beads stream out of the funnel and fall into the tray", "roles": ["bead", "funnel"], "weight": 2.0, "key": True},
@@ -40,10 +90,10 @@ TASK = {
                 "weight": 2.0,
                 "roles": ["bead", "tray"],
                 "check": "counterfactual",
-                "evidence": "truth.py re-simulated with the tray removed: the representative bead ends at 0.012 m (on the table; baseline 0.022 m on the tray floor)",
+                "evidence": EVIDENCE_NO_TRAY,
                 "counterfactual": {
                     "intervention": {"kind": "remove_object", "roles": ["tray"]},
-                    "expected": {"measure": "final_height", "role": "bead", "at_s": 7.5, "op": "lt", "value": 0.017, "unit": "m"},
+                    "expected": {"measure": "final_height", "role": "bead", "at_s": 7.5, "op": "lt", "value": NO_TRAY_THRESHOLD, "unit": "m"},
                 },
             },
         ],
@@ -54,7 +104,7 @@ TASK = {
 def measure_events(s):
     names = [n for n in s.names if n.startswith("Bead")]
     P = np.stack([d.loc(s, n) for n in names])  # (B, F, 3)
-    below = (P[:, :, 2] < 0.34).sum(axis=0)  # beads that left the funnel mouth
+    below = (P[:, :, 2] < MOUTH_Z).sum(axis=0)  # beads that left the funnel mouth
     start = d.first_true(below > 0) or 0
     half = d.first_true(below >= len(names) // 2) or start
     all_out = d.first_true(below >= len(names))
@@ -64,7 +114,7 @@ def measure_events(s):
     moving = np.nonzero(slow < 0.9)[0]
     rest = int(moving[-1]) + 1 if moving.size else 0
     rest = min(max(rest, all_out), len(below) - 1)
-    inside = ((np.abs(P[:, -1, 0]) < 0.2) & (np.abs(P[:, -1, 1]) < 0.15)).sum()
+    inside = ((np.abs(P[:, -1, 0]) < TX / 2) & (np.abs(P[:, -1, 1]) < TY / 2)).sum()
     F = d.frame_of
     return {
         "pour": d.interval(F(s, start), F(s, all_out), f"first bead below the funnel mouth at frame {F(s, start)}, half at {F(s, half)}, all {len(names)} at {F(s, all_out)}"),

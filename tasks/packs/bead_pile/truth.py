@@ -7,6 +7,37 @@ from mathutils import Matrix, Vector
 
 FRAMES = 240
 
+# Everything a family member varies (tasks/packs/bead_pile/family.py draws it from a seed).
+PARAMS = {
+    "world_rgb": [0.55, 0.6, 0.66],
+    "studio_light": "Default",
+    "cavity": False,
+    "table_size": [1.4, 0.9],
+    "table_rgb": [0.45, 0.28, 0.14],
+    "tray_size": [0.4, 0.3],
+    "tray_colour": ["White", [0.92, 0.92, 0.9], 0.4],
+    "tray_friction": 0.7,
+    "funnel_loc": [0.0, 0.0, 0.42],
+    "funnel_radii": [0.025, 0.11],
+    "funnel_depth": 0.12,
+    "funnel_colour": ["Green", [0.1, 0.6, 0.25], 0.4],
+    "layers": 10,
+    "per_layer": 9,
+    "ring_radius": 0.055,
+    "layer_z0": 0.5,
+    "layer_dz": 0.03,
+    "bead_radius": 0.012,
+    "bead_mass": 0.005,
+    "bead_friction": 0.9,
+    "bead_bounce": 0.05,
+    "bead_colours": [["Red", [0.85, 0.08, 0.05]], ["Blue", [0.08, 0.2, 0.85]], ["Yellow", [0.95, 0.8, 0.05]]],
+    "bead_rough": 0.3,
+    "layout_seed": 11,
+    "camera_loc": [0.0, -1.25, 0.55],
+    "camera_target": [0.0, 0.0, 0.24],
+    "lens": 36,
+}
+
 
 def reset_scene():
     bpy.ops.wm.read_factory_settings(use_empty=True)
@@ -20,12 +51,13 @@ def reset_scene():
     sh.light = "STUDIO"
     sh.color_type = "MATERIAL"
     sh.show_shadows = True
-    sh.show_cavity = False
+    sh.studio_light = PARAMS["studio_light"]
+    sh.show_cavity = PARAMS["cavity"]
     sc.display.render_aa = "FXAA"
     sc.render.image_settings.file_format = "PNG"
     sc.render.image_settings.color_mode = "RGB"
     world = bpy.data.worlds.new("World")
-    world.color = (0.55, 0.6, 0.66)
+    world.color = tuple(PARAMS["world_rgb"])
     sc.world = world
     return sc
 
@@ -211,43 +243,49 @@ def hinge(name, loc, rot, ob1, ob2, kind="HINGE"):
 
 
 def build():
+    P = PARAMS
     sc = reset_scene()
     rigid_world(substeps=30, iterations=20)
-    table = room((1.4, 0.9))
+    table = room(tuple(P["table_size"]), tuple(P["table_rgb"]))
     rigid(table, "PASSIVE", "BOX", friction=0.6, margin=0.001)
-    tray_mat = material("WhiteTray", (0.92, 0.92, 0.9), 0.4)
-    tray = box("Tray", (0.4, 0.3, 0.01), (0.0, 0.0, 0.005), tray_mat)
-    rigid(tray, "PASSIVE", "BOX", friction=0.7, margin=0.001)
+    tname, trgb, trough = P["tray_colour"]
+    tray_mat = material(f"{tname}Tray", tuple(trgb), trough)
+    tx, ty = P["tray_size"]
+    tray = box("Tray", (tx, ty, 0.01), (0.0, 0.0, 0.005), tray_mat)
+    rigid(tray, "PASSIVE", "BOX", friction=P["tray_friction"], margin=0.001)
     for nm, loc, sz in (
-        ("TrayWallFront", (0.0, -0.15, 0.025), (0.4, 0.01, 0.04)),
-        ("TrayWallBack", (0.0, 0.15, 0.025), (0.4, 0.01, 0.04)),
-        ("TrayWallLeft", (-0.2, 0.0, 0.025), (0.01, 0.3, 0.04)),
-        ("TrayWallRight", (0.2, 0.0, 0.025), (0.01, 0.3, 0.04)),
+        ("TrayWallFront", (0.0, -ty / 2, 0.025), (tx, 0.01, 0.04)),
+        ("TrayWallBack", (0.0, ty / 2, 0.025), (tx, 0.01, 0.04)),
+        ("TrayWallLeft", (-tx / 2, 0.0, 0.025), (0.01, ty, 0.04)),
+        ("TrayWallRight", (tx / 2, 0.0, 0.025), (0.01, ty, 0.04)),
     ):
         w = box(nm, sz, loc, tray_mat)
-        rigid(w, "PASSIVE", "BOX", friction=0.7, margin=0.001)
+        rigid(w, "PASSIVE", "BOX", friction=P["tray_friction"], margin=0.001)
     # funnel held above the tray (static, open at both ends)
     bm = bmesh.new()
-    bmesh.ops.create_cone(bm, cap_ends=False, segments=32, radius1=0.025, radius2=0.11, depth=0.12)
-    funnel = mesh_object("Funnel", bm, (0.0, 0.0, 0.42), mat=material("GreenFunnel", (0.1, 0.6, 0.25), 0.4))
+    r1, r2 = P["funnel_radii"]
+    bmesh.ops.create_cone(bm, cap_ends=False, segments=32, radius1=r1, radius2=r2, depth=P["funnel_depth"])
+    fname, frgb, frough = P["funnel_colour"]
+    funnel = mesh_object("Funnel", bm, tuple(P["funnel_loc"]), mat=material(f"{fname}Funnel", tuple(frgb), frough))
     funnel.modifiers.new("Solid", "SOLIDIFY").thickness = 0.004
     rigid(funnel, "PASSIVE", "MESH", friction=0.2, margin=0.001)
-    rnd = random.Random(11)
-    colours = [("Red", (0.85, 0.08, 0.05)), ("Blue", (0.08, 0.2, 0.85)), ("Yellow", (0.95, 0.8, 0.05))]
-    mats = [material(f"{n}Bead", c, 0.3) for n, c in colours]
+    rnd = random.Random(P["layout_seed"])
+    colours = [(n, tuple(c)) for n, c in P["bead_colours"]]
+    mats = [material(f"{n}Bead", c, P["bead_rough"]) for n, c in colours]
+    fx, fy = P["funnel_loc"][0], P["funnel_loc"][1]
+    k_n = P["per_layer"]
     n = 0
-    for layer in range(10):
-        for k in range(9):
-            ang = 2 * math.pi * k / 9 + layer * 0.35
-            rr = 0.055 * (0.4 + 0.6 * rnd.random())
-            loc = (rr * math.cos(ang), rr * math.sin(ang), 0.5 + layer * 0.03 + rnd.random() * 0.005)
-            b = sphere(f"Bead{n:03d}", 0.012, loc, mats[n % 3], subdiv=1)
-            rigid(b, "ACTIVE", "SPHERE", mass=0.005, friction=0.9, bounce=0.05, margin=0.0005, lin=0.1, ang=0.95)
+    for layer in range(P["layers"]):
+        for k in range(k_n):
+            ang = 2 * math.pi * k / k_n + layer * 0.35
+            rr = P["ring_radius"] * (0.4 + 0.6 * rnd.random())
+            loc = (fx + rr * math.cos(ang), fy + rr * math.sin(ang), P["layer_z0"] + layer * P["layer_dz"] + rnd.random() * 0.005)
+            b = sphere(f"Bead{n:03d}", P["bead_radius"], loc, mats[n % len(mats)], subdiv=1)
+            rigid(b, "ACTIVE", "SPHERE", mass=P["bead_mass"], friction=P["bead_friction"], bounce=P["bead_bounce"], margin=0.0005, lin=0.1, ang=0.95)
             n += 1
-    camera((0.0, -1.25, 0.55), (0.0, 0.0, 0.24), lens=36)
+    camera(tuple(P["camera_loc"]), tuple(P["camera_target"]), lens=P["lens"])
     sun()
     return sc
-
 
 build()
 bake_save_render()
