@@ -62,3 +62,14 @@ def test_shipped_task_selftest(task_id: str, truth_work: Path) -> None:
             assert NOT_APPLICABLE in v["error"], (task_id, k, v)
             continue
         assert v["caught"] and v["penalised"], (task_id, k, v)
+
+
+def test_matrix_cell_says_what_happened() -> None:
+    """The matrix cell of one defect row: caught and penalised, caught only, missed, not applicable, injection error."""
+    from physcodegym.verifier.selftest import cell
+
+    assert cell({"caught": True, "penalised": True}) == "+P"
+    assert cell({"caught": True, "penalised": False}) == "+"
+    assert cell({"caught": False, "penalised": False}) == "MISSED"
+    assert cell({"caught": None, "not_applicable": True, "error": f"{NOT_APPLICABLE} nothing to remove"}) == "n/a"
+    assert cell({"caught": None, "not_applicable": False, "error": "RuntimeError: bake failed"}) == "ERROR"
