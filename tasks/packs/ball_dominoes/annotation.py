@@ -3,25 +3,65 @@
 import numpy as np
 from physcodegym.authoring import detect as d
 
-N = 6
+PARAMS = {'world_rgb': [0.55, 0.6, 0.66],
+ 'studio_light': 'Default',
+ 'cavity': False,
+ 'table_rgb': [0.45, 0.28, 0.14],
+ 'ramp_deg': 18,
+ 'ramp_center': [-0.62, 0.0953],
+ 'ramp_rgb': [0.1, 0.45, 0.15],
+ 'ramp_colour': 'green',
+ 'ball_r': 0.035,
+ 'ball_start': [-0.86, 0.2358],
+ 'ball_rgb': [0.7, 0.7, 0.75],
+ 'ball_metal': 0.8,
+ 'ball_colour': 'grey',
+ 'ball_kind': 'steel',
+ 'ball_mass': 0.25,
+ 'dominoes': [['yellow', [0.9, 0.8, 0.1]],
+              ['orange', [0.9, 0.4, 0.05]],
+              ['red', [0.8, 0.1, 0.1]],
+              ['purple', [0.6, 0.1, 0.5]],
+              ['blue', [0.15, 0.25, 0.8]],
+              ['teal', [0.05, 0.55, 0.6]]],
+ 'domino_size': [0.02, 0.08, 0.16],
+ 'domino_x0': -0.15,
+ 'domino_spacing': 0.11,
+ 'domino_mass': 0.05,
+ 'ramp_foot_x': -0.33,
+ 'camera_loc': [-0.25, -1.85, 0.62],
+ 'camera_target': [-0.25, 0.0, 0.1],
+ 'lens': 36,
+ 'task_id': 'ball_dominoes'}
+
+def _an(word: str) -> str:
+    """Indefinite article for a colour word ("an orange", "a red")."""
+    return f"an {word}" if word[:1] in "aeiou" else f"a {word}"
+
+
+NUMBERS = {4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight"}
+N = len(PARAMS["dominoes"])
+MID = N // 2 + 1  # the middle domino role (the fourth of six)
+NAMES = [c for c, _ in PARAMS["dominoes"]]
+ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth"]
 TASK = {
-    "id": "ball_dominoes",
+    "id": PARAMS["task_id"],
     "title": "Ball rolls down a ramp into a row of dominoes",
     "category": "rigid",
     "subcategory": "collision-chain",
-    "summary": "A steel ball rolls down a green ramp, hits the first of six coloured dominoes and they topple one after another.",
+    "summary": f"{_an(PARAMS['ball_kind']).capitalize()} ball rolls down {_an(PARAMS['ramp_colour'])} ramp, hits the first of {NUMBERS[N]} coloured dominoes and they topple one after another.",
     "roles": [
-        {"name": "ball", "description": "small steel ball", "truth_object": "Ball", "name_hints": ["ball", "sphere", "marble"]},
-        {"name": "ramp", "description": "green inclined plank on the left", "core": False, "truth_object": "Ramp", "name_hints": ["ramp", "plank", "slope", "incline"]},
+        {"name": "ball", "description": f"small {PARAMS['ball_kind']} ball", "truth_object": "Ball", "name_hints": ["ball", "sphere", "marble"]},
+        {"name": "ramp", "description": f"{PARAMS['ramp_colour']} inclined plank on the left", "core": False, "truth_object": "Ramp", "name_hints": ["ramp", "plank", "slope", "incline"]},
         {"name": "table", "description": "wooden tabletop", "core": False, "truth_object": "Table", "name_hints": ["table", "ground", "floor"]},
-        {"name": "first_domino", "description": "yellow domino nearest the ramp", "truth_object": "Domino1", "name_hints": ["domino1", "domino_1", "domino.000", "domino"]},
-        {"name": "middle_domino", "description": "purple fourth domino", "truth_object": "Domino4", "name_hints": ["domino4", "domino_4"]},
-        {"name": "last_domino", "description": "teal domino at the far right", "truth_object": "Domino6", "name_hints": ["domino6", "domino_6"]},
+        {"name": "first_domino", "description": f"{NAMES[0]} domino nearest the ramp", "truth_object": "Domino1", "name_hints": ["domino1", "domino_1", "domino.000", "domino"]},
+        {"name": "middle_domino", "description": f"{NAMES[MID - 1]} {ORDINALS[MID - 1]} domino", "truth_object": f"Domino{MID}", "name_hints": [f"domino{MID}", f"domino_{MID}"]},
+        {"name": "last_domino", "description": f"{NAMES[-1]} domino at the far right", "truth_object": f"Domino{N}", "name_hints": [f"domino{N}", f"domino_{N}"]},
     ],
     "checklist": [
-        {"id": "ball", "category": "ball", "count": 1, "attributes": ["grey", "metallic", "small"], "layout": "at the top of the ramp on the left", "roles": ["ball"]},
-        {"id": "ramp", "category": "ramp", "count": 1, "attributes": ["green", "flat plank", "inclined about 18 degrees"], "layout": "left side, sloping down to the right onto the table", "roles": ["ramp"]},
-        {"id": "dominoes", "category": "domino", "count": N, "attributes": ["thin upright slabs", "yellow, orange, red, purple, blue, teal from left to right"], "layout": "a straight row along the ball's path, evenly spaced", "roles": ["first_domino", "middle_domino", "last_domino"]},
+        {"id": "ball", "category": "ball", "count": 1, "attributes": [PARAMS["ball_colour"], "metallic", "small"], "layout": "at the top of the ramp on the left", "roles": ["ball"]},
+        {"id": "ramp", "category": "ramp", "count": 1, "attributes": [PARAMS["ramp_colour"], "flat plank", f"inclined about {PARAMS['ramp_deg']:g} degrees"], "layout": "left side, sloping down to the right onto the table", "roles": ["ramp"]},
+        {"id": "dominoes", "category": "domino", "count": N, "attributes": ["thin upright slabs", ", ".join(NAMES) + " from left to right"], "layout": "a straight row along the ball's path, evenly spaced", "roles": ["first_domino", "middle_domino", "last_domino"]},
         {"id": "table", "category": "table", "count": 1, "attributes": ["brown", "wooden"], "layout": "under everything", "roles": ["table"]},
     ],
     "events": [
@@ -74,7 +114,7 @@ TASK = {
 def measure_events(s):
     ball = d.loc(s, "Ball")
     start = d.first_moving(s, "Ball", 0.003) or 0
-    on_table = d.first_true((ball[:, 0] > -0.33) & (ball[:, 2] < 0.05)) or start
+    on_table = d.first_true((ball[:, 0] > PARAMS["ramp_foot_x"]) & (ball[:, 2] < 0.05)) or start
     hit = d.first_moving(s, "Domino1", 0.002)
     hit = hit if hit is not None else len(ball) - 1
     falls = []

@@ -5,6 +5,36 @@ import bpy  # isort: skip  (bmesh and mathutils exist only after bpy is imported
 import bmesh
 from mathutils import Matrix, Vector
 
+PARAMS = {'world_rgb': [0.55, 0.6, 0.66],
+ 'studio_light': 'Default',
+ 'cavity': False,
+ 'table_rgb': [0.45, 0.28, 0.14],
+ 'ramp_deg': 18,
+ 'ramp_center': [-0.62, 0.0953],
+ 'ramp_rgb': [0.1, 0.45, 0.15],
+ 'ramp_colour': 'green',
+ 'ball_r': 0.035,
+ 'ball_start': [-0.86, 0.2358],
+ 'ball_rgb': [0.7, 0.7, 0.75],
+ 'ball_metal': 0.8,
+ 'ball_colour': 'grey',
+ 'ball_kind': 'steel',
+ 'ball_mass': 0.25,
+ 'dominoes': [['yellow', [0.9, 0.8, 0.1]],
+              ['orange', [0.9, 0.4, 0.05]],
+              ['red', [0.8, 0.1, 0.1]],
+              ['purple', [0.6, 0.1, 0.5]],
+              ['blue', [0.15, 0.25, 0.8]],
+              ['teal', [0.05, 0.55, 0.6]]],
+ 'domino_size': [0.02, 0.08, 0.16],
+ 'domino_x0': -0.15,
+ 'domino_spacing': 0.11,
+ 'domino_mass': 0.05,
+ 'ramp_foot_x': -0.33,
+ 'camera_loc': [-0.25, -1.85, 0.62],
+ 'camera_target': [-0.25, 0.0, 0.1],
+ 'lens': 36}
+
 FRAMES = 240
 
 
@@ -20,12 +50,13 @@ def reset_scene():
     sh.light = "STUDIO"
     sh.color_type = "MATERIAL"
     sh.show_shadows = True
-    sh.show_cavity = False
+    sh.studio_light = PARAMS["studio_light"]
+    sh.show_cavity = PARAMS["cavity"]
     sc.display.render_aa = "FXAA"
     sc.render.image_settings.file_format = "PNG"
     sc.render.image_settings.color_mode = "RGB"
     world = bpy.data.worlds.new("World")
-    world.color = (0.55, 0.6, 0.66)
+    world.color = tuple(PARAMS["world_rgb"])
     sc.world = world
     return sc
 
@@ -213,19 +244,22 @@ def hinge(name, loc, rot, ob1, ob2, kind="HINGE"):
 def build():
     sc = reset_scene()
     rigid_world(substeps=40, iterations=40)
-    table = room((1.8, 1.0))
+    P = PARAMS
+    table = room((1.8, 1.0), table_mat_rgb=P["table_rgb"])
     rigid(table, "PASSIVE", "BOX", friction=0.5, margin=0.001)
     # inclined ramp on the left: a plank resting on a wooden block
-    ang = math.radians(18)
-    plank = box("Ramp", (0.6, 0.14, 0.02), (-0.62, 0.0, 0.0953), material("RampGreen", (0.1, 0.45, 0.15), 0.5), rot=(0, ang, 0))
+    ang = math.radians(P["ramp_deg"])
+    plank = box("Ramp", (0.6, 0.14, 0.02), (P["ramp_center"][0], 0.0, P["ramp_center"][1]), material("RampGreen", P["ramp_rgb"], 0.5), rot=(0, ang, 0))
     rigid(plank, "PASSIVE", "BOX", friction=0.5, margin=0.001)
-    ball = sphere("Ball", 0.035, (-0.86, 0.0, 0.2358), material("SteelBall", (0.7, 0.7, 0.75), 0.2, 0.8), subdiv=3)
-    rigid(ball, "ACTIVE", "SPHERE", mass=0.25, friction=0.5, margin=0.001, lin=0.02, ang=0.2)
-    colours = [(0.9, 0.8, 0.1), (0.9, 0.4, 0.05), (0.8, 0.1, 0.1), (0.6, 0.1, 0.5), (0.15, 0.25, 0.8), (0.05, 0.55, 0.6)]
+    bx, bz = P["ball_start"]
+    ball = sphere("Ball", P["ball_r"], (bx, 0.0, bz), material("SteelBall", P["ball_rgb"], 0.2, P["ball_metal"]), subdiv=3)
+    rigid(ball, "ACTIVE", "SPHERE", mass=P["ball_mass"], friction=0.5, margin=0.001, lin=0.02, ang=0.2)
+    colours = [c for _, c in P["dominoes"]]
+    size = P["domino_size"]
     for i, c in enumerate(colours):
-        d = box(f"Domino{i + 1}", (0.02, 0.08, 0.16), (-0.15 + i * 0.11, 0.0, 0.08), material(f"Domino{i + 1}Paint", c, 0.4))
-        rigid(d, "ACTIVE", "BOX", mass=0.05, friction=0.5, margin=0.001, lin=0.04, ang=0.1)
-    camera((-0.25, -1.85, 0.62), (-0.25, 0.0, 0.1), lens=36)
+        d = box(f"Domino{i + 1}", size, (P["domino_x0"] + i * P["domino_spacing"], 0.0, size[2] / 2), material(f"Domino{i + 1}Paint", c, 0.4))
+        rigid(d, "ACTIVE", "BOX", mass=P["domino_mass"], friction=0.5, margin=0.001, lin=0.04, ang=0.1)
+    camera(P["camera_loc"], P["camera_target"], lens=P["lens"])
     sun()
     return sc
 
