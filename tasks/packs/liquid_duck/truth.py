@@ -5,6 +5,35 @@ import bpy  # isort: skip  (bmesh and mathutils exist only after bpy is imported
 import bmesh
 from mathutils import Matrix, Vector
 
+PARAMS = {'basin_colour': 'white',
+ 'basin_rgb': [0.9, 0.92, 0.95],
+ 'basin_size': [0.56, 0.42, 0.06],
+ 'beak_rgb': [0.95, 0.35, 0.02],
+ 'camera_loc': [0.0, -1.05, 0.45],
+ 'camera_target': [0.0, 0.0, 0.2],
+ 'cavity': False,
+ 'count': 700,
+ 'drop_size': 0.0088,
+ 'duck_colour': 'yellow',
+ 'duck_rgb': [0.95, 0.8, 0.05],
+ 'duck_scale': 1.0,
+ 'duck_xy': [0.0, 0.0],
+ 'jug_colour': 'blue',
+ 'jug_loc': [-0.06, 0.0, 0.45],
+ 'jug_rgb': [0.1, 0.2, 0.7],
+ 'jug_tilt_deg': 30,
+ 'lens': 36,
+ 'pour_frames': [10, 140],
+ 'speed': 0.5,
+ 'spout_loc': [-0.015, 0.0, 0.38],
+ 'spout_r': 0.012,
+ 'studio_light': 'Default',
+ 'subframes': 10,
+ 'table_rgb': [0.45, 0.28, 0.14],
+ 'viscosity': 0.5,
+ 'water_colour': 'light blue',
+ 'water_rgb': [0.55, 0.8, 1.0],
+ 'world_rgb': [0.55, 0.6, 0.66]}
 FRAMES = 240
 
 
@@ -20,12 +49,13 @@ def reset_scene():
     sh.light = "STUDIO"
     sh.color_type = "MATERIAL"
     sh.show_shadows = True
-    sh.show_cavity = False
+    sh.studio_light = PARAMS["studio_light"]
+    sh.show_cavity = PARAMS["cavity"]
     sc.display.render_aa = "FXAA"
     sc.render.image_settings.file_format = "PNG"
     sc.render.image_settings.color_mode = "RGB"
     world = bpy.data.worlds.new("World")
-    world.color = (0.55, 0.6, 0.66)
+    world.color = tuple(PARAMS["world_rgb"])
     sc.world = world
     return sc
 
@@ -163,7 +193,7 @@ def collider(ob, thickness=0.01, damping=0.3, friction=0.3):
     return ob
 
 
-def sph_emitter(em, count, start, end, speed, size, drop_rgb, subframes=5, mass=0.01, stiffness=0.2, name="Liquid"):
+def sph_emitter(em, count, start, end, speed, size, drop_rgb, subframes=5, mass=0.01, stiffness=0.2, name="Liquid", viscosity=0.5):
     """Legacy SPH particle liquid emitted from the faces of `em` along their normals; drawn as small spheres."""
     em.modifiers.new(name, "PARTICLE_SYSTEM")
     ps = em.particle_systems[-1]
@@ -185,7 +215,7 @@ def sph_emitter(em, count, start, end, speed, size, drop_rgb, subframes=5, mass=
     fl.use_factor_radius = True
     fl.fluid_radius = 1.0
     fl.stiffness = stiffness
-    fl.linear_viscosity = 0.5
+    fl.linear_viscosity = viscosity
     fl.rest_density = 1.0
     fl.use_factor_density = True
     ps.point_cache.frame_start = 1
@@ -212,52 +242,60 @@ def hinge(name, loc, rot, ob1, ob2, kind="HINGE"):
     return c
 
 
-def duck(mat, beak):
-    """A rubber-duck-like body (squashed sphere + head sphere) and an orange beak."""
+def duck(mat, beak, xy=(0.0, 0.0), k=1.0):
+    """A rubber-duck-like body (squashed sphere + head sphere) and an orange beak, `k` times the shipped size.
+
+    The body is 0.12 k tall and its centre sits 7 mm above its half height: it rests on the basin's inner floor
+    (the basin bottom is at z = 0.002) instead of sinking into it.
+    """
     bm = bmesh.new()
-    bmesh.ops.create_uvsphere(bm, u_segments=32, v_segments=16, radius=0.08)
+    bmesh.ops.create_uvsphere(bm, u_segments=32, v_segments=16, radius=0.08 * k)
     for v in bm.verts:
         v.co.x *= 1.25
         v.co.z *= 0.75
     head = bmesh.new()
-    bmesh.ops.create_uvsphere(head, u_segments=24, v_segments=12, radius=0.05)
-    head.transform(Matrix.Translation((0.05, 0, 0.09)))
+    bmesh.ops.create_uvsphere(head, u_segments=24, v_segments=12, radius=0.05 * k)
+    head.transform(Matrix.Translation((0.05 * k, 0, 0.09 * k)))
     me = bpy.data.meshes.new("tmp")
     head.to_mesh(me)
     head.free()
     bm.from_mesh(me)
     bpy.data.meshes.remove(me)
-    body = mesh_object("Duck", bm, (0.0, 0.0, 0.06), mat=mat, smooth=True)
-    b = cylinder("DuckBeak", 0.02, 0.04, (0.115, 0.0, 0.145), beak, rot=(0.0, math.radians(90), 0.0), segs=12, r2=0.008)
+    z = 0.007 + 0.06 * k
+    body = mesh_object("Duck", bm, (xy[0], xy[1], z), mat=mat, smooth=True)
+    b = cylinder("DuckBeak", 0.02 * k, 0.04 * k, (xy[0] + 0.115 * k, xy[1], z + 0.085 * k), beak, rot=(0.0, math.radians(90), 0.0), segs=12, r2=0.008 * k)
     return body, b
 
 
 def build():
+    P = PARAMS
     sc = reset_scene()
-    table = room((1.2, 0.8))
+    table = room((1.2, 0.8), table_mat_rgb=tuple(P["table_rgb"]))
     collider(table, thickness=0.02, damping=0.5)
-    d, b = duck(material("YellowRubberDuck", (0.95, 0.8, 0.05), 0.4), material("OrangeBeak", (0.95, 0.35, 0.02), 0.4))
+    d, b = duck(material("YellowRubberDuck", P["duck_rgb"], 0.4), material("OrangeBeak", P["beak_rgb"], 0.4), P["duck_xy"], P["duck_scale"])
     collider(d, thickness=0.012, damping=0.2)
-    # the duck sits in a shallow white basin that keeps the run-off water together
+    # the duck sits in a shallow basin that keeps the run-off water together
     bm = bmesh.new()
     bmesh.ops.create_cube(bm, size=1.0)
     top = [f for f in bm.faces if f.calc_center_median().z > 0.49]
     bmesh.ops.delete(bm, geom=top, context="FACES_ONLY")
+    bx, by, bz = P["basin_size"]
     for v in bm.verts:
-        v.co = Vector((v.co.x * 0.56, v.co.y * 0.42, (v.co.z + 0.5) * 0.06))
-    basin = mesh_object("Basin", bm, (0.0, 0.0, 0.002), mat=material("WhiteBasin", (0.9, 0.92, 0.95), 0.3))
+        v.co = Vector((v.co.x * bx, v.co.y * by, (v.co.z + 0.5) * bz))
+    basin = mesh_object("Basin", bm, (P["duck_xy"][0], P["duck_xy"][1], 0.002), mat=material("WhiteBasin", P["basin_rgb"], 0.3))
     collider(basin, thickness=0.012, damping=0.5)
-    # a blue jug above the duck; the stream leaves through a disc under its lip
-    jug = cylinder("Jug", 0.045, 0.12, (-0.06, 0.0, 0.45), material("BlueJug", (0.1, 0.2, 0.7), 0.4), rot=(0, math.radians(-30), 0))
+    # a jug above the duck; the stream leaves through a disc under its lip
+    jug = cylinder("Jug", 0.045, 0.12, tuple(P["jug_loc"]), material("BlueJug", P["jug_rgb"], 0.4), rot=(0, math.radians(-P["jug_tilt_deg"]), 0))
     bm = bmesh.new()
-    bmesh.ops.create_circle(bm, cap_ends=True, segments=12, radius=0.012)
-    spout = mesh_object("JugSpout", bm, (-0.015, 0.0, 0.38), (math.radians(180), 0.0, 0.0), material("JugLip", (0.1, 0.2, 0.7), 0.4))
-    sph_emitter(spout, 1400, 10, 140, 0.5, 0.007, (0.55, 0.8, 1.0), name="Water")
+    bmesh.ops.create_circle(bm, cap_ends=True, segments=12, radius=P["spout_r"])
+    spout = mesh_object("JugSpout", bm, tuple(P["spout_loc"]), (math.radians(180), 0.0, 0.0), material("JugLip", P["jug_rgb"], 0.4))
+    # 10 sub-steps and 700 drops of 8.8 mm (the shipped task had 1400 of 7 mm at 5 sub-steps): the splash off the
+    # duck stays in the basin, so two runs of this program agree on screen, and the bake costs less CPU than before
+    sph_emitter(spout, P["count"], P["pour_frames"][0], P["pour_frames"][1], P["speed"], P["drop_size"], P["water_rgb"], subframes=P["subframes"], name="Water", viscosity=P["viscosity"])
     del jug, b
-    camera((0.0, -1.05, 0.45), (0.0, 0.0, 0.2), lens=36)
+    camera(tuple(P["camera_loc"]), tuple(P["camera_target"]), lens=P["lens"])
     sun()
     return sc
-
 
 build()
 bake_save_render()
