@@ -110,6 +110,12 @@ def test_imported_task_is_annotated_saved_validated_and_scored_in_the_panel(addo
     sc.frame_set(61)
     assert bpy.ops.physcodegym.set_event_time(to_end=True) == {"FINISHED"}
     task_ops.add_event(st, sc, "the disc keeps sliding on the table", "disc, table_top", 61, 100, weight=2.0)
+    # a wrong item and event are removed again
+    task_ops.add_checklist_item(st, "mistake")
+    assert bpy.ops.physcodegym.add_event(description="mistake", roles="disc", start_frame=5, end_frame=9) == {"FINISHED"}
+    assert bpy.ops.physcodegym.remove_annotation(what="EVENT") == {"FINISHED"}
+    assert bpy.ops.physcodegym.remove_annotation(what="CHECKLIST", index=2) == {"FINISHED"}
+    assert [e.description for e in st.events][-1] != "mistake" and len(st.checklist) == 2
     assert [(e.start_s, e.end_s) for e in st.events] == [(1.0, 2.0), (2.0, pytest.approx(3.3, abs=1e-6))]  # float32 properties
     # a rubric criterion from the check library on the active role
     st.draft_roles_index, st.new_check = 0, "moves_by_simulation"
