@@ -509,7 +509,73 @@ class PCG_OT_validate_task(_Annotate, bpy.types.Operator):
         return {"FINISHED"}
 
 
+IMPORT_JOB = "import"
+
+
+class PCG_OT_import_video(bpy.types.Operator):
+    """Make a task skeleton from a video (normalised to 240 frames, 30 fps, 640x360, in a background process)
+    in the preferences' task library (else the runs folder), then load it for annotation"""
+
+    bl_idname = "physcodegym.import_video"
+    bl_label = "Import Video as Task"
+
+    filepath: bpy.props.StringProperty(name="Video", subtype="FILE_PATH")
+    task_id: bpy.props.StringProperty(name="Task id", description="Lower-case letters, digits, _ and -")
+    category: bpy.props.StringProperty(name="Category", default="rigid/falling-bouncing", description="category[/subcategory]")
+    start: bpy.props.FloatProperty(name="Start (s)", default=0.0, min=0.0)
+    end: bpy.props.FloatProperty(name="End (s)", default=0.0, min=0.0, description="0: start + 8 s or the clip's end")
+    encoder: bpy.props.EnumProperty(name="Encoder", items=[(k, k, "") for k in ("auto", "h264", "mp4v")])
+
+    @classmethod
+    def poll(cls, context: Any) -> bool:
+        from physcodegym.physcodegym_addon import jobs
+
+        if jobs.get(IMPORT_JOB) is not None and jobs.get(IMPORT_JOB).running:
+            cls.poll_message_set("an import is running")
+            return False
+        return gate(cls, context, "tasks") and gate(cls, context, "score")  # decoding needs cv2 (as scoring does)
+
+    def invoke(self, context: Any, event: Any) -> set[str]:
+        context.window_manager.fileselect_add(self)
+        return {"RUNNING_MODAL"}
+
+    def execute(self, context: Any) -> set[str]:
+        from physcodegym.core import launch
+        from physcodegym.operators.common import work_dir
+        from physcodegym.physcodegym_addon import jobs
+
+        video = Path(bpy.path.abspath(self.filepath))
+        task_id = self.task_id or role_name(video.stem).replace("obj_", "video_", 1)
+        prefs = preferences.get(context)
+        root = Path(bpy.path.abspath(prefs.task_library)) if prefs.task_library else work_dir(context, "imports")
+        args = ["tasks", "import", str(video), "--id", task_id, "--category", self.category, "--out", str(root),
+                "--start", str(self.start), "--encoder", self.encoder, "--json"]
+        if self.end > 0:
+            args += ["--end", str(self.end)]
+        scene_name = context.scene.name
+
+        def done(job: jobs.Job) -> None:
+            sc = bpy.data.scenes.get(scene_name)
+            if sc is None:
+                return
+            st = sc.physcodegym
+            if job.state != "done" or not isinstance(job.doc, dict) or not job.doc.get("folder"):
+                err = job.doc.get("error", {}).get("message") if isinstance(job.doc, dict) and isinstance(job.doc.get("error"), dict) else job.message
+                st.task_status = f"import failed: {err}"
+                return
+            loaded_task = resolve_task(bpy.context, job.doc["folder"])
+            st.task_ref = job.doc["folder"]
+            fill_task(st, loaded_task, sc)
+            attach_reference(bpy.context, sc, loaded_task.video_path, st.sync_range)
+            st.task_status = f"imported {loaded_task.id}; still missing: {_missing_text(job.doc.get('missing', []))}"
+
+        jobs.submit(jobs.Job(IMPORT_JOB, launch.cli_argv(args), on_done=done, env=launch.child_env()))
+        context.scene.physcodegym.task_status = f"importing {video.name}..."
+        return {"FINISHED"}
+
+
 CLASSES = (
+    PCG_OT_import_video,
     PCG_OT_load_task,
     PCG_OT_remove_reference,
     PCG_OT_jump_to_event,

@@ -21,8 +21,9 @@ class PCG_PT_annotate(_Base, bpy.types.Panel):
         st = context.scene.physcodegym
         if _unavailable(layout, "tasks"):
             return
+        layout.operator("physcodegym.import_video", icon="FILE_MOVIE")
         if not st.task_folder:
-            layout.label(text="load a task first (a video becomes one with `physcodegym tasks import`)", icon="INFO")
+            layout.label(text="load a task first (or import a video: it becomes a task skeleton)", icon="INFO")
             return
         row = layout.row(align=True)
         row.prop(st, "new_role_name", text="Role")

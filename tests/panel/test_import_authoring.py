@@ -147,3 +147,27 @@ def test_imported_task_is_annotated_saved_validated_and_scored_in_the_panel(addo
     assert {k: v["state"] for k, v in s["truth"].items()} == dict.fromkeys(("truth_trajectories", "truth_counterfactuals", "truth_criteria"), "not_applicable")
     assert all("disc.mp4" in v["reason"] for v in s["truth"].values())
     json.dumps(s)  # the document is JSON as `physcodegym score --json` prints it
+
+
+def test_import_video_operator_runs_in_the_background_and_loads_the_skeleton(addon: Any, tmp_path: Path) -> None:
+    from physcodegym.physcodegym_addon import jobs
+
+    clip = _clip(tmp_path / "Disc Clip.mp4")
+    sc = bpy.data.scenes.new("Import")
+    bpy.context.window.scene = sc
+    st = sc.physcodegym
+    prefs = bpy.context.preferences.addons["physcodegym"].preferences
+    old, prefs.task_library = prefs.task_library, str(tmp_path / "library")
+    try:
+        assert bpy.ops.physcodegym.import_video(filepath=str(clip), category="rigid", encoder="mp4v") == {"FINISHED"}
+        assert jobs.wait("import", timeout=300).state == "failed" and "needs a subcategory" in st.task_status
+        assert bpy.ops.physcodegym.import_video(filepath=str(clip), category="wind", encoder="mp4v") == {"FINISHED"}
+        assert st.task_status.startswith("importing")
+        job = jobs.wait("import", timeout=300)
+        assert job.state == "done", job.log[-5:]
+        assert st.task_id == "disc_clip" and st.task_folder == str(tmp_path / "library" / "disc_clip")
+        assert st.reference_strip and sc.frame_end - sc.frame_start + 1 == 240
+        assert "still missing" in st.task_status and "checklist" in st.task_status
+        assert (tmp_path / "library" / "disc_clip" / "reference.mp4").is_file()
+    finally:
+        prefs.task_library = old
