@@ -87,7 +87,9 @@ def test_imported_task_is_annotated_saved_validated_and_scored_in_the_panel(addo
     bpy.context.window.scene = sc
     sc.frame_start = 1
     st = sc.physcodegym
-    assert "load a task first" in _draw()[0][1] and not bpy.ops.physcodegym.save_task.poll()  # nothing loaded yet
+    log = _draw()
+    assert any("load a task first" in e[1] for e in log if e[0] == "label") and not bpy.ops.physcodegym.save_task.poll()  # nothing loaded
+    assert _enabled(log, "physcodegym.import_video")
     # load the skeleton: it is a draft (no checklist, events or criteria), with its reference beside the scene
     assert bpy.ops.physcodegym.load_task(task=str(folder)) == {"FINISHED"}
     assert st.task_id == "video_disc" and len(st.events) == 0 and len(st.checklist) == 0
