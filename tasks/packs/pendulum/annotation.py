@@ -3,23 +3,47 @@
 import numpy as np
 from physcodegym.authoring import detect as d
 
-PIVOT = np.array([0.0, 0.0, 0.6])
+PARAMS = {'world_rgb': [0.55, 0.6, 0.66],
+ 'studio_light': 'Default',
+ 'cavity': False,
+ 'table_rgb': [0.45, 0.28, 0.14],
+ 'pivot_z': 0.6,
+ 'rod_len': 0.42,
+ 'release_deg': 50,
+ 'bob_r': 0.045,
+ 'bob_mass': 0.5,
+ 'bob_rgb': [0.85, 0.6, 0.15],
+ 'bob_metal': 0.8,
+ 'bob_colour': 'brass/gold',
+ 'stand_rgb': [0.05, 0.05, 0.06],
+ 'stand_colour': 'black',
+ 'camera_loc': [0.0, -1.55, 0.5],
+ 'camera_target': [0.0, 0.0, 0.32],
+ 'lens': 36,
+ 'task_id': 'pendulum'}
+
+def _an(word: str) -> str:
+    """Indefinite article for a colour word ("an orange", "a red")."""
+    return f"an {word}" if word[:1] in "aeiou" else f"a {word}"
+
+
+PIVOT = np.array([0.0, 0.0, PARAMS["pivot_z"]])
 TASK = {
-    "id": "pendulum",
+    "id": PARAMS["task_id"],
     "title": "Brass pendulum swinging from a stand",
     "category": "rigid",
     "subcategory": "swinging-suspension",
-    "summary": "A brass bob on a thin steel rod, hinged at the top of a black stand, is released at 50 degrees and swings back and forth.",
+    "summary": f"A {PARAMS['bob_colour']} bob on a thin steel rod, hinged at the top of {_an(PARAMS['stand_colour'])} stand, is released at {PARAMS['release_deg']:g} degrees and swings back and forth.",
     "roles": [
-        {"name": "bob", "description": "brass bob with its rod (one rigid body)", "truth_object": "Bob", "name_hints": ["bob", "pendulum", "ball", "weight"]},
+        {"name": "bob", "description": f"{PARAMS['bob_colour']} bob with its rod (one rigid body)", "truth_object": "Bob", "name_hints": ["bob", "pendulum", "ball", "weight"]},
         {"name": "pivot", "description": "pivot block at the top of the stand", "core": False, "truth_object": "Pivot", "name_hints": ["pivot", "hinge", "anchor", "mount"]},
-        {"name": "stand", "description": "black vertical post", "core": False, "required": False, "truth_object": "StandPost", "name_hints": ["stand", "post", "pole"]},
+        {"name": "stand", "description": f"{PARAMS['stand_colour']} vertical post", "core": False, "required": False, "truth_object": "StandPost", "name_hints": ["stand", "post", "pole"]},
         {"name": "hinge", "description": "hinge constraint between pivot and bob", "core": False, "required": False, "truth_object": "PivotHinge", "name_hints": ["hinge", "constraint", "joint"]},
     ],
     "checklist": [
-        {"id": "bob", "category": "pendulum bob", "count": 1, "attributes": ["brass/gold", "spherical", "metallic"], "layout": "raised to the right of the stand at release", "roles": ["bob"]},
+        {"id": "bob", "category": "pendulum bob", "count": 1, "attributes": [PARAMS["bob_colour"], "spherical", "metallic"], "layout": "raised to the right of the stand at release", "roles": ["bob"]},
         {"id": "rod", "category": "rod", "count": 1, "attributes": ["thin", "grey steel"], "layout": "from the pivot to the bob", "roles": ["bob"]},
-        {"id": "stand", "category": "stand", "count": 1, "attributes": ["black", "metal", "base plate and vertical post"], "layout": "centre of the table", "roles": ["stand", "pivot"]},
+        {"id": "stand", "category": "stand", "count": 1, "attributes": [PARAMS["stand_colour"], "metal", "base plate and vertical post"], "layout": "centre of the table", "roles": ["stand", "pivot"]},
     ],
     "events": [
         {"id": "release", "kind": "action", "description": "the bob is released from the right and swings down", "roles": ["bob"], "weight": 1.0},
@@ -28,7 +52,7 @@ TASK = {
         {"id": "keeps_swinging", "kind": "persistence", "description": "the bob keeps swinging back and forth at a constant distance from the pivot", "roles": ["bob", "pivot"], "weight": 2.0, "after": ["far_side"]},
     ],
     "rubric": {
-        "initial_conditions": ["bob released at rest from an angle of about 50 degrees"],
+        "initial_conditions": [f"bob released at rest from an angle of about {PARAMS['release_deg']:g} degrees"],
         "actuation": [],
         "equivalent_representations": ["HINGE or POINT rigid-body constraint", "bob and rod as one body or two bodies joined by a FIXED constraint"],
         "criteria": [

@@ -5,6 +5,24 @@ import bpy  # isort: skip  (bmesh and mathutils exist only after bpy is imported
 import bmesh
 from mathutils import Matrix, Vector
 
+PARAMS = {'world_rgb': [0.55, 0.6, 0.66],
+ 'studio_light': 'Default',
+ 'cavity': False,
+ 'table_rgb': [0.45, 0.28, 0.14],
+ 'pivot_z': 0.6,
+ 'rod_len': 0.42,
+ 'release_deg': 50,
+ 'bob_r': 0.045,
+ 'bob_mass': 0.5,
+ 'bob_rgb': [0.85, 0.6, 0.15],
+ 'bob_metal': 0.8,
+ 'bob_colour': 'brass/gold',
+ 'stand_rgb': [0.05, 0.05, 0.06],
+ 'stand_colour': 'black',
+ 'camera_loc': [0.0, -1.55, 0.5],
+ 'camera_target': [0.0, 0.0, 0.32],
+ 'lens': 36}
+
 FRAMES = 240
 
 
@@ -20,12 +38,13 @@ def reset_scene():
     sh.light = "STUDIO"
     sh.color_type = "MATERIAL"
     sh.show_shadows = True
-    sh.show_cavity = False
+    sh.studio_light = PARAMS["studio_light"]
+    sh.show_cavity = PARAMS["cavity"]
     sc.display.render_aa = "FXAA"
     sc.render.image_settings.file_format = "PNG"
     sc.render.image_settings.color_mode = "RGB"
     world = bpy.data.worlds.new("World")
-    world.color = (0.55, 0.6, 0.66)
+    world.color = tuple(PARAMS["world_rgb"])
     sc.world = world
     return sc
 
@@ -213,17 +232,19 @@ def hinge(name, loc, rot, ob1, ob2, kind="HINGE"):
 def build():
     sc = reset_scene()
     rigid_world(substeps=40, iterations=30)
-    room((1.4, 0.9))
-    black = material("BlackMetalStand", (0.05, 0.05, 0.06), 0.4, 0.5)
+    P = PARAMS
+    pz = P["pivot_z"]
+    room((1.4, 0.9), table_mat_rgb=P["table_rgb"])
+    black = material("BlackMetalStand", P["stand_rgb"], 0.4, 0.5)
     box("StandBase", (0.3, 0.2, 0.02), (0.0, 0.05, 0.01), black)
-    box("StandPost", (0.02, 0.02, 0.6), (0.0, 0.12, 0.31), black)
-    pivot = box("Pivot", (0.03, 0.14, 0.03), (0.0, 0.06, 0.6), black)
+    box("StandPost", (0.02, 0.02, pz), (0.0, 0.12, pz / 2 + 0.01), black)
+    pivot = box("Pivot", (0.03, 0.14, 0.03), (0.0, 0.06, pz), black)
     rigid(pivot, "PASSIVE", "BOX", margin=0.001)
     pivot.rigid_body.collision_collections = [i == 1 for i in range(20)]
     # bob + rod as one body: origin (centre of mass) at the bob, rod reaching up to the pivot
-    L = 0.42
-    a = math.radians(50)
-    bob = sphere("Bob", 0.045, (0.0, 0.0, 0.0), material("BrassBob", (0.85, 0.6, 0.15), 0.3, 0.8), subdiv=3)
+    L = P["rod_len"]
+    a = math.radians(P["release_deg"])
+    bob = sphere("Bob", P["bob_r"], (0.0, 0.0, 0.0), material("BrassBob", P["bob_rgb"], 0.3, P["bob_metal"]), subdiv=3)
     rodob = cylinder("Rod", 0.004, L, (0.0, 0.0, L / 2), material("SteelRod", (0.6, 0.6, 0.62), 0.3, 0.8), segs=12)
     # merge rod into bob's mesh so the pendulum is one rigid body
     bm = bmesh.new()
@@ -242,13 +263,13 @@ def build():
         p.material_index = 1
         p.use_smooth = False
     bpy.data.objects.remove(rodob)
-    piv = Vector((0.0, 0.0, 0.6))
+    piv = Vector((0.0, 0.0, pz))
     bob.location = piv + Vector((math.sin(a) * L, 0.0, -math.cos(a) * L))
     bob.rotation_euler = (0.0, -a, 0.0)
-    rigid(bob, "ACTIVE", "CONVEX_HULL", mass=0.5, margin=0.001, lin=0.0, ang=0.0)
+    rigid(bob, "ACTIVE", "CONVEX_HULL", mass=P["bob_mass"], margin=0.001, lin=0.0, ang=0.0)
     bob.rigid_body.collision_collections = [i == 2 for i in range(20)]
     hinge("PivotHinge", piv, (math.radians(90), 0.0, 0.0), pivot, bob)
-    camera((0.0, -1.55, 0.5), (0.0, 0.0, 0.32), lens=36)
+    camera(P["camera_loc"], P["camera_target"], lens=P["lens"])
     sun()
     return sc
 
