@@ -3,18 +3,45 @@
 import numpy as np
 from physcodegym.authoring import detect as d
 
+PARAMS = {'air_damping': 1.0,
+ 'bending': 0.5,
+ 'camera_loc': [0.15, -1.5, 0.62],
+ 'camera_target': [0.0, 0.0, 0.45],
+ 'cavity': False,
+ 'cloth_mass': 0.004,
+ 'flag_colour': 'blue',
+ 'flag_h': 0.3,
+ 'flag_rgb': [0.05, 0.2, 0.75],
+ 'flag_w': 0.45,
+ 'grid': [30, 20],
+ 'lens': 38,
+ 'pole_h': 0.75,
+ 'pole_rgb': [0.25, 0.14, 0.06],
+ 'pole_x': -0.3,
+ 'studio_light': 'Default',
+ 'table_rgb': [0.45, 0.28, 0.14],
+ 'task_id': 'flag_wind',
+ 'tension': 15.0,
+ 'wind_loc': [-0.8, -0.3, 0.6],
+ 'wind_noise': 1.5,
+ 'wind_seed': 3,
+ 'wind_strength': 400.0,
+ 'wind_yaw_deg': 40,
+ 'world_rgb': [0.55, 0.6, 0.66]}
+COLOUR = PARAMS["flag_colour"]
+
 TASK = {
-    "id": "flag_wind",
+    "id": PARAMS["task_id"],
     "title": "Flag on a pole blown by the wind",
     "category": "wind",
-    "summary": "A blue cloth flag pinned along a wooden pole is pushed by a steady wind from the front left: it swings back about the pole and stays streamed out diagonally.",
+    "summary": f"{'An' if COLOUR[:1] in 'aeiou' else 'A'} {COLOUR} cloth flag pinned along a wooden pole is pushed by a steady wind from the front left: it swings back about the pole and stays streamed out diagonally.",
     "roles": [
-        {"name": "flag", "description": "blue cloth flag", "truth_object": "Flag", "name_hints": ["flag", "cloth", "banner"]},
+        {"name": "flag", "description": f"{COLOUR} cloth flag", "truth_object": "Flag", "name_hints": ["flag", "cloth", "banner"]},
         {"name": "pole", "description": "wooden pole the flag is pinned to", "core": False, "truth_object": "Pole", "name_hints": ["pole", "mast", "staff", "stick"]},
         {"name": "wind", "description": "wind force field blowing from the left", "core": False, "truth_object": "Wind", "name_hints": ["wind", "field", "force"]},
     ],
     "checklist": [
-        {"id": "flag", "category": "flag", "count": 1, "attributes": ["blue", "rectangular cloth"], "layout": "attached along its left edge to the top of the pole", "roles": ["flag"]},
+        {"id": "flag", "category": "flag", "count": 1, "attributes": [COLOUR, "rectangular cloth"], "layout": "attached along its left edge to the top of the pole", "roles": ["flag"]},
         {"id": "pole", "category": "pole", "count": 1, "attributes": ["dark wood", "thin", "vertical", "round foot"], "layout": "left of centre on the table", "roles": ["pole"]},
     ],
     "events": [
@@ -51,7 +78,7 @@ TASK = {
 def measure_events(s):
     V = s.verts["Flag"].astype(np.float64)
     x0 = V[0, :, 0]
-    free = x0 > x0.min() + 0.3  # vertices of the free end
+    free = x0 > x0.min() + PARAMS["flag_w"] * 2 / 3  # vertices of the free end (its outer third)
     c = V[:, free].mean(axis=1)
     disp = np.linalg.norm(c - c[0], axis=1)
     start = d.first_true(disp > 0.02) or 0

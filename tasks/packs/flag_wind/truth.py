@@ -5,6 +5,30 @@ import bpy  # isort: skip  (bmesh and mathutils exist only after bpy is imported
 import bmesh
 from mathutils import Matrix, Vector
 
+PARAMS = {'air_damping': 1.0,
+ 'bending': 0.5,
+ 'camera_loc': [0.15, -1.5, 0.62],
+ 'camera_target': [0.0, 0.0, 0.45],
+ 'cavity': False,
+ 'cloth_mass': 0.004,
+ 'flag_colour': 'blue',
+ 'flag_h': 0.3,
+ 'flag_rgb': [0.05, 0.2, 0.75],
+ 'flag_w': 0.45,
+ 'grid': [30, 20],
+ 'lens': 38,
+ 'pole_h': 0.75,
+ 'pole_rgb': [0.25, 0.14, 0.06],
+ 'pole_x': -0.3,
+ 'studio_light': 'Default',
+ 'table_rgb': [0.45, 0.28, 0.14],
+ 'tension': 15.0,
+ 'wind_loc': [-0.8, -0.3, 0.6],
+ 'wind_noise': 1.5,
+ 'wind_seed': 3,
+ 'wind_strength': 400.0,
+ 'wind_yaw_deg': 40,
+ 'world_rgb': [0.55, 0.6, 0.66]}
 FRAMES = 240
 
 
@@ -20,12 +44,13 @@ def reset_scene():
     sh.light = "STUDIO"
     sh.color_type = "MATERIAL"
     sh.show_shadows = True
-    sh.show_cavity = False
+    sh.studio_light = PARAMS["studio_light"]
+    sh.show_cavity = PARAMS["cavity"]
     sc.display.render_aa = "FXAA"
     sc.render.image_settings.file_format = "PNG"
     sc.render.image_settings.color_mode = "RGB"
     world = bpy.data.worlds.new("World")
-    world.color = (0.55, 0.6, 0.66)
+    world.color = tuple(PARAMS["world_rgb"])
     sc.world = world
     return sc
 
@@ -161,7 +186,7 @@ def collider(ob, thickness=0.01, damping=0.3, friction=0.3):
     return ob
 
 
-def sph_emitter(em, count, start, end, speed, size, drop_rgb, subframes=5, mass=0.01, stiffness=0.2, name="Liquid"):
+def sph_emitter(em, count, start, end, speed, size, drop_rgb, subframes=5, mass=0.01, stiffness=0.2, name="Liquid", viscosity=0.5):
     """Legacy SPH particle liquid emitted from the faces of `em` along their normals; drawn as small spheres."""
     em.modifiers.new(name, "PARTICLE_SYSTEM")
     ps = em.particle_systems[-1]
@@ -183,7 +208,7 @@ def sph_emitter(em, count, start, end, speed, size, drop_rgb, subframes=5, mass=
     fl.use_factor_radius = True
     fl.fluid_radius = 1.0
     fl.stiffness = stiffness
-    fl.linear_viscosity = 0.5
+    fl.linear_viscosity = viscosity
     fl.rest_density = 1.0
     fl.use_factor_density = True
     ps.point_cache.frame_start = 1
@@ -211,42 +236,45 @@ def hinge(name, loc, rot, ob1, ob2, kind="HINGE"):
 
 
 def build():
+    P = PARAMS
     sc = reset_scene()
-    room((1.4, 0.9))
-    wood = material("DarkWoodPole", (0.25, 0.14, 0.06), 0.6)
-    cylinder("PoleBase", 0.08, 0.03, (-0.3, 0.0, 0.015), wood)
-    cylinder("Pole", 0.01, 0.75, (-0.3, 0.0, 0.375), wood, segs=16)
-    bpy.ops.mesh.primitive_grid_add(x_subdivisions=30, y_subdivisions=20, size=1.0, location=(0.0, 0.0, 0.0))
+    room((1.4, 0.9), table_mat_rgb=tuple(P["table_rgb"]))
+    wood = material("DarkWoodPole", P["pole_rgb"], 0.6)
+    px, ph = P["pole_x"], P["pole_h"]
+    cylinder("PoleBase", 0.08, 0.03, (px, 0.0, 0.015), wood)
+    cylinder("Pole", 0.01, ph, (px, 0.0, ph / 2), wood, segs=16)
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=P["grid"][0], y_subdivisions=P["grid"][1], size=1.0, location=(0.0, 0.0, 0.0))
     flag = bpy.context.active_object
     flag.name = "Flag"
     flag.data.name = "Flag"
     me = flag.data
-    W, H = 0.45, 0.3
+    W, H = P["flag_w"], P["flag_h"]
     for v in me.vertices:
         v.co = Vector(((v.co.x + 0.5) * W, 0.0, (v.co.y - 0.5) * H))
-    flag.location = (-0.29, 0.0, 0.74)
+    flag.location = (px + 0.01, 0.0, ph - 0.01)
     pins = [v.index for v in me.vertices if v.co.x < 1e-4]
     vg = flag.vertex_groups.new(name="pin")
     vg.add(pins, 1.0, "REPLACE")
-    flag.data.materials.append(material("BlueFlagFabric", (0.05, 0.2, 0.75), 0.8))
+    flag.data.materials.append(material("BlueFlagFabric", P["flag_rgb"], 0.8))
     cm = flag.modifiers.new("Cloth", "CLOTH")
     s = cm.settings
     s.vertex_group_mass = "pin"
     s.quality = 5
-    s.mass = 0.004
-    s.air_damping = 1.0
+    s.mass = P["cloth_mass"]
+    s.air_damping = P["air_damping"]
+    s.tension_stiffness = s.compression_stiffness = P["tension"]
+    s.bending_stiffness = P["bending"]
     cm.point_cache.frame_start, cm.point_cache.frame_end = 1, FRAMES
-    bpy.ops.object.effector_add(type="WIND", location=(-0.8, -0.3, 0.6), rotation=(0.0, math.radians(90), math.radians(40)))
+    bpy.ops.object.effector_add(type="WIND", location=tuple(P["wind_loc"]), rotation=(0.0, math.radians(90), math.radians(P["wind_yaw_deg"])))
     wind = bpy.context.active_object
     wind.name = "Wind"
-    wind.field.strength = 400.0
-    wind.field.noise = 1.5
-    wind.field.seed = 3
+    wind.field.strength = P["wind_strength"]
+    wind.field.noise = P["wind_noise"]
+    wind.field.seed = P["wind_seed"]
     wind.field.flow = 0.0
-    camera((0.15, -1.5, 0.62), (0.0, 0.0, 0.45), lens=38)
+    camera(tuple(P["camera_loc"]), tuple(P["camera_target"]), lens=P["lens"])
     sun()
     return sc
-
 
 build()
 bake_save_render()
