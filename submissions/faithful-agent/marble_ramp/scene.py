@@ -239,10 +239,12 @@ def build():
     length = 0.88
     cx, cz = -length / 2, math.sin(tilt) * length / 2 + 0.004
     orange = material("ChuteOrange", (0.88, 0.37, 0.07), 0.5)
-    for nm, dy, sz, dz in (("ChuteFloor", 0.0, (length, 0.062, 0.008), 0.0), ("ChuteSideA", 0.033, (length, 0.006, 0.03), 0.011),
-                           ("ChuteSideB", -0.033, (length, 0.006, 0.03), 0.011)):
-        part = box(nm, sz, (cx, dy, cz + dz), orange, rot=(0, tilt, 0))
-        rigid(part, "PASSIVE", "BOX", friction=0.4, margin=0.001)
+    # the chute is one solid: a floor strip and two side rails in one mesh (a triangle-mesh collider keeps the groove)
+    bm = bmesh.new()
+    for dy, sz, dz in ((0.0, (length, 0.062, 0.008), 0.0), (0.033, (length, 0.006, 0.03), 0.011), (-0.033, (length, 0.006, 0.03), 0.011)):
+        bmesh.ops.create_cube(bm, size=1.0, matrix=Matrix.Translation((0.0, dy, dz)) @ Matrix.Diagonal((*sz, 1.0)))
+    chute = mesh_object("Chute", bm, (cx, 0.0, cz), (0, tilt, 0), orange)
+    rigid(chute, "PASSIVE", "MESH", friction=0.4, margin=0.001)
     r = 0.0205
     sx = cx - math.cos(tilt) * (length / 2 - 0.045)
     sz_ = cz + math.sin(tilt) * (length / 2 - 0.045) + 0.004 + r + 0.003
