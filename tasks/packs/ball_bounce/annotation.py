@@ -2,21 +2,51 @@
 
 from physcodegym.authoring import detect as d
 
+PARAMS = {'world_rgb': [0.55, 0.6, 0.66],
+ 'studio_light': 'Default',
+ 'cavity': False,
+ 'table_rgb': [0.45, 0.28, 0.14],
+ 'table_bounce': 0.85,
+ 'table_friction': 0.6,
+ 'ball_r': 0.06,
+ 'ball_start': [-0.15, 0.0, 0.62],
+ 'ball_rgb': [0.8, 0.05, 0.04],
+ 'ball_colour': 'red',
+ 'ball_rough': 0.4,
+ 'ball_mass': 0.06,
+ 'ball_friction': 0.7,
+ 'ball_bounce': 0.85,
+ 'ball_ang_damping': 0.6,
+ 'mug_r': 0.045,
+ 'mug_h': 0.11,
+ 'mug_xy': [0.35, 0.15],
+ 'mug_rgb': [0.05, 0.2, 0.7],
+ 'mug_colour': 'blue',
+ 'camera_loc': [0.0, -1.9, 0.75],
+ 'camera_target': [0.0, 0.0, 0.28],
+ 'lens': 38,
+ 'task_id': 'ball_bounce'}
+
+def _an(word: str) -> str:
+    """Indefinite article for a colour word ("an orange", "a red")."""
+    return f"an {word}" if word[:1] in "aeiou" else f"a {word}"
+
+
 TASK = {
-    "id": "ball_bounce",
+    "id": PARAMS["task_id"],
     "title": "Rubber ball dropped on a wooden tabletop",
     "category": "rigid",
     "subcategory": "falling-bouncing",
-    "summary": "A red rubber ball falls onto a wooden table, bounces several times with shrinking height and comes to rest.",
+    "summary": f"{_an(PARAMS['ball_colour']).capitalize()} rubber ball falls onto a wooden table, bounces several times with shrinking height and comes to rest.",
     "roles": [
-        {"name": "ball", "description": "red rubber ball", "truth_object": "Ball", "name_hints": ["ball", "sphere"]},
+        {"name": "ball", "description": f"{PARAMS['ball_colour']} rubber ball", "truth_object": "Ball", "name_hints": ["ball", "sphere"]},
         {"name": "table", "description": "wooden tabletop the ball lands on", "core": False, "truth_object": "Table", "name_hints": ["table", "ground", "floor"]},
-        {"name": "mug", "description": "blue mug standing on the table (static prop)", "core": False, "required": False, "truth_object": "Mug", "name_hints": ["mug", "cup"]},
+        {"name": "mug", "description": f"{PARAMS['mug_colour']} mug standing on the table (static prop)", "core": False, "required": False, "truth_object": "Mug", "name_hints": ["mug", "cup"]},
     ],
     "checklist": [
-        {"id": "ball", "category": "ball", "count": 1, "attributes": ["red", "rubber", "small (about 12 cm)"], "layout": "held in the air above the left half of the table", "roles": ["ball"]},
+        {"id": "ball", "category": "ball", "count": 1, "attributes": [PARAMS["ball_colour"], "rubber", f"small (about {round(PARAMS['ball_r'] * 200):g} cm)"], "layout": "held in the air above the left half of the table", "roles": ["ball"]},
         {"id": "table", "category": "table", "count": 1, "attributes": ["brown", "wooden", "flat top"], "layout": "fills the lower half of the image", "roles": ["table"]},
-        {"id": "mug", "category": "mug", "count": 1, "attributes": ["blue", "cylindrical"], "layout": "right of the ball, near the back of the table", "roles": ["mug"]},
+        {"id": "mug", "category": "mug", "count": 1, "attributes": [PARAMS["mug_colour"], "cylindrical"], "layout": "right of the ball, near the back of the table", "roles": ["mug"]},
     ],
     "events": [
         {"id": "first_impact", "kind": "action", "description": "the ball falls and hits the tabletop", "roles": ["ball", "table"], "weight": 2.0, "key": True},

@@ -5,6 +5,30 @@ import bpy  # isort: skip  (bmesh and mathutils exist only after bpy is imported
 import bmesh
 from mathutils import Matrix, Vector
 
+PARAMS = {'world_rgb': [0.55, 0.6, 0.66],
+ 'studio_light': 'Default',
+ 'cavity': False,
+ 'table_rgb': [0.45, 0.28, 0.14],
+ 'table_bounce': 0.85,
+ 'table_friction': 0.6,
+ 'ball_r': 0.06,
+ 'ball_start': [-0.15, 0.0, 0.62],
+ 'ball_rgb': [0.8, 0.05, 0.04],
+ 'ball_colour': 'red',
+ 'ball_rough': 0.4,
+ 'ball_mass': 0.06,
+ 'ball_friction': 0.7,
+ 'ball_bounce': 0.85,
+ 'ball_ang_damping': 0.6,
+ 'mug_r': 0.045,
+ 'mug_h': 0.11,
+ 'mug_xy': [0.35, 0.15],
+ 'mug_rgb': [0.05, 0.2, 0.7],
+ 'mug_colour': 'blue',
+ 'camera_loc': [0.0, -1.9, 0.75],
+ 'camera_target': [0.0, 0.0, 0.28],
+ 'lens': 38}
+
 FRAMES = 240
 
 
@@ -20,12 +44,13 @@ def reset_scene():
     sh.light = "STUDIO"
     sh.color_type = "MATERIAL"
     sh.show_shadows = True
-    sh.show_cavity = False
+    sh.studio_light = PARAMS["studio_light"]
+    sh.show_cavity = PARAMS["cavity"]
     sc.display.render_aa = "FXAA"
     sc.render.image_settings.file_format = "PNG"
     sc.render.image_settings.color_mode = "RGB"
     world = bpy.data.worlds.new("World")
-    world.color = (0.55, 0.6, 0.66)
+    world.color = tuple(PARAMS["world_rgb"])
     sc.world = world
     return sc
 
@@ -213,15 +238,16 @@ def hinge(name, loc, rot, ob1, ob2, kind="HINGE"):
 def build():
     sc = reset_scene()
     rigid_world(substeps=10, iterations=30)
-    table = room()
-    rigid(table, "PASSIVE", "BOX", friction=0.6, bounce=0.85, margin=0.001)
-    rubber = material("RedRubber", (0.8, 0.05, 0.04), 0.4)
-    ball = sphere("Ball", 0.06, (-0.15, 0.0, 0.62), rubber, subdiv=3)
-    rigid(ball, "ACTIVE", "SPHERE", mass=0.06, friction=0.7, bounce=0.85, margin=0.001, lin=0.02, ang=0.6)
+    P = PARAMS
+    table = room(table_mat_rgb=P["table_rgb"])
+    rigid(table, "PASSIVE", "BOX", friction=P["table_friction"], bounce=P["table_bounce"], margin=0.001)
+    rubber = material("RedRubber", P["ball_rgb"], P["ball_rough"])
+    ball = sphere("Ball", P["ball_r"], P["ball_start"], rubber, subdiv=3)
+    rigid(ball, "ACTIVE", "SPHERE", mass=P["ball_mass"], friction=P["ball_friction"], bounce=P["ball_bounce"], margin=0.001, lin=0.02, ang=P["ball_ang_damping"])
     # a static prop for scale: a blue mug (hollow cylinder look: body + darker rim)
-    mug = cylinder("Mug", 0.045, 0.11, (0.35, 0.15, 0.055), material("BlueCeramic", (0.05, 0.2, 0.7), 0.3))
+    mug = cylinder("Mug", P["mug_r"], P["mug_h"], (P["mug_xy"][0], P["mug_xy"][1], P["mug_h"] / 2), material("BlueCeramic", P["mug_rgb"], 0.3))
     rigid(mug, "PASSIVE", "CONVEX_HULL", margin=0.001)
-    camera((0.0, -1.9, 0.75), (0.0, 0.0, 0.28), lens=38)
+    camera(P["camera_loc"], P["camera_target"], lens=P["lens"])
     sun()
     return sc
 
