@@ -234,7 +234,8 @@ def build():
     sc = reset_scene()
     table = room((1.4, 0.9))
     collider(table, thickness=0.02, damping=0.5)
-    collider(bpy.data.objects["Floor"], thickness=0.02, damping=0.5)  # spilled water lands on the floor, not through it
+    for solid in ("Floor", "Wall"):  # splashes that leave the table hit the room, not pass through it
+        collider(bpy.data.objects[solid], thickness=0.02, damping=0.5)
     tilt = math.radians(79)
     cylinder("HoseNozzle", 0.019, 0.08, (-0.45, 0.0, 0.22), material("HoseGreen", (0.12, 0.52, 0.17), 0.5), rot=(0.0, tilt, 0.0), segs=16)
     bm = bmesh.new()

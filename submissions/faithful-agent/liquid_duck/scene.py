@@ -251,7 +251,8 @@ def build():
     sc = reset_scene()
     table = room((1.2, 0.8))
     collider(table, thickness=0.02, damping=0.5)
-    collider(bpy.data.objects["Floor"], thickness=0.02, damping=0.5)  # spilled water lands on the floor, not through it
+    for solid in ("Floor", "Wall"):  # splashes that leave the table hit the room, not pass through it
+        collider(bpy.data.objects[solid], thickness=0.02, damping=0.5)
     toy = rubber_duck(material("DuckYellow", (0.94, 0.78, 0.06), 0.4), material("BeakOrange", (0.93, 0.37, 0.03), 0.4))
     collider(toy, thickness=0.012, damping=0.2)
     bm = bmesh.new()
