@@ -36,7 +36,7 @@ ORDER = [
     "panels",  # 7 faces (registration lists operators and panels)
     "<root>",  # the extension's __init__ / __main__
 ]
-SKIP = {".venv", ".venv-harbor", "tests", "benchmarks", "submissions", "packs", "scripts", ".git", "build", "dist"}
+SKIP = {".venv", ".venv-harbor", "tests", "benchmarks", "submissions", "packs", "library", "scripts", ".git", "build", "dist"}
 
 
 def _package_of(rel: Path) -> str:
