@@ -54,7 +54,8 @@ def expand_ids(ids: list[str]) -> list[str]:
     """'all' = shipped packs + library, 'shipped' = tasks/packs only, 'library' = generated members only."""
     out: list[str] = []
     for i in ids:
-        out.extend({"all": shipped_ids() + library_ids(), "shipped": shipped_ids(), "library": library_ids()}.get(i, [i]))
+        out.extend({"all": shipped_ids() + library_ids(), "shipped": shipped_ids(),
+                    "library": library_ids()}.get(i, [i]))
     return list(dict.fromkeys(out))
 
 
@@ -66,7 +67,8 @@ def resolve_folder(id_or_path: str) -> Path:
     if not (folder / TRUTH).is_file():
         raise InputError("task folder has no truth.py (only shipped tasks can be built)", file=str(folder / TRUTH))
     if not (folder / ANNOTATION).is_file():
-        raise InputError("task folder has no annotation.py (the hand-written part of the task)", file=str(folder / ANNOTATION))
+        raise InputError("task folder has no annotation.py (the hand-written part of the task)",
+                         file=str(folder / ANNOTATION))
     return folder.resolve()
 
 
@@ -89,7 +91,8 @@ def run_truth(program: Path, out_dir: Path, mode: str) -> dict[str, Any]:
 
     rec = run_program(program, out_dir, timeout_s=1800, mode=mode)
     if rec.status != "ok":
-        raise RuntimeError(f"{program} ({mode}) {rec.status}: {rec.reason} missing={rec.missing[:3]}\n{rec.log_tail[-1500:]}")
+        raise RuntimeError(f"{program} ({mode}) {rec.status}: {rec.reason} missing={rec.missing[:3]}\n"
+                           f"{rec.log_tail[-1500:]}")
     return {"status": rec.status, "seconds": round(rec.seconds, 2), "peak_memory_mb": rec.peak_memory_mb}
 
 
@@ -135,7 +138,8 @@ def merge(folder: Path, ann: ModuleType, samples: Any, role_samples: dict[str, A
     for ev in raw["events"]:
         m = measured.get(ev["id"])
         if m is None:
-            raise InputError("measure_events gives no interval for this event", file=str(folder / ANNOTATION), field=f"events.{ev['id']}")
+            raise InputError("measure_events gives no interval for this event", file=str(folder / ANNOTATION),
+                             field=f"events.{ev['id']}")
         ev["interval"] = {"start_s": m["start_s"], "end_s": m["end_s"]}
         ev["evidence"] = m["evidence"]
         if "persists_until_s" in m:
@@ -171,7 +175,8 @@ def reannotate_task(id_or_path: str) -> dict[str, Any]:
         raise InputError("no previous build to re-annotate; run a full build", file=str(rec_path))
     record = json.loads(rec_path.read_text())
     if record.get("program_sha256") != sha256_file(folder / TRUTH):
-        raise InputError("truth.py changed since the last build; run a full build", file=str(folder / TRUTH), field="program_sha256")
+        raise InputError("truth.py changed since the last build; run a full build", file=str(folder / TRUTH),
+                         field="program_sha256")
     with tempfile.TemporaryDirectory(prefix=f"pcg_reannotate_{folder.name}_") as td:
         scratch = Path(td)
         run_truth(folder / TRUTH, scratch / "bake", mode="bake_only")
@@ -184,7 +189,8 @@ def reannotate_task(id_or_path: str) -> dict[str, Any]:
         stored = SceneSamples.load_npz(stored_npz)
         cmp = compare_samples(stored, SceneSamples.load_npz(npz))
         if not cmp["ok"]:
-            raise RuntimeError(f"{folder.name}: re-run differs from the stored truth trajectories: {cmp['problems'][:3]}")
+            raise RuntimeError(f"{folder.name}: re-run differs from the stored truth trajectories: "
+                               f"{cmp['problems'][:3]}")
         task = merge(folder, ann, stored, role_samples)  # intervals are always measured on the stored truth
         record["trajectories_sha256"] = trajectories_digest(stored_npz)
     atomic.write_text(folder / TASK_FILE, json.dumps(task.model_dump(mode="json"), indent=2) + "\n")
@@ -216,7 +222,8 @@ def build_task(id_or_path: str, keep_scratch: Path | None = None) -> dict[str, A
         role_samples = sample_blend(run_dir / "scene.blend", tmp_npz, objects)
         missing = [o for o, p in role_samples.items() if "error" in p]
         if missing:
-            raise InputError(f"roles name objects that truth.py does not create: {missing}", file=str(folder / ANNOTATION), field="roles")
+            raise InputError(f"roles name objects that truth.py does not create: {missing}",
+                             file=str(folder / ANNOTATION), field="roles")
         samples = SceneSamples.load_npz(tmp_npz)
         task = merge(folder, ann, samples, role_samples)
         os.replace(tmp_mp4, folder / "reference.mp4")
@@ -248,7 +255,8 @@ def build_task(id_or_path: str, keep_scratch: Path | None = None) -> dict[str, A
 
 
 def build_tasks(ids: list[str], annotations_only: bool = False, workers: int = 1) -> dict[str, Any]:
-    """Build several tasks ('all', 'shipped', 'library' or ids) on `workers` threads; failures are recorded, not fatal."""
+    """Build several tasks ('all', 'shipped', 'library' or ids) on `workers` threads; failures are recorded, not
+    fatal."""
     from physcodegym.authoring.families import run_parallel
 
     todo = expand_ids(ids)
