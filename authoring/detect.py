@@ -79,7 +79,8 @@ def yaw_deg(s: SceneSamples, name: str) -> np.ndarray:
     return np.degrees(a - a[0])
 
 
-def particles_in_box(s: SceneSamples, key: str, lo: tuple[float, float, float], hi: tuple[float, float, float]) -> np.ndarray:
+def particles_in_box(s: SceneSamples, key: str, lo: tuple[float, float, float],
+                     hi: tuple[float, float, float]) -> np.ndarray:
     """(F,) number of alive particles inside the axis-aligned box."""
     P = np.nan_to_num(s.particles[key], nan=1e9)
     A = s.particles_alive[key]
