@@ -56,9 +56,12 @@ def load_family(fam: str) -> ModuleType:
 
 def _params_node(source: str, file: str = "<source>") -> ast.Assign:
     tree = ast.parse(source)
-    found = [n for n in tree.body if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "PARAMS" for t in n.targets)]
+    found = [
+        n for n in tree.body if isinstance(n, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "PARAMS" for t in n.targets)]
     if len(found) != 1:
-        raise InputError(f"expected exactly one top-level PARAMS assignment, found {len(found)}", file=file, field="PARAMS")
+        raise InputError(f"expected exactly one top-level PARAMS assignment, found {len(found)}", file=file,
+                         field="PARAMS")
     return found[0]
 
 
@@ -98,9 +101,11 @@ def member_params(fam: str, seed: int) -> dict[str, Any]:
     """The family's parameters for a seed, checked to be JSON-able (they are written to family.json)."""
     p = load_family(fam).params(int(seed))
     if not isinstance(p, dict):
-        raise InputError(f"{fam} family.params({seed}) returned {type(p).__name__}, not a dict", file=str(PACKS_DIR / fam / FAMILY))
+        raise InputError(f"{fam} family.params({seed}) returned {type(p).__name__}, not a dict",
+                         file=str(PACKS_DIR / fam / FAMILY))
     if json.loads(json.dumps(p)) != p:
-        raise InputError(f"{fam} family.params({seed}) is not JSON-able (tuples? use lists)", file=str(PACKS_DIR / fam / FAMILY))
+        raise InputError(f"{fam} family.params({seed}) is not JSON-able (tuples? use lists)",
+                         file=str(PACKS_DIR / fam / FAMILY))
     return p
 
 
@@ -135,7 +140,8 @@ def generate_member(fam: str, seed: int, out_root: Path = LIBRARY_DIR) -> dict[s
         write_member(fam, seed, stage)
         record = build_task(str(stage))
         if record["id"] != mid:
-            raise InputError(f"annotation TASK id is {record['id']!r}, expected {mid!r} (use PARAMS['task_id'])", file=str(PACKS_DIR / fam / "annotation.py"), field="id")
+            raise InputError(f"annotation TASK id is {record['id']!r}, expected {mid!r} (use PARAMS['task_id'])",
+                             file=str(PACKS_DIR / fam / "annotation.py"), field="id")
         cf = truth_counterfactuals.measure(stage)
         bad = {k: v.get("reason") for k, v in cf["criteria"].items() if not v.get("passed")}
         if bad:
@@ -172,13 +178,15 @@ def parse_seeds(spec: str) -> list[int]:
             elif part:
                 out.append(int(part))
     except ValueError as e:
-        raise InputError(f"seeds must look like A..B or A,B,C (non-negative integers), got {spec!r}", field="seeds") from e
+        raise InputError(f"seeds must look like A..B or A,B,C (non-negative integers), got {spec!r}",
+                         field="seeds") from e
     if not out or any(s < 0 for s in out):
         raise InputError(f"no valid seeds in {spec!r}", field="seeds")
     return sorted(set(out))
 
 
-def run_parallel(jobs: list[tuple[str, Callable[[], dict[str, Any]]]], workers: int, label: str) -> tuple[list[dict], list[dict]]:
+def run_parallel(jobs: list[tuple[str, Callable[[], dict[str, Any]]]], workers: int,
+                 label: str) -> tuple[list[dict], list[dict]]:
     """Run named jobs on `workers` threads (each job mostly waits on Blender children) with a rich progress bar.
 
     Returns (done records, failures {"id", "error"}): a failed job is recorded and the others go on.
@@ -187,7 +195,8 @@ def run_parallel(jobs: list[tuple[str, Callable[[], dict[str, Any]]]], workers: 
 
     done: list[dict] = []
     failed: list[dict] = []
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True) as prog:
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  transient=True) as prog:
         bar = prog.add_task(f"{label} ({len(jobs)})", total=len(jobs))
         with ThreadPoolExecutor(max_workers=max(1, int(workers))) as pool:
             futs = {pool.submit(fn): name for name, fn in jobs}
@@ -199,7 +208,9 @@ def run_parallel(jobs: list[tuple[str, Callable[[], dict[str, Any]]]], workers: 
                     raise
                 except Exception as e:  # one failed job must not lose the others
                     failed.append({"id": name, "error": f"{type(e).__name__}: {e}"[:3000]})
-                prog.update(bar, advance=1, description=f"{label}: {name} {'ok' if not failed or failed[-1]['id'] != name else 'FAILED'}")
+                prog.update(bar, advance=1,
+                            description=(f"{label}: {name} "
+                                         f"{'ok' if not failed or failed[-1]['id'] != name else 'FAILED'}"))
     done.sort(key=lambda r: r["id"])
     failed.sort(key=lambda r: r["id"])
     return done, failed
