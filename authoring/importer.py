@@ -65,10 +65,12 @@ def parse_category(spec: str) -> tuple[str, str | None]:
     try:
         c = Category(cat)
     except ValueError:
-        raise InputError(f"unknown category {cat!r}; known: {', '.join(x.value for x in Category)}", field="--category") from None
+        raise InputError(f"unknown category {cat!r}; known: {', '.join(x.value for x in Category)}",
+                         field="--category") from None
     allowed = [s.value for s in SUBCATEGORIES[c]]
     if allowed and sub not in allowed:
-        raise InputError(f"category {c.value!r} needs a subcategory: {c.value}/<one of {', '.join(allowed)}>", field="--category")
+        raise InputError(f"category {c.value!r} needs a subcategory: {c.value}/<one of {', '.join(allowed)}>",
+                         field="--category")
     if not allowed and sub:
         raise InputError(f"category {c.value!r} has no subcategories, got {sub!r}", field="--category")
     return c.value, sub or None
@@ -88,7 +90,8 @@ def _place(frame: np.ndarray, box: Letterbox) -> np.ndarray:
     h, w = frame.shape[:2]
     interp = cv2.INTER_AREA if box.width < w or box.height < h else cv2.INTER_CUBIC
     out = np.zeros((SCORE_HEIGHT, SCORE_WIDTH, 3), np.uint8)
-    out[box.y : box.y + box.height, box.x : box.x + box.width] = cv2.resize(frame, (box.width, box.height), interpolation=interp)
+    out[box.y : box.y + box.height, box.x : box.x + box.width] = cv2.resize(
+        frame, (box.width, box.height), interpolation=interp)
     return out
 
 
@@ -104,7 +107,8 @@ def normalise(video: Path, start_s: float = 0.0, end_s: float | None = None) -> 
     if end_s is not None and end_s <= start_s:
         raise InputError(f"--end ({end_s}) must be after --start ({start_s})", field="--end")
     if end_s is not None and end_s - start_s > DURATION_S + 1e-6:
-        raise InputError(f"the window is {end_s - start_s:.3f} s; a reference is at most {DURATION_S:.0f} s", field="--end")
+        raise InputError(f"the window is {end_s - start_s:.3f} s; a reference is at most {DURATION_S:.0f} s",
+                         field="--end")
     stop = start_s + DURATION_S if end_s is None else end_s
     cap = cv2.VideoCapture(str(video))
     if not cap.isOpened():
@@ -138,7 +142,8 @@ def normalise(video: Path, start_s: float = 0.0, end_s: float | None = None) -> 
                 shape = fr.shape[:2]
                 box = letterbox_rect(fr.shape[1] * sar, fr.shape[0])
             nxt = prev
-            cur = (ts, _place(fr, box)) if ts + 0.5 / FPS >= start_s else None  # frames well before the window are skipped
+            # frames well before the window are skipped
+            cur = (ts, _place(fr, box)) if ts + 0.5 / FPS >= start_s else None
             if cur is None:
                 continue
             # emit every reference time that lies before this frame: nearest of the previous and this one
@@ -159,7 +164,8 @@ def normalise(video: Path, start_s: float = 0.0, end_s: float | None = None) -> 
     finally:
         cap.release()
     if not out or box is None or shape is None:
-        raise InputError(f"no frames in the window {start_s:.3f}-{stop:.3f} s ({decoded} decoded)", file=str(video), field="--start")
+        raise InputError(f"no frames in the window {start_s:.3f}-{stop:.3f} s ({decoded} decoded)", file=str(video),
+                         field="--start")
     real = len(out)
     held = None
     if real < FRAMES:
@@ -211,7 +217,8 @@ def encode(frames: list[np.ndarray], out_mp4: Path, encoder: str = "auto") -> st
     with tempfile.TemporaryDirectory(prefix="pcg_import_") as d:
         for i, f in enumerate(frames, 1):
             cv2.imwrite(str(Path(d) / f"{i:04d}.png"), f, [cv2.IMWRITE_PNG_COMPRESSION, 1])
-        r = subprocess.run(launch.module_argv("physcodegym.authoring.media", [d, str(tmp)]), capture_output=True, text=True,
+        r = subprocess.run(launch.module_argv("physcodegym.authoring.media", [d, str(tmp)]), capture_output=True,
+                           text=True,
                            env=launch.child_env())
         if r.returncode != 0 or not tmp.is_file():
             raise RuntimeError(f"H.264 encode child failed (rc {r.returncode}): {(r.stdout + r.stderr)[-1500:]}")
@@ -225,12 +232,14 @@ def _ssim_mean(mp4: Path, frames: list[np.ndarray], step: int = 16) -> float | N
     from skimage.metrics import structural_similarity
 
     vid = decode_video(mp4)
-    vals = [float(structural_similarity(cv2.cvtColor(frames[i], cv2.COLOR_BGR2GRAY), cv2.cvtColor(vid[i], cv2.COLOR_RGB2GRAY), data_range=255))
+    vals = [float(structural_similarity(cv2.cvtColor(frames[i], cv2.COLOR_BGR2GRAY),
+                                        cv2.cvtColor(vid[i], cv2.COLOR_RGB2GRAY), data_range=255))
             for i in range(0, min(len(frames), len(vid)), step)]
     return round(float(np.mean(vals)), 5) if vals else None
 
 
-def import_video(video: Path, task_id: str, category: str, out_root: Path, start_s: float = 0.0, end_s: float | None = None,
+def import_video(video: Path, task_id: str, category: str, out_root: Path, start_s: float = 0.0,
+                 end_s: float | None = None,
                  title: str | None = None, encoder: str = "auto", force: bool = False) -> dict[str, Any]:
     """Normalise `video` into `out_root/task_id/` (reference.mp4 + a skeleton task.json); returns the report."""
     video = Path(video)
@@ -238,7 +247,8 @@ def import_video(video: Path, task_id: str, category: str, out_root: Path, start
         raise InputError("video not found", file=str(video))
     cat, sub = parse_category(category)
     folder = Path(out_root) / task_id
-    doc: dict[str, Any] = {"id": task_id, "title": title or video.stem.replace("_", " "), "category": cat, "subcategory": sub,
+    doc: dict[str, Any] = {"id": task_id, "title": title or video.stem.replace("_", " "), "category": cat,
+                           "subcategory": sub,
                            "summary": f"imported from {video.name}"}
     try:
         DraftTask.model_validate(doc)  # a bad id or title fails before any decoding
