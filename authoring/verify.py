@@ -25,7 +25,8 @@ TOL_M = 1e-4  # metres; rigid/cloth bakes are deterministic, this only absorbs f
 # fix it. liquid_duck therefore uses 10 sub-steps (at 5 the splash off the duck was violent, 17 % of particles flew off
 # the table, and two runs disagreed on screen: S_mot 0.49); the calmer flow keeps re-runs close (median particle
 # deviation 2.6 cm at frame 80 vs 15 cm). Particles are therefore compared as a flow, per frame, on particles inside
-# the scene (|x|,|y| < 1 m, z > -0.05 m: on or above the table; the rest fell off it): alive masks equal, in-scene fraction
+# the scene (|x|,|y| < 1 m, z > -0.05 m: on or above the table; the rest fell off it): alive masks equal, in-scene
+# fraction
 # and centroid close.
 SCENE_HALF_XY, SCENE_MIN_Z = 1.0, -0.05
 PARTICLE_FRACTION_TOL = 0.08
@@ -40,7 +41,9 @@ def _in_scene(P: np.ndarray, A: np.ndarray) -> np.ndarray:
 def compare_particles(Pa: np.ndarray, Aa: np.ndarray, Pb: np.ndarray, Ab: np.ndarray) -> dict[str, Any]:
     """Flow-level comparison of two particle tracks (F, P, 3) + alive (F, P)."""
     both = Aa & Ab
-    d = np.where(both, np.linalg.norm(np.nan_to_num(Pa.astype(np.float64)) - np.nan_to_num(Pb.astype(np.float64)), axis=2), 0.0)
+    d = np.where(both,
+                 np.linalg.norm(np.nan_to_num(Pa.astype(np.float64)) - np.nan_to_num(Pb.astype(np.float64)), axis=2),
+                 0.0)
     diverged = np.nonzero(d.max(axis=1) > TOL_M)[0]
     ia, ib = _in_scene(Pa, Aa), _in_scene(Pb, Ab)
     na, nb = Aa.sum(axis=1), Ab.sum(axis=1)
@@ -48,7 +51,9 @@ def compare_particles(Pa: np.ndarray, Aa: np.ndarray, Pb: np.ndarray, Ab: np.nda
     cen = 0.0
     for f in range(Pa.shape[0]):
         if ia[f].any() and ib[f].any():
-            cen = max(cen, float(np.linalg.norm(Pa[f][ia[f]].astype(np.float64).mean(0) - Pb[f][ib[f]].astype(np.float64).mean(0))))
+            cen = max(cen,
+                      float(np.linalg.norm(
+                          Pa[f][ia[f]].astype(np.float64).mean(0) - Pb[f][ib[f]].astype(np.float64).mean(0))))
     return {
         "alive_equal": bool(np.array_equal(Aa, Ab)),
         "identical_frames": int(diverged[0]) if diverged.size else int(Pa.shape[0]),
@@ -90,7 +95,8 @@ def compare_samples(a: SceneSamples, b: SceneSamples, tol: float = TOL_M) -> dic
         if not pc["alive_equal"]:
             out["problems"].append(f"particle system {k!r}: alive masks differ (emission is not deterministic)")
         if pc["max_in_scene_fraction_diff"] > PARTICLE_FRACTION_TOL:
-            out["problems"].append(f"particle system {k!r}: in-scene fraction differs by {pc['max_in_scene_fraction_diff']}")
+            out["problems"].append(f"particle system {k!r}: in-scene fraction differs by "
+                                   f"{pc['max_in_scene_fraction_diff']}")
         if pc["max_centroid_diff_m"] > PARTICLE_CENTROID_TOL_M:
             out["problems"].append(f"particle system {k!r}: flow centroid differs by {pc['max_centroid_diff_m']} m")
     for key in ("max_matrix_diff", "max_vertex_diff"):
