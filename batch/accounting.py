@@ -45,10 +45,12 @@ def task_values(row: dict | None) -> dict[str, Any]:
     """Per-task metric values for the accounting: None = technical gap; zeros for a missing artifact."""
     if row is None or not row.get("artifact"):
         reason = "no submission" if row is None else (row.get("reason") or row.get("status"))
-        return {"artifact": False, "values": dict.fromkeys(METRIC_NAMES, 0.0), "reason": reason, "status": row.get("status") if row else "missing"}
+        return {"artifact": False, "values": dict.fromkeys(METRIC_NAMES, 0.0), "reason": reason,
+                "status": row.get("status") if row else "missing"}
     if row.get("status") != "done" or not isinstance(row.get("metrics"), dict):
         # an artifact exists but scoring failed: every metric is a technical gap, not a zero
-        return {"artifact": True, "values": dict.fromkeys(METRIC_NAMES), "reason": row.get("reason"), "status": row.get("status")}
+        return {"artifact": True, "values": dict.fromkeys(METRIC_NAMES), "reason": row.get("reason"),
+                "status": row.get("status")}
     m = row["metrics"]
     vals = {n: (float(m[n]) if m.get(n) is not None else None) for n in METRIC_NAMES}
     return {"artifact": True, "values": vals, "reason": None, "status": "done"}
@@ -122,7 +124,8 @@ def leaderboard(rows: list[dict], tasks: list[dict], configs: dict[str, dict]) -
         ids = [t["id"] for t in tasks if t["category"] == cat]
         by_cat[cat] = {c: _column_means(per[c], ids, covered) for c in cfg_names}
     per_task = {c: {t: {**per[c][t], "attempt": (chosen.get((c, t)) or {}).get("attempt"),
-                        "S_tot": ((chosen.get((c, t)) or {}).get("score") or {}).get("S_tot") if per[c][t]["status"] == "done"
+                        "S_tot": ((chosen.get((c, t)) or {}).get("score") or {}).get("S_tot")
+                        if per[c][t]["status"] == "done"
                         else (0.0 if not per[c][t]["artifact"] else None)}
                     for t in task_ids} for c in cfg_names}
     return {
