@@ -44,8 +44,10 @@ class _Progress:
                 TimeRemainingColumn,
             )
 
-            self.p = Progress(TextColumn("[bold]batch"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[info]}"),
-                              TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=Console(stderr=True))
+            self.p = Progress(TextColumn("[bold]batch"), BarColumn(), MofNCompleteColumn(),
+                              TextColumn("{task.fields[info]}"),
+                              TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                              console=Console(stderr=True))
             self.p.start()
             self.tid = self.p.add_task("batch", total=total, info=self._info())
 
@@ -72,8 +74,10 @@ def _lock(results: Path) -> Any:
     return fh
 
 
-def run_batch(tasks_dir: Path, submissions_dir: Path, out: Path, *, workers: int | None = None, ray_address: str | None = None,
-              resume: bool = False, overwrite: bool = False, timeout_s: float | None = None, memory_mb: int | None = 8192,
+def run_batch(tasks_dir: Path, submissions_dir: Path, out: Path, *, workers: int | None = None,
+              ray_address: str | None = None,
+              resume: bool = False, overwrite: bool = False, timeout_s: float | None = None,
+              memory_mb: int | None = 8192,
               expected_frames: int = 240, metrics: list[str] | None = None, judge: dict | None = None,
               configs: list[str] | None = None, progress: bool = True, task_ids: list[str] | None = None,
               tasks_from: Path | None = None) -> dict:
@@ -95,21 +99,26 @@ def run_batch(tasks_dir: Path, submissions_dir: Path, out: Path, *, workers: int
                              file=str(store.path), field="--out")
         if overwrite:
             store.clear_units()
-        units, tasks, cfg_meta = discover(Path(tasks_dir), Path(submissions_dir), out, timeout_s=timeout_s, memory_mb=memory_mb,
-                                          expected_frames=expected_frames, metrics=metrics, judge=judge, configs=configs,
+        units, tasks, cfg_meta = discover(Path(tasks_dir), Path(submissions_dir), out, timeout_s=timeout_s,
+                                          memory_mb=memory_mb,
+                                          expected_frames=expected_frames, metrics=metrics, judge=judge,
+                                          configs=configs,
                                           task_ids=task_ids)
         tset = task_set(Path(tasks_dir))
         before = store.get_meta("task_set")
-        if store.count() and not overwrite and before and (before.get("set"), before.get("version")) != (tset["set"], tset["version"]):
-            raise InputError(f"these results are on task set {before.get('set')} {before.get('version')}, the tasks are now "
-                             f"{tset['set']} {tset['version']}: resuming would mix two task versions; use a new --out or "
-                             "--overwrite", file=str(store.path), field="--resume")
+        if store.count() and not overwrite and before and (before.get("set"), before.get("version")) != (
+            tset["set"], tset["version"]):
+            raise InputError(f"these results are on task set {before.get('set')} {before.get('version')}, the tasks "
+                             f"are now {tset['set']} {tset['version']}: resuming would mix two task versions; use a "
+                             "new --out or --overwrite", file=str(store.path), field="--resume")
         for u in units:
             u.extra["task_set"] = {"set": tset["set"], "version": tset["version"]}
         store.set_meta("task_set", tset)
         store.set_meta("tasks", tasks)
         store.set_meta("configs", cfg_meta)
-        store.set_meta("batch", {"tasks_dir": str(Path(tasks_dir).resolve()), "submissions_dir": str(Path(submissions_dir).resolve()),
+        store.set_meta("batch",
+                       {"tasks_dir": str(Path(tasks_dir).resolve()),
+                        "submissions_dir": str(Path(submissions_dir).resolve()),
                                  "expected_frames": expected_frames, "metrics": metrics, "units": len(units),
                                  "tasks_from": str(Path(tasks_from).resolve()) if tasks_from else None,
                                  "task_ids": [t["id"] for t in tasks]})
@@ -150,7 +159,8 @@ def run_batch(tasks_dir: Path, submissions_dir: Path, out: Path, *, workers: int
             "seconds": round(time.monotonic() - t0, 3),
             "by_status": {s: sum(1 for r in mine if r["status"] == s) for s in ("done", "failed", "invalid", "error")},
             "executor": f"ray:{ray_address}" if ray_address else f"pool:{workers or default_workers()}",
-            "failures": [{"config": r["config"], "task_id": r["task_id"], "attempt": r["attempt"], "status": r["status"],
+            "failures": [{"config": r["config"], "task_id": r["task_id"], "attempt": r["attempt"],
+                          "status": r["status"],
                           "reason": r["reason"]} for r in mine if r["status"] != "done"],
         }
     finally:
