@@ -85,7 +85,8 @@ class ResultsStore:
                 v = int(bool(v))
             vals.append(v)
         with self.db:
-            self.db.execute(f"INSERT OR REPLACE INTO units ({','.join(COLUMNS)}) VALUES ({','.join('?' * len(COLUMNS))})", vals)
+            self.db.execute(f"INSERT OR REPLACE INTO units ({','.join(COLUMNS)}) VALUES "
+                            f"({','.join('?' * len(COLUMNS))})", vals)
 
     def rows(self) -> list[dict[str, Any]]:
         out = []
@@ -100,7 +101,8 @@ class ResultsStore:
 
     def final_keys(self) -> dict[tuple[str, str, str], tuple[str | None, str | None]]:
         """(config, task, attempt) -> (program hash, task hash) for finished units."""
-        q = f"SELECT config, task_id, attempt, program_sha256, task_sha256 FROM units WHERE status IN ({','.join('?' * len(FINAL))})"
+        q = ("SELECT config, task_id, attempt, program_sha256, task_sha256 FROM units WHERE status IN "
+             f"({','.join('?' * len(FINAL))})")
         return {(r[0], r[1], r[2]): (r[3], r[4]) for r in self.db.execute(q, FINAL)}
 
     def count(self) -> int:
@@ -113,7 +115,8 @@ class ResultsStore:
     # -- meta ------------------------------------------------------------------------------------
     def set_meta(self, key: str, value: Any) -> None:
         with self.db:
-            self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, json.dumps(value, default=str)))
+            self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                            (key, json.dumps(value, default=str)))
 
     def get_meta(self, key: str, default: Any = None) -> Any:
         r = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
