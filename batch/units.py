@@ -108,7 +108,8 @@ def read_task_selection(path: Path) -> list[str]:
         except json.JSONDecodeError as e:
             raise InputError(f"invalid JSON at line {e.lineno}: {e.msg}", file=str(path), field="--tasks-from") from e
         entries = doc.get("tasks") if isinstance(doc, dict) else None
-        if not isinstance(entries, list) or not all(isinstance(t, dict) and isinstance(t.get("id"), str) for t in entries):
+        if not isinstance(entries, list) or not all(
+            isinstance(t, dict) and isinstance(t.get("id"), str) for t in entries):
             raise InputError("a manifest needs a 'tasks' list of objects with an 'id'", file=str(path), field="tasks")
         ids = [t["id"] for t in entries]
     else:
@@ -140,7 +141,8 @@ def task_set(tasks_dir: Path) -> dict[str, Any]:
         return doc
     loaded = sorted(list_tasks([root]), key=lambda lt: lt.id)
     h = hashlib.sha256("".join(f"{lt.id}:{task_hash(lt)}\n" for lt in loaded).encode())
-    return {"set": f"custom:{root.name}", "version": h.hexdigest()[:12], "sha256": h.hexdigest(), "n_tasks": len(loaded),
+    return {"set": f"custom:{root.name}", "version": h.hexdigest()[:12], "sha256": h.hexdigest(),
+            "n_tasks": len(loaded),
             "stale": [], "source": str(root)}
 
 
@@ -197,7 +199,8 @@ def discover(tasks_dir: Path, submissions_dir: Path, results_dir: Path, *, timeo
             for att, prog in attempts:
                 units.append(UnitSpec(
                     config=cfg_dir.name, task_id=lt.id, attempt=att, program=str(prog.resolve()),
-                    task_folder=str(lt.folder), unit_dir=str((results_dir / "units" / cfg_dir.name / lt.id / att).resolve()),
+                    task_folder=str(lt.folder),
+                    unit_dir=str((results_dir / "units" / cfg_dir.name / lt.id / att).resolve()),
                     program_sha256=sha256_file(prog), task_sha256=th,
                     # a harness may budget single tasks differently (timeout_s_by_task); --timeout applies otherwise
                     timeout_s=float((cfg.get("timeout_s_by_task") or {}).get(lt.id) or cfg.get("timeout_s") or timeout_s
@@ -227,7 +230,8 @@ def execute_unit(spec_d: dict) -> dict:
     started = datetime.now(UTC).isoformat(timespec="seconds")
     t0 = time.monotonic()
     row: dict[str, Any] = {"config": spec.config, "task_id": spec.task_id, "attempt": spec.attempt,
-                           "program_sha256": spec.program_sha256, "task_sha256": spec.task_sha256, "started_at": started,
+                           "program_sha256": spec.program_sha256, "task_sha256": spec.task_sha256,
+                           "started_at": started,
                            "worker": f"{socket.gethostname()}:{os.getpid()}"}
     ts = spec.extra.get("task_set")
     if ts:  # each row names the task set and version it was scored on
@@ -260,7 +264,8 @@ def execute_unit(spec_d: dict) -> dict:
                 atomic.write_json(unit_dir / "score.json", doc)
                 evidence["score_json"] = str(unit_dir / "score.json")
                 if doc.get("status") == "invalid":  # the accepted files no longer match the record
-                    row.update(status="invalid", artifact=False, metrics=None, score=None, reason=doc.get("invalid_reason"))
+                    row.update(status="invalid", artifact=False, metrics=None, score=None,
+                               reason=doc.get("invalid_reason"))
                 else:
                     row.update(status="done", metrics=doc.get("metrics"), score=doc, reason=None)
             except Exception as e:
