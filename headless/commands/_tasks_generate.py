@@ -1,4 +1,5 @@
-"""`physcodegym tasks generate|manifest` (sub-commands of tasks.py; the leading underscore keeps the CLI from listing it as a command).
+"""`physcodegym tasks generate|manifest` (sub-commands of tasks.py; the leading underscore keeps the CLI from listing it
+as a command).
 
     physcodegym tasks generate FAMILY|all --seeds A..B [--workers N] [--out ROOT] [--json]
     physcodegym tasks manifest [--check] [--version X.Y.Z] [--json]
@@ -24,8 +25,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--out", help="output root (default tasks/library; the manifest is rewritten only for the default)")
     g.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     m = sub.add_parser("manifest", help="rewrite tasks/manifest.json (content hash per task) or check it")
-    m.add_argument("--check", action="store_true", help="only report packs that differ from the manifest (exit 1 if any)")
-    m.add_argument("--version", dest="set_version", help="set the version (default: keep it, or bump the minor number when a hash changed)")
+    m.add_argument("--check", action="store_true",
+                   help="only report packs that differ from the manifest (exit 1 if any)")
+    m.add_argument("--version", dest="set_version",
+                   help="set the version (default: keep it, or bump the minor number when a hash changed)")
     m.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
 
 
@@ -35,9 +38,10 @@ def run(args: argparse.Namespace) -> CommandResult:
 
         if args.workers < 1:
             raise InputError("--workers must be at least 1", field="workers")
-        doc = generate(args.family, parse_seeds(args.seeds), workers=args.workers, out_root=Path(args.out) if args.out else None)
-        human = "\n".join(f"ok     {r['id']:<22} build {r['build_seconds']:>6.1f}s total {r['generate_seconds']:>6.1f}s "
-                          f"{r['total_bytes'] / 1e6:.2f} MB" for r in doc["generated"])
+        doc = generate(args.family, parse_seeds(args.seeds), workers=args.workers,
+                       out_root=Path(args.out) if args.out else None)
+        human = "\n".join(f"ok     {r['id']:<22} build {r['build_seconds']:>6.1f}s total "
+                          f"{r['generate_seconds']:>6.1f}s {r['total_bytes'] / 1e6:.2f} MB" for r in doc["generated"])
         human += "".join(f"\nFAILED {f['id']}: {f['error'][:400]}" for f in doc["failed"])
         if doc.get("manifest"):
             human += f"\nmanifest {doc['manifest']['set']} {doc['manifest']['version']}"
@@ -48,9 +52,12 @@ def run(args: argparse.Namespace) -> CommandResult:
         if args.check:
             problems = manifest.check()
             doc = {"ok": not problems, "problems": problems, **manifest.current()}
-            human = f"{doc['set']} {doc['version']}: {doc['n_tasks']} tasks, " + ("up to date" if not problems else "\n".join(problems))
+            human = f"{doc['set']} {doc['version']}: {doc['n_tasks']} tasks, " + (
+                "up to date" if not problems else "\n".join(problems))
             return CommandResult(doc, exit_code=0 if not problems else 1, human=human)
         written = manifest.write_manifest(args.set_version)
         doc = {**manifest.current(), "written": str(manifest.MANIFEST)}
-        return CommandResult(doc, human=f"{doc['set']} {doc['version']}: {len(written['tasks'])} tasks -> {manifest.MANIFEST}")
+        return CommandResult(doc,
+                             human=(f"{doc['set']} {doc['version']}: {len(written['tasks'])} tasks -> "
+                                    f"{manifest.MANIFEST}"))
     raise InputError(f"unknown tasks sub-command {args.tasks_cmd!r}")
