@@ -1,4 +1,5 @@
-"""`physcodegym tasks import` (a sub-command of tasks.py; the leading underscore keeps the CLI from listing it as a command).
+"""`physcodegym tasks import` (a sub-command of tasks.py; the leading underscore keeps the CLI from listing it as a
+command).
 
     physcodegym tasks import VIDEO --id ID --category C[/S] [--start S --end S] [--out ROOT] [--json]
 
@@ -26,7 +27,8 @@ def _default_root() -> str:
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register the sub-command(s) on `physcodegym tasks`."""
-    p = sub.add_parser("import", help="make a task skeleton from a real video (normalised to 240 frames, 30 fps, 640x360)")
+    p = sub.add_parser("import",
+                       help="make a task skeleton from a real video (normalised to 240 frames, 30 fps, 640x360)")
     p.add_argument("video")
     p.add_argument("--id", required=True, dest="task_id", help="task id (folder name under --out)")
     p.add_argument("--category", required=True, help="category[/subcategory], e.g. rigid/falling-bouncing or wind")
@@ -45,18 +47,22 @@ def run(args: argparse.Namespace) -> CommandResult:
         raise InputError(f"unknown tasks sub-command {args.tasks_cmd!r}")
     from physcodegym.authoring.importer import import_video
 
-    doc = import_video(Path(args.video), args.task_id, args.category, Path(args.out or _default_root()), start_s=args.start,
+    doc = import_video(Path(args.video), args.task_id, args.category, Path(args.out or _default_root()),
+                       start_s=args.start,
                        end_s=args.end, title=args.title, encoder=args.encoder, force=args.force)
     s = doc["source"]
     lb = s["letterbox"]
     lines = [
         f"imported {s['file']} -> {doc['folder']}",
-        f"  source {s['width']}x{s['height']} rot {s['rotation_deg']} {s['fps']:.3f} fps{' (VFR)' if s['variable_frame_rate'] else ''} "
-        f"{s['duration_s']:.2f} s; used {s['trim_start_s']:.2f}-{s['trim_end_s']:.2f} s",
-        f"  picture {lb['width']}x{lb['height']} at ({lb['x']},{lb['y']}) in 640x360; encoder {s['encoder']} (SSIM {s['encode_ssim_mean']})",
+        f"  source {s['width']}x{s['height']} rot {s['rotation_deg']} {s['fps']:.3f} "
+        f"fps{' (VFR)' if s['variable_frame_rate'] else ''} {s['duration_s']:.2f} s; used {s['trim_start_s']:.2f}-"
+        f"{s['trim_end_s']:.2f} s",
+        f"  picture {lb['width']}x{lb['height']} at ({lb['x']},{lb['y']}) in 640x360; encoder {s['encoder']} (SSIM "
+        f"{s['encode_ssim_mean']})",
     ]
     if s["held"]:
         h = s["held"]
-        lines.append(f"  clip shorter than 8 s: frames {h['from_frame']}-240 repeat the last frame (footage ends at {h['source_ends_s']:.2f} s)")
+        lines.append(f"  clip shorter than 8 s: frames {h['from_frame']}-240 repeat the last frame (footage ends at "
+                     f"{h['source_ends_s']:.2f} s)")
     lines += ["  still to annotate:"] + [f"    {m['field']}: {m['need']}" for m in doc["missing"]]
     return CommandResult(doc, human="\n".join(lines))
