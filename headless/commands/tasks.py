@@ -1,4 +1,5 @@
-"""`physcodegym tasks list|validate|show|build|verify`: the task library (build/verify: tasks with a truth.py, shipped or generated)."""
+"""`physcodegym tasks list|validate|show|build|verify`: the task library (build/verify: tasks with a truth.py, shipped
+or generated)."""
 
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     b = sub.add_parser("build", help="regenerate a shipped task's reference data from its truth.py")
     b.add_argument("id", nargs="+", help="task ids or folders ('all' = shipped + library, 'shipped', 'library')")
     b.add_argument("--annotations-only", action="store_true",
-                   help="re-merge annotation.py only (keeps the video; truth.py must be unchanged since the last build)")
+                   help=("re-merge annotation.py only (keeps the video; truth.py must be unchanged since the last "
+                         "build)"))
     b.add_argument("--workers", type=int, default=1, help="tasks built at the same time (default 1)")
     b.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     r = sub.add_parser("verify", help="re-run truth.py (bake only) and compare with the stored truth trajectories")
@@ -88,9 +90,11 @@ def _validate_one(folder: Path, media: bool) -> dict:
     notes = []
     if t.source is not None:
         s = t.source
-        notes.append(f"imported from {s.file} (sha256 {s.sha256[:12]}...), {s.trim_start_s:g}-{s.trim_end_s:g} s of the clip")
+        notes.append(f"imported from {s.file} (sha256 {s.sha256[:12]}...), {s.trim_start_s:g}-{s.trim_end_s:g} s of "
+                     "the clip")
         if s.held is not None:
-            notes.append(f"frames {s.held.from_frame}-{FRAMES} repeat the last frame: the footage ends at {s.held.source_ends_s:g} s")
+            notes.append(f"frames {s.held.from_frame}-{FRAMES} repeat the last frame: the footage ends at "
+                         f"{s.held.source_ends_s:g} s")
             for e in t.events:
                 if e.interval.end_s > s.held.source_ends_s + 1.0 / FPS:
                     notes.append(f"event {e.id!r} ends at {e.interval.end_s:g} s, after the footage ends (held frames)")
@@ -113,10 +117,12 @@ def run(args: argparse.Namespace) -> CommandResult:
 
         cur = manifest.current()
         set_doc = {"name": cur["set"], "version": cur["version"], "sha256": cur["sha256"], "n_tasks": cur["n_tasks"]}
-        return CommandResult({"set": set_doc, "tasks": rows}, human=(human or "no tasks") + f"\n{len(rows)} tasks; set {cur['set']} {cur['version']}")
+        return CommandResult({"set": set_doc, "tasks": rows},
+                             human=(human or "no tasks") + f"\n{len(rows)} tasks; set {cur['set']} {cur['version']}")
     if args.tasks_cmd == "validate":
         p = Path(args.path)
-        folders = [p] if (p / TASK_FILE).is_file() or p.name == TASK_FILE else sorted(x.parent for x in p.glob(f"*/{TASK_FILE}"))
+        folders = [p] if (p / TASK_FILE).is_file() or p.name == TASK_FILE else sorted(
+            x.parent for x in p.glob(f"*/{TASK_FILE}"))
         if not folders:
             raise InputError("no task.json here or in sub-folders", file=str(p))
         results = [_validate_one(f, media=not args.no_media) for f in folders]
@@ -151,9 +157,11 @@ def run(args: argparse.Namespace) -> CommandResult:
         ids = expand_ids(args.id)
         rows = [verify_task(i, tol=args.tol) for i in ids]
         ok = all(r["ok"] for r in rows)
-        human = "\n".join(f"{'ok ' if r['ok'] else 'BAD'} {r['id']:<16} matrices {r.get('max_matrix_diff', float('nan')):.2g} "
-                          f"verts {r.get('max_vertex_diff', float('nan')):.2g} "
-                          + "".join(f"particles {k}: identical {p['identical_frames']} frames, centroid {p['max_centroid_diff_m']} m "
+        human = "\n".join(f"{'ok ' if r['ok'] else 'BAD'} {r['id']:<16} matrices "
+                          f"{r.get('max_matrix_diff', float('nan')):.2g} verts "
+                          f"{r.get('max_vertex_diff', float('nan')):.2g} "
+                          + "".join(f"particles {k}: identical {p['identical_frames']} frames, centroid "
+                                    f"{p['max_centroid_diff_m']} m "
                                     for k, p in r.get("particles", {}).items())
                           + "; ".join(r["problems"]) for r in rows)
         return CommandResult({"ok": ok, "tasks": rows}, exit_code=0 if ok else 1, human=human)
