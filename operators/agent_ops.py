@@ -70,7 +70,8 @@ class PCG_OT_start_agent(bpy.types.Operator):
         run_dir = Path(bpy.path.abspath(st.run_dir)) if st.run_dir else work_dir(context, f"agent-{st.task_id}")
         run_dir.mkdir(parents=True, exist_ok=True)
         st.run_dir = str(run_dir)
-        args = ["agent", "--task", st.task_folder, "--provider", prefs.provider, "--model", prefs.model, "--out", str(run_dir)]
+        args = ["agent", "--task", st.task_folder, "--provider", prefs.provider, "--model", prefs.model, "--out",
+                str(run_dir)]
         if prefs.base_url:
             args += ["--base-url", prefs.base_url]
         scene_name = context.scene.name
@@ -94,7 +95,8 @@ class PCG_OT_start_agent(bpy.types.Operator):
         default_env = PROVIDER_KEY_ENV.get(prefs.provider)
         if key_env and default_env and key_env != default_env and os.environ.get(key_env):
             extra[default_env] = os.environ[key_env]  # the provider reads its default variable; passed, never stored
-        jobs.submit(jobs.Job(AGENT_JOB, launch.cli_argv(args), on_done=done, on_tick=on_tick, cwd=str(run_dir), env=launch.child_env(extra)))
+        jobs.submit(jobs.Job(AGENT_JOB, launch.cli_argv(args), on_done=done, on_tick=on_tick, cwd=str(run_dir),
+                             env=launch.child_env(extra)))
         st.agent_status = "starting..."
         return {"FINISHED"}
 
@@ -224,7 +226,8 @@ class PCG_OT_run_score(bpy.types.Operator):
             else:
                 sc.physcodegym.score_status = f"score failed: {job.message}"
 
-        jobs.submit(jobs.Job(SCORE_JOB, launch.cli_argv(args), on_done=done, env=launch.child_env(env_for_tasks(context))))
+        jobs.submit(jobs.Job(SCORE_JOB, launch.cli_argv(args), on_done=done,
+                             env=launch.child_env(env_for_tasks(context))))
         st.score_status = "scoring..."
         return {"FINISHED"}
 
@@ -269,7 +272,8 @@ class PCG_OT_render_preview(bpy.types.Operator):
             sc.physcodegym.agent_status = f"preview ({prefs.preview_engine}): {job.message}"
 
         args = [str(blend), str(context.scene.frame_current), prefs.preview_engine, str(png)]
-        jobs.submit(jobs.Job(PREVIEW_JOB, launch.module_argv("physcodegym.physcodegym_addon.preview_worker", args), on_done=done, cwd=str(d)))
+        jobs.submit(jobs.Job(PREVIEW_JOB, launch.module_argv("physcodegym.physcodegym_addon.preview_worker", args),
+                             on_done=done, cwd=str(d)))
         return {"FINISHED"}
 
 
