@@ -84,7 +84,8 @@ class PCG_OT_run_audit(bpy.types.Operator):
             else:
                 s.audit_status = f"audit failed: {job.message}"
 
-        job = jobs.Job(JOB, launch.cli_argv(args), on_done=done, cwd=str(d), env=launch.child_env(env_for_tasks(context)))
+        job = jobs.Job(JOB, launch.cli_argv(args), on_done=done, cwd=str(d),
+                       env=launch.child_env(env_for_tasks(context)))
         job.total = scene.frame_end - scene.frame_start + 1
         jobs.submit(job)
         st.audit_status = "auditing..."
