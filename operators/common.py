@@ -23,7 +23,8 @@ def gate(cls: Any, context: Any, feature: str) -> bool:
 def work_dir(context: Any, kind: str) -> Path:
     """A fresh folder for one job: under the preferences' runs folder, else the temp folder."""
     prefs = preferences.get(context)
-    root = Path(bpy.path.abspath(prefs.runs_folder)) if prefs.runs_folder else Path(tempfile.gettempdir()) / "physcodegym-panel"
+    root = (Path(bpy.path.abspath(prefs.runs_folder)) if prefs.runs_folder
+            else Path(tempfile.gettempdir()) / "physcodegym-panel")
     d = root / f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}-{int(time.time() * 1000) % 1000:03d}"
     d.mkdir(parents=True, exist_ok=True)
     return d
