@@ -58,7 +58,8 @@ def apply_counterfactual(scene: Any, doc: dict[str, Any], d: Path) -> None:
     state.LAST_INTERVENTION[scene.name] = {"intervention": doc.get("intervention"), "mapping": doc.get("mapping")}
     rows = doc.get("trajectories") or {}
     devs = [f"{r}: {v.get('max_deviation_m', v.get('intervened', '?'))}" for r, v in rows.items()]
-    st.counterfactual_verdict = ("took effect" if doc.get("took_effect") else "did NOT take effect") + (" | max deviation " + ", ".join(devs) if devs else "")
+    st.counterfactual_verdict = ("took effect" if doc.get("took_effect") else "did NOT take effect") + (
+        " | max deviation " + ", ".join(devs) if devs else "")
     img = plot.render_plot(tracks)
     im = plot.to_blender_image(img, f"PCG CF plot {scene.name}", str(d / "plot.png"))
     st.counterfactual_plot_image = im.name
@@ -98,11 +99,13 @@ class PCG_OT_run_counterfactual(bpy.types.Operator):
 
         scene = context.scene
         st = scene.physcodegym
-        sel = [] if st.counterfactual_kind in NO_OBJECT_KINDS else sorted(context.selected_objects, key=lambda o: o.name)
+        sel = [] if st.counterfactual_kind in NO_OBJECT_KINDS else sorted(
+            context.selected_objects, key=lambda o: o.name)
         roles, mapping = scene_mapping(st, scene, sel)
         try:
             params = json.loads(st.counterfactual_params_json or "{}")
-            iv = Intervention(kind=st.counterfactual_kind, roles=roles, params=params, from_frame=st.counterfactual_from_frame or None)
+            iv = Intervention(kind=st.counterfactual_kind, roles=roles, params=params,
+                              from_frame=st.counterfactual_from_frame or None)
         except (json.JSONDecodeError, ValidationError) as e:
             st.counterfactual_status = f"bad intervention: {e}"
             self.report({"ERROR"}, f"scene.physcodegym.counterfactual_params_json: {e}")
@@ -111,7 +114,8 @@ class PCG_OT_run_counterfactual(bpy.types.Operator):
         blend = save_copy(context, d / "scene.blend")
         st.counterfactual_objects = ",".join(o.name for o in sel)
         scene_name = scene.name
-        args = ["--blend", str(blend), "--intervention", iv.model_dump_json(), "--mapping", json.dumps(mapping), "--out", str(d)]
+        args = ["--blend", str(blend), "--intervention", iv.model_dump_json(), "--mapping", json.dumps(mapping),
+                "--out", str(d)]
 
         def done(job: jobs.Job) -> None:
             sc = bpy.data.scenes.get(scene_name)
@@ -120,10 +124,12 @@ class PCG_OT_run_counterfactual(bpy.types.Operator):
             if isinstance(job.doc, dict):
                 apply_counterfactual(sc, job.doc, d)
             sc.physcodegym.counterfactual_status = (
-                f"done in {job.seconds:.1f} s" if job.state == "done" else f"failed: {job.message}; {(job.doc or {}).get('reason', '')}"
+                f"done in {job.seconds:.1f} s" if job.state == "done" else f"failed: {job.message}; "
+                                                                           f"{(job.doc or {}).get('reason', '')}"
             )
 
-        jobs.submit(jobs.Job(JOB, launch.module_argv("physcodegym.physcodegym_addon.counterfactual_worker", args), on_done=done, cwd=str(d)))
+        jobs.submit(jobs.Job(JOB, launch.module_argv("physcodegym.physcodegym_addon.counterfactual_worker", args),
+                             on_done=done, cwd=str(d)))
         st.counterfactual_status = f"running {iv.kind.value} on {', '.join(roles) or 'the scene'}..."
         return {"FINISHED"}
 
@@ -136,7 +142,8 @@ class PCG_OT_clear_counterfactual(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context: Any) -> bool:
-        return bool(context.scene.physcodegym.counterfactual_copy_scene or context.scene.physcodegym.counterfactual_result_json)
+        return bool(
+            context.scene.physcodegym.counterfactual_copy_scene or context.scene.physcodegym.counterfactual_result_json)
 
     def execute(self, context: Any) -> set[str]:
         st = context.scene.physcodegym
