@@ -54,7 +54,8 @@ def fill_task(st: Any, loaded_task: LoadedTask, scene: Any) -> None:
     """Copy the checklist and events (with scene frames) into the scene state."""
     t = loaded_task.task
     st.task_folder = str(loaded_task.folder)
-    st.task_id, st.task_title, st.task_category = t.id, t.title, t.category.value + (f" / {t.subcategory.value}" if t.subcategory else "")
+    st.task_id, st.task_title, st.task_category = t.id, t.title, t.category.value + (
+        f" / {t.subcategory.value}" if t.subcategory else "")
     st.checklist.clear()
     for c in t.checklist:
         it = st.checklist.add()
@@ -162,7 +163,8 @@ def event_seconds(scene: Any, frame: int) -> float:
     return round(min(max(0.0, (frame - scene.frame_start) / FPS), FRAMES / FPS), 6)
 
 
-def set_event_time(st: Any, scene: Any, index: int, start_frame: int | None = None, end_frame: int | None = None) -> Any:
+def set_event_time(st: Any, scene: Any, index: int, start_frame: int | None = None,
+                   end_frame: int | None = None) -> Any:
     """Set an event's start / end from scene frames (seconds and frames stay in step)."""
     ev = st.events[index]
     if start_frame is not None:
@@ -195,7 +197,8 @@ def annotations_doc(st: Any, base: dict[str, Any]) -> tuple[list[dict[str, Any]]
     for e in st.events:
         doc = {k: v for k, v in old.get(e.name, {}).items() if k in ("after", "persists_until_s", "evidence")}
         doc.update(id=e.name, kind=e.kind or "action", description=e.description or e.name, roles=_csv(e.roles),
-                   interval={"start_s": round(e.start_s, 6), "end_s": round(e.end_s, 6)}, weight=round(e.weight, 6), key=e.key)
+                   interval={"start_s": round(e.start_s, 6), "end_s": round(e.end_s, 6)}, weight=round(e.weight, 6),
+                   key=e.key)
         events.append(doc)
     return checklist, events
 
@@ -378,15 +381,18 @@ class PCG_OT_add_checklist_item(_Annotate, bpy.types.Operator):
 
     category: bpy.props.StringProperty(name="Category", default="object", options={"SKIP_SAVE"})
     count: bpy.props.IntProperty(name="Count", default=1, min=1, options={"SKIP_SAVE"})
-    attributes: bpy.props.StringProperty(name="Attributes", description="Comma-separated: colour, material, size", options={"SKIP_SAVE"})
+    attributes: bpy.props.StringProperty(name="Attributes", description="Comma-separated: colour, material, size",
+                                         options={"SKIP_SAVE"})
     roles: bpy.props.StringProperty(name="Roles", description="Comma-separated role names", options={"SKIP_SAVE"})
-    layout: bpy.props.StringProperty(name="Layout", description="Initial spatial layout in words", options={"SKIP_SAVE"})
+    layout: bpy.props.StringProperty(name="Layout", description="Initial spatial layout in words",
+                                     options={"SKIP_SAVE"})
 
     def invoke(self, context: Any, event: Any) -> set[str]:
         return context.window_manager.invoke_props_dialog(self)
 
     def execute(self, context: Any) -> set[str]:
-        add_checklist_item(context.scene.physcodegym, self.category, self.count, self.attributes, self.roles, self.layout)
+        add_checklist_item(context.scene.physcodegym, self.category, self.count, self.attributes, self.roles,
+                           self.layout)
         return {"FINISHED"}
 
 
@@ -398,9 +404,13 @@ class PCG_OT_add_event(_Annotate, bpy.types.Operator):
 
     description: bpy.props.StringProperty(name="Description", options={"SKIP_SAVE"})
     roles: bpy.props.StringProperty(name="Roles", description="Comma-separated role names", options={"SKIP_SAVE"})
-    kind: bpy.props.EnumProperty(name="Kind", items=[(k, k.replace("_", " "), "") for k in ("action", "order", "final_state", "persistence")])
-    start_frame: bpy.props.IntProperty(name="Start frame", default=-1, description="-1: the current frame", options={"SKIP_SAVE"})
-    end_frame: bpy.props.IntProperty(name="End frame", default=-1, description="-1: start + 15 frames", options={"SKIP_SAVE"})
+    kind: bpy.props.EnumProperty(name="Kind",
+                                 items=[(k, k.replace("_", " "), "") for k in (
+                                     "action", "order", "final_state", "persistence")])
+    start_frame: bpy.props.IntProperty(name="Start frame", default=-1, description="-1: the current frame",
+                                       options={"SKIP_SAVE"})
+    end_frame: bpy.props.IntProperty(name="End frame", default=-1, description="-1: start + 15 frames",
+                                     options={"SKIP_SAVE"})
     weight: bpy.props.FloatProperty(name="Weight", default=1.0, min=0.001, options={"SKIP_SAVE"})
     key: bpy.props.BoolProperty(name="Key", description="A failed key event caps S_evt at 0", options={"SKIP_SAVE"})
 
@@ -411,7 +421,8 @@ class PCG_OT_add_event(_Annotate, bpy.types.Operator):
         scene = context.scene
         start = self.start_frame if self.start_frame >= 0 else scene.frame_current
         end = self.end_frame if self.end_frame >= 0 else min(scene.frame_end, start + 15)
-        ev = add_event(scene.physcodegym, scene, self.description, self.roles, start, end, self.weight, self.key, self.kind)
+        ev = add_event(scene.physcodegym, scene, self.description, self.roles, start, end, self.weight, self.key,
+                       self.kind)
         self.report({"INFO"}, f"event {ev.name}: {ev.start_s:.3f}-{ev.end_s:.3f} s")
         return {"FINISHED"}
 
@@ -478,7 +489,8 @@ class PCG_OT_save_task(_Annotate, bpy.types.Operator):
             self.report({"ERROR"}, st.task_status)
             return {"CANCELLED"}
         st.rubric_valid = r["complete"]
-        st.task_status = f"saved {r['path']}" + ("; complete" if r["complete"] else f"; still missing: {_missing_text(r['missing'])}")
+        st.task_status = f"saved {r['path']}" + ("; complete" if r["complete"] else "; still missing: "
+                                                                                    f"{_missing_text(r['missing'])}")
         self.report({"INFO"}, st.task_status)
         return {"FINISHED"}
 
@@ -521,7 +533,8 @@ class PCG_OT_import_video(bpy.types.Operator):
 
     filepath: bpy.props.StringProperty(name="Video", subtype="FILE_PATH")
     task_id: bpy.props.StringProperty(name="Task id", description="Lower-case letters, digits, _ and -")
-    category: bpy.props.StringProperty(name="Category", default="rigid/falling-bouncing", description="category[/subcategory]")
+    category: bpy.props.StringProperty(name="Category", default="rigid/falling-bouncing",
+                                       description="category[/subcategory]")
     start: bpy.props.FloatProperty(name="Start (s)", default=0.0, min=0.0)
     end: bpy.props.FloatProperty(name="End (s)", default=0.0, min=0.0, description="0: start + 8 s or the clip's end")
     encoder: bpy.props.EnumProperty(name="Encoder", items=[(k, k, "") for k in ("auto", "h264", "mp4v")])
@@ -560,7 +573,8 @@ class PCG_OT_import_video(bpy.types.Operator):
                 return
             st = sc.physcodegym
             if job.state != "done" or not isinstance(job.doc, dict) or not job.doc.get("folder"):
-                err = job.doc.get("error", {}).get("message") if isinstance(job.doc, dict) and isinstance(job.doc.get("error"), dict) else job.message
+                err = (job.doc.get("error", {}).get("message") if isinstance(job.doc, dict)
+                       and isinstance(job.doc.get("error"), dict) else job.message)
                 st.task_status = f"import failed: {err}"
                 return
             loaded_task = resolve_task(bpy.context, job.doc["folder"])
