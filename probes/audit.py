@@ -22,7 +22,8 @@ once (`sampling.sample_scene`), then every detector reads those arrays and the o
 
 The detectors run in the order of `DETECTORS` (an explicit registry). What rendered, simulated, moving and
 collider mean is defined once in `probes.physics`.
-Thresholds are module constants (`probes.audit_base`, re-exported here) so the rubric engineer and users can see exactly what is tolerated.
+Thresholds are module constants (`probes.audit_base`, re-exported here) so the rubric engineer and users can see exactly
+what is tolerated.
 """
 
 from __future__ import annotations
@@ -185,7 +186,8 @@ def audit_scene(
         "effects": getattr(a, "effects_doc", None),
         "thresholds": {k: v for k, v in vars(_base).items() if k.isupper() and isinstance(v, int | float)},
     }
-    return AuditReport(findings=a.findings, samples_path=None, scene=scene_doc, timings={k: round(v, 4) for k, v in timings.items()}, meta=meta)
+    return AuditReport(findings=a.findings, samples_path=None, scene=scene_doc,
+                       timings={k: round(v, 4) for k, v in timings.items()}, meta=meta)
 
 
 def _ownership(scene: Any, samples: SceneSamples, blend: Path | None) -> tuple[dict[str, Any] | None, dict[str, Any]]:
@@ -201,20 +203,24 @@ def _ownership(scene: Any, samples: SceneSamples, blend: Path | None) -> tuple[d
     with tempfile.TemporaryDirectory(prefix="pcg_owner_") as td:
         off, rec = run_solvers_off(blend, (int(samples.frames[0]), int(samples.frames[-1])), work_dir=td)
     if off is None:
-        return None, {"ran": False, "reason": "; ".join(rec.get("errors", [])) or "solvers-off worker failed", "record": {k: rec.get(k) for k in ("seconds", "errors")}}
+        return None, {"ran": False, "reason": "; ".join(rec.get("errors", [])) or "solvers-off worker failed",
+                      "record": {k: rec.get(k) for k in ("seconds", "errors")}}
     pos = {int(f): i for i, f in enumerate(off.frames)}
     idx = [pos.get(int(f)) for f in samples.frames]
     if any(i is None for i in idx):
         return None, {"ran": False, "reason": "solvers-off frames do not cover the sampled frames"}
     ii = np.array(idx, dtype=int)
-    off = _S(frames=off.frames[ii], fps=off.fps, names=off.names, matrices=off.matrices[:, ii], verts={k: v[ii] for k, v in off.verts.items()},
+    off = _S(frames=off.frames[ii], fps=off.fps, names=off.names, matrices=off.matrices[:, ii],
+             verts={k: v[ii] for k, v in off.verts.items()},
              particles={}, particles_alive={}, info=off.info, scene_info=off.scene_info)
     owner = compare(samples, off)
     summary = {
         "ran": True,
         "switched_off": rec.get("switched_off", []),
         "seconds": round(float(rec.get("seconds", 0.0)), 3),
-        "still_moving": {n: {k: {kk: vv for kk, vv in v.items() if kk != "displacement"} for k, v in r.items()} for n, r in owner.items()},
+        "still_moving": {
+            n: {k: {kk: vv for kk, vv in v.items() if kk != "displacement"} for k, v in r.items()}
+            for n, r in owner.items()},
     }
     return owner, summary
 
@@ -240,7 +246,8 @@ def audit_path(path: Path, program: Path | None = None) -> AuditReport:
     return audit_path_full(path, program)[0]
 
 
-def audit_path_full(path: Path, program: Path | None = None, save_samples: bool = True) -> tuple[AuditReport, SceneSamples, Any]:
+def audit_path_full(path: Path, program: Path | None = None,
+                    save_samples: bool = True) -> tuple[AuditReport, SceneSamples, Any]:
     """`audit_path` that also returns the samples and the opened scene (for the rubric, which re-uses them).
     In a run folder the samples are kept as `audit_samples.npz` so later probes never sample again."""
     import bpy
@@ -279,7 +286,8 @@ def audit_path_full(path: Path, program: Path | None = None, save_samples: bool 
     rep.scene["cache"] = cache
     rep.timings["open"] = round(t_open, 4)
     rep.timings["sample"] = round(t_sample, 4)
-    rep.meta["source"] = {"blend": str(blend), "program": str(program) if program else None, "frames": str(frames_dir) if frames_dir else None}
+    rep.meta["source"] = {"blend": str(blend), "program": str(program) if program else None,
+                          "frames": str(frames_dir) if frames_dir else None}
     if save_samples and run_dir is not None:
         try:
             out = run_dir / "audit_samples.npz"
