@@ -79,7 +79,8 @@ def _series(frames: np.ndarray, values: np.ndarray, label: str, unit: str, thres
 class AuditBase:
     """State shared by the detectors of one audit (one sampling, one geometry)."""
 
-    def __init__(self, scene: Any, samples: SceneSamples, program_text: str | None, core: list[str] | None, owner: dict[str, Any] | None = None) -> None:
+    def __init__(self, scene: Any, samples: SceneSamples, program_text: str | None, core: list[str] | None,
+                 owner: dict[str, Any] | None = None) -> None:
         import bpy
 
         self.bpy = bpy
@@ -106,7 +107,8 @@ class AuditBase:
         self.constrained = src.rigid_body_constrained(scene)
         self.fields = src.fields_and_targets(scene)
         self._motion_stats()
-        self.core = list(core) if core is not None else [n for n in self.moving if self.info[n]["type"] not in ("CAMERA", "LIGHT")]
+        self.core = list(core) if core is not None else [
+            n for n in self.moving if self.info[n]["type"] not in ("CAMERA", "LIGHT")]
 
     # ---------------------------------------------------------------- motion stats
     def _motion_stats(self) -> None:
