@@ -4,7 +4,8 @@ Run as `python -m physcodegym.probes.cf_worker --blend B --out OUT.npz [--interv
 [--mapping JSON] [--frames S:E] [--defect KIND] [--save-blend PATH]`, or with `--jobs JOBS.json` for
 several branches in one process (one bpy start-up instead of one per branch). Every job re-opens the
 original file (`open_mainfile`) and drops handlers registered since start-up, so edits from another
-branch never leak into this one, and the original file is only read. Writes OUT.npz (SceneSamples) and OUT.json (what was changed, verification, timings).
+branch never leak into this one, and the original file is only read. Writes OUT.npz (SceneSamples) and OUT.json (what
+was changed, verification, timings).
 """
 
 from __future__ import annotations
@@ -55,7 +56,8 @@ def _write_rec(out: Path, rec: dict[str, Any]) -> None:
     os.replace(tmp, out.with_suffix(".json"))
 
 
-def run_job(blend: str, job: dict[str, Any], mapping: dict[str, str], handlers0: dict[str, list[Any]] | None = None) -> dict[str, Any]:
+def run_job(blend: str, job: dict[str, Any], mapping: dict[str, str],
+            handlers0: dict[str, list[Any]] | None = None) -> dict[str, Any]:
     """One branch on a fresh load of `blend`: inject/intervene, re-bake, sample, optionally save; returns its record."""
     out = Path(job["out"])
     rec: dict[str, Any] = {"ok": False, "blend": blend, "interventions": [], "errors": []}
@@ -66,7 +68,8 @@ def run_job(blend: str, job: dict[str, Any], mapping: dict[str, str], handlers0:
         from physcodegym.probes.sampling import sample_scene
         from physcodegym.tasks.schema import Intervention
 
-        bpy.ops.wm.open_mainfile(filepath=str(blend), use_scripts=False)  # Auto Run off: the blend is a program's output
+        # Auto Run off: the blend is a program's output
+        bpy.ops.wm.open_mainfile(filepath=str(blend), use_scripts=False)
         if handlers0 is not None:  # a previous job's handlers (persistent or not) never reach this one
             for name, keep in handlers0.items():
                 lst = getattr(bpy.app.handlers, name)
@@ -90,7 +93,8 @@ def run_job(blend: str, job: dict[str, Any], mapping: dict[str, str], handlers0:
                 rec["interventions"].append(apply_intervention(scene, iv, mapping))
                 changed = True
             except InterventionError as ex:
-                rec["interventions"].append({"kind": iv.kind.value, "roles": iv.roles, "verified": False, "error": str(ex)})
+                rec["interventions"].append({"kind": iv.kind.value, "roles": iv.roles, "verified": False,
+                                             "error": str(ex)})
                 rec["errors"].append(str(ex))
         rec["baked"] = False
         if job.get("solvers_off"):  # the universal ownership test: nothing is baked, nothing simulates
@@ -129,7 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--defect", default=None, help="selftest defect kind to inject")
     ap.add_argument("--force-rebake", action="store_true")
     ap.add_argument("--save-blend", default=None)
-    ap.add_argument("--jobs", default=None, help="JSON file: list of {out, interventions, frames, defect, save_blend}; each job re-opens the blend")
+    ap.add_argument("--jobs", default=None,
+                    help=("JSON file: list of {out, interventions, frames, defect, save_blend}; each job re-opens the "
+                          "blend"))
     a = ap.parse_args(argv)
     mapping = json.loads(a.mapping)
     if a.jobs:
@@ -138,7 +144,8 @@ def main(argv: list[str] | None = None) -> int:
         if not a.out:
             ap.error("--out or --jobs is required")
         frames = [int(x) for x in a.frames.split(":")] if a.frames else None
-        jobs = [{"out": a.out, "interventions": json.loads(a.interventions), "frames": frames, "defect": a.defect, "save_blend": a.save_blend, "force_rebake": a.force_rebake}]
+        jobs = [{"out": a.out, "interventions": json.loads(a.interventions), "frames": frames, "defect": a.defect,
+                 "save_blend": a.save_blend, "force_rebake": a.force_rebake}]
     handlers0 = None
     try:
         import bpy
