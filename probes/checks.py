@@ -35,7 +35,8 @@ INSIDE_COS = 0.7  # cos of the largest angle between (point - nearest) and the i
 MAX_QUERY_VERTS = 1500
 SIM_MODS = {"CLOTH", "SOFT_BODY", "FLUID", "DYNAMIC_PAINT", "PARTICLE_SYSTEM"}
 GAP_SHAPES = {"CONVEX_HULL", "MESH", "CYLINDER", "CONE"}
-PATH_CONSTRAINTS = {"FOLLOW_PATH", "CHILD_OF", "COPY_LOCATION", "COPY_TRANSFORMS", "TRANSFORM", "PIVOT", "ACTION", "CLAMP_TO"}
+PATH_CONSTRAINTS = {"FOLLOW_PATH", "CHILD_OF", "COPY_LOCATION", "COPY_TRANSFORMS", "TRANSFORM", "PIVOT", "ACTION",
+                    "CLAMP_TO"}
 
 
 @dataclass
@@ -136,7 +137,9 @@ class CheckContext:
             cm = next((m for m in ob.modifiers if m.type == "CLOTH"), None) if ob is not None else None
             if cm is None:
                 continue
-            d = max(d, float(cm.collision_settings.distance_min) + float(self.samples.info.get(other, {}).get("collision", {}).get("thickness_outer", 0.0)))
+            d = max(d,
+                    float(cm.collision_settings.distance_min) + float(
+                        self.samples.info.get(other, {}).get("collision", {}).get("thickness_outer", 0.0)))
         return d
 
     def aabb_gap(self, a: str, b: str) -> np.ndarray | None:
@@ -207,7 +210,8 @@ def _undetermined(reason: str, evidence: dict[str, Any] | None = None) -> CheckR
 
 
 def _fail_unmapped(missing: list[str]) -> CheckResult:
-    return {"passed": False, "score": 0.0, "evidence": {"unmapped_roles": missing}, "reason": f"required role(s) {missing} not mapped to scene objects"}
+    return {"passed": False, "score": 0.0, "evidence": {"unmapped_roles": missing},
+            "reason": f"required role(s) {missing} not mapped to scene objects"}
 
 
 # ------------------------------------------------------------------ motion sources
@@ -249,7 +253,8 @@ def scripted_reasons(ctx: CheckContext, name: str) -> list[str]:
             if dp == "rigid_body.kinematic":
                 continue
             if dp.startswith(("location", "rotation", "scale", "delta_", "matrix")):
-                # a kinematic hand-off (keys end at the release frame) sets an initial velocity; anything later scripts the path
+                # a kinematic hand-off (keys end at the release frame) sets an initial velocity; anything later scripts
+                # the path
                 if release is not None and last <= release and rb and rb["type"] == "ACTIVE":
                     continue
                 why.append(f"keyframed {dp} (keys to frame {int(last)})")
@@ -290,7 +295,8 @@ def motion_extent(ctx: CheckContext, name: str) -> float:
         return float(np.nanmax(np.linalg.norm(v - v[:1], axis=2)))
     parts = [k for k in s.particles if k.startswith(name + "/")]
     if parts:
-        return float(max(np.nanmax(np.abs(np.nan_to_num(s.particles[k]) - np.nan_to_num(s.particles[k][:1]))) for k in parts)) if any(s.particles[k].size for k in parts) else 0.0
+        return float(max(np.nanmax(np.abs(np.nan_to_num(s.particles[k]) - np.nan_to_num(s.particles[k][:1])))
+                         for k in parts)) if any(s.particles[k].size for k in parts) else 0.0
     M = s.matrices[s.index(name)]
     dp = np.linalg.norm(M[:, :3, 3] - M[:1, :3, 3], axis=1).max()
     dr = np.abs(M[:, :3, :3] - M[:1, :3, :3]).max()
@@ -318,7 +324,8 @@ def scan_findings(ctx: CheckContext) -> list[dict[str, Any]]:
 
     core = None
     if ctx.task is not None:
-        core = [ctx.mapping[r.name] for r in ctx.task.roles if r.core and r.name in ctx.mapping and ctx.mapping[r.name] in ctx.samples.names]
+        core = [ctx.mapping[r.name] for r in ctx.task.roles if r.core and r.name in ctx.mapping
+                and ctx.mapping[r.name] in ctx.samples.names]
     rep = audit_scene(ctx.scene, samples=ctx.samples, core_objects=core, blend=ctx.blend)
     return [{**f.model_dump(mode="json"), "source": "rubric_scan"} for f in rep.findings]
 
@@ -347,7 +354,8 @@ def check_moves_by_simulation(ctx: CheckContext, crit: Criterion) -> CheckResult
         moved = motion_extent(ctx, n)
         why = [f["message"] for f in found[n]]
         sim = is_simulated(ctx, n)
-        ev[n] = {"motion_m": round(moved, 5), "simulated": sim, "scripted": why, "listed_sources": scripted_reasons(ctx, n) if ctx.scene is not None else []}
+        ev[n] = {"motion_m": round(moved, 5), "simulated": sim, "scripted": why,
+                 "listed_sources": scripted_reasons(ctx, n) if ctx.scene is not None else []}
         if moved < thr:
             bad.append(f"{n} does not move ({moved:.4f} m < {thr} m)")
         elif why:
@@ -390,7 +398,8 @@ def _min_distance_track(ctx: CheckContext, a: str, b: str, upto: int, thr: float
 
 
 def _particle_min_distance(ctx: CheckContext, emitter: str, other: str, upto: int) -> tuple[float, int | None]:
-    """Closest approach of an emitter's particles to `other`'s surface (particle roles touch through their particles)."""
+    """Closest approach of an emitter's particles to `other`'s surface (particle roles touch through their
+    particles)."""
     from mathutils.bvhtree import BVHTree
     from physcodegym.probes.counterfactual import alive_particles
 
@@ -434,7 +443,8 @@ def check_contacts(ctx: CheckContext, crit: Criterion) -> CheckResult:
             d, first = _particle_min_distance(ctx, a, b, upto)
         else:
             d, first = _min_distance_track(ctx, a, b, upto, thr)
-        ev[f"{a}|{b}"] = {"min_distance_m": round(d, 5) if np.isfinite(d) else None, "first_contact_frame": int(ctx.samples.frames[first]) if first is not None else None}
+        ev[f"{a}|{b}"] = {"min_distance_m": round(d, 5) if np.isfinite(d) else None,
+                          "first_contact_frame": int(ctx.samples.frames[first]) if first is not None else None}
         if first is None:
             bad.append(f"{a} never comes within {thr} m of {b}" + (f" before {before} s" if before is not None else ""))
     return _ok(not bad, ev, "; ".join(bad))
@@ -454,7 +464,8 @@ def check_supported_by(ctx: CheckContext, crit: Criterion) -> CheckResult:
     fi = frame_index(s, crit.params.get("at_s"))
     b = names[-1]
     sinfo = s.info.get(b, {})
-    ev: dict[str, Any] = {"support": b, "support_renders": _renders(sinfo), "support_has_collider": _collider(sinfo, s.scene_info), "frame": int(s.frames[fi])}
+    ev: dict[str, Any] = {"support": b, "support_renders": _renders(sinfo),
+                          "support_has_collider": _collider(sinfo, s.scene_info), "frame": int(s.frames[fi])}
     bad = []
     if not ev["support_renders"]:
         bad.append(f"support {b} does not render")
@@ -466,7 +477,8 @@ def check_supported_by(ctx: CheckContext, crit: Criterion) -> CheckResult:
         gap = None if pd is None else pd[0]
         ev[a] = {"gap_m": None if gap is None else round(gap, 5)}
         if gap is None or gap > thr:
-            bad.append(f"{a} is {gap if gap is None else round(gap, 4)} m from {b}'s material at frame {int(s.frames[fi])} (limit {thr} m)")
+            bad.append(f"{a} is {gap if gap is None else round(gap, 4)} m from {b}'s material at frame "
+                       f"{int(s.frames[fi])} (limit {thr} m)")
     if hidden:
         ev["hidden_supports"] = hidden
         bad.append("held by a collider that does not render: " + ", ".join(f["objects"][0] for f in hidden))
@@ -495,7 +507,8 @@ def check_no_interpenetration(ctx: CheckContext, crit: Criterion) -> CheckResult
             if pd and pd[1] > worst:
                 worst, wf = pd[1], int(ctx.samples.frames[fi])
         slack = ctx.contact_distance(a, b)
-        ev[f"{a}|{b}"] = {"max_depth_m": round(worst, 5), "frame": wf, "frames_tested": len(idx), "threshold_m": round(thr + slack, 5)}
+        ev[f"{a}|{b}"] = {"max_depth_m": round(worst, 5), "frame": wf, "frames_tested": len(idx),
+                          "threshold_m": round(thr + slack, 5)}
         if worst > thr + slack:
             bad.append(f"{a} and {b} overlap by {worst:.3f} m at frame {wf}")
     return _ok(not bad, ev, "; ".join(bad))
@@ -541,9 +554,11 @@ def check_energy_non_increasing(ctx: CheckContext, crit: Criterion) -> CheckResu
     k = int(np.argmax(rise))
     worst = float(rise[k])
     fr = int(s.frames[i0 + k])
-    ev = {"max_rise_J": round(worst, 5), "frame": fr, "scale_J": round(scale, 5), "tolerance": tol, "from_frame": int(s.frames[i0])}
+    ev = {"max_rise_J": round(worst, 5), "frame": fr, "scale_J": round(scale, 5), "tolerance": tol,
+          "from_frame": int(s.frames[i0])}
     ok = worst <= tol * scale
-    return _ok(ok, ev, "" if ok else f"mechanical energy rises {worst:.3f} J (> {tol:.0%} of {scale:.3f} J) by frame {fr}")
+    return _ok(ok, ev,
+               "" if ok else f"mechanical energy rises {worst:.3f} J (> {tol:.0%} of {scale:.3f} J) by frame {fr}")
 
 
 def check_pinned(ctx: CheckContext, crit: Criterion) -> CheckResult:
@@ -665,7 +680,8 @@ def check_collider_matches_mesh(ctx: CheckContext, crit: Criterion) -> CheckResu
     if missing:
         return _fail_unmapped(missing)
     found = [f for f in ctx.findings() if f["kind"] == "collider_mismatch" and set(f["objects"]) & set(names)]
-    ev = {n: {k: ctx.samples.info[n]["rigid_body"][k] for k in ("collision_shape", "collision_margin", "use_margin")} for n in names if ctx.samples.info[n].get("rigid_body")}
+    ev = {n: {k: ctx.samples.info[n]["rigid_body"][k] for k in ("collision_shape", "collision_margin", "use_margin")}
+          for n in names if ctx.samples.info[n].get("rigid_body")}
     return _ok(not found, {"colliders": ev, "findings": found}, "; ".join(f["message"] for f in found))
 
 
@@ -674,8 +690,11 @@ def check_audit_clean(ctx: CheckContext, crit: Criterion) -> CheckResult:
     if missing:
         return _fail_unmapped(missing)
     kinds = set(crit.params.get("kinds", [])) or None
-    found = [f for f in ctx.findings() if (kinds is None or f["kind"] in kinds) and (not names or set(f.get("objects", [])) & set(names) or not f.get("objects"))]
-    return _ok(not found, {"findings": found, "kinds": sorted(kinds) if kinds else "all"}, "; ".join(f["message"] for f in found[:5]))
+    found = [
+        f for f in ctx.findings() if (kinds is None or f["kind"] in kinds) and (
+            not names or set(f.get("objects", [])) & set(names) or not f.get("objects"))]
+    return _ok(not found, {"findings": found, "kinds": sorted(kinds) if kinds else "all"},
+               "; ".join(f["message"] for f in found[:5]))
 
 
 def check_responds_to(ctx: CheckContext, crit: Criterion) -> CheckResult:
@@ -710,7 +729,8 @@ def _cf_failure(doc: dict[str, Any]) -> CheckResult:
 
     reason = str(doc.get("reason", "counterfactual failed"))
     if NO_COLLISION_OWNER in reason:
-        return _ok(False, {"counterfactual": doc, "no_collision_owner": True}, f"the intervention cannot apply: {reason} (no collision owner)")
+        return _ok(False, {"counterfactual": doc, "no_collision_owner": True},
+                   f"the intervention cannot apply: {reason} (no collision owner)")
     return _undetermined(reason, {"counterfactual": doc})
 
 
@@ -725,7 +745,8 @@ def check_counterfactual(ctx: CheckContext, crit: Criterion) -> CheckResult:
     if not doc.get("ok"):
         return _cf_failure(doc)
     v = doc.get("verdict", {})
-    ev = {"took_effect": doc.get("took_effect"), "took_effect_evidence": doc.get("took_effect_evidence"), "verdict": v, "trajectories": doc.get("trajectories")}
+    ev = {"took_effect": doc.get("took_effect"), "took_effect_evidence": doc.get("took_effect_evidence"), "verdict": v,
+          "trajectories": doc.get("trajectories")}
     if v.get("passed") is None:
         return _undetermined(v.get("reason", "undetermined"), ev)
     return _ok(bool(v["passed"]), ev, v.get("reason", ""))
