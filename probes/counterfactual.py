@@ -1,9 +1,9 @@
 """Counterfactual branches: baseline vs intervened vs control, in a fresh bpy worker process.
 
 The parent never imports bpy: the branches run in `python -m physcodegym.probes.cf_worker` (one
-process for intervened + control, each re-opening the saved `.blend`, which stays untouched). The baseline is taken from samples the audit already
-has when given (never baked twice). Before a response is read, the intervention must have taken
-effect: its property was read back in the child, and where the change is measurable on the
+process for intervened + control, each re-opening the saved `.blend`, which stays untouched). The baseline is taken from
+samples the audit already has when given (never baked twice). Before a response is read, the intervention must have
+taken effect: its property was read back in the child, and where the change is measurable on the
 trajectories (a shifted release, a set velocity, a removed object) it is measured here.
 """
 
@@ -25,7 +25,8 @@ WORKER_TIMEOUT_S = 600.0
 WORKER_MEMORY_MB = 8192  # address space of one worker (clamped to a limited parent's own limit)
 
 
-def run_branches(blend: Path, jobs: list[dict[str, Any]], mapping: dict[str, str] | None = None, timeout_s: float = WORKER_TIMEOUT_S) -> list[tuple[SceneSamples | None, dict[str, Any]]]:
+def run_branches(blend: Path, jobs: list[dict[str, Any]], mapping: dict[str, str] | None = None,
+                 timeout_s: float = WORKER_TIMEOUT_S) -> list[tuple[SceneSamples | None, dict[str, Any]]]:
     """Run several branches in ONE worker process (each re-opens `blend`); returns (samples or None, record) per job.
 
     A job is {"out": Path, "interventions": [Intervention], "frames": (s, e), "defect": kind, "save_blend": Path}.
@@ -48,7 +49,8 @@ def run_branches(blend: Path, jobs: list[dict[str, Any]], mapping: dict[str, str
     first.parent.mkdir(parents=True, exist_ok=True)
     jobs_file = first.with_name(first.stem + "_jobs.json")
     jobs_file.write_text(json.dumps(spec))
-    cmd = launch.module_argv("physcodegym.probes.cf_worker", ["--blend", str(blend), "--jobs", str(jobs_file), "--mapping", json.dumps(mapping or {})])
+    cmd = launch.module_argv("physcodegym.probes.cf_worker",
+                             ["--blend", str(blend), "--jobs", str(jobs_file), "--mapping", json.dumps(mapping or {})])
     err = None
     # a trusted child with a time and memory limit; its whole process group goes with it
     p = run_limited(cmd, timeout_s=timeout_s * len(jobs), memory_mb=WORKER_MEMORY_MB, env=dict(os.environ))
@@ -60,7 +62,8 @@ def run_branches(blend: Path, jobs: list[dict[str, Any]], mapping: dict[str, str
     for j in jobs:
         out = Path(j["out"])
         rec_path = out.with_suffix(".json")
-        rec = json.loads(rec_path.read_text()) if rec_path.is_file() else {"ok": False, "errors": [err or "worker wrote no record"]}
+        rec = json.loads(rec_path.read_text()) if rec_path.is_file() else {
+            "ok": False, "errors": [err or "worker wrote no record"]}
         samples = SceneSamples.load_npz(out) if out.is_file() and rec.get("ok") else None
         res.append((samples, rec))
     return res
@@ -122,7 +125,8 @@ def _aabb(samples: SceneSamples, name: str, fi: int) -> tuple[np.ndarray, np.nda
     return c - half, c + half
 
 
-def measure(samples: SceneSamples, exp: ExpectedResponse, mapping: dict[str, str], baseline: SceneSamples | None = None) -> dict[str, Any]:
+def measure(samples: SceneSamples, exp: ExpectedResponse, mapping: dict[str, str],
+            baseline: SceneSamples | None = None) -> dict[str, Any]:
     """Value of `exp.measure` for `exp.role` on these samples (metres unless the measure says otherwise)."""
     name = mapping.get(exp.role)
     if name is None:
@@ -139,7 +143,8 @@ def measure(samples: SceneSamples, exp: ExpectedResponse, mapping: dict[str, str
             p = alive_particles(samples, key, fi)
             tot += len(p)
             ins += int(np.all((p >= lo) & (p <= hi), axis=1).sum())
-        return {"value": ins / tot if tot else None, "unit": "fraction", "frame": int(samples.frames[fi]), "particles": tot}
+        return {"value": ins / tot if tot else None, "unit": "fraction", "frame": int(samples.frames[fi]),
+                "particles": tot}
     if m == "vertex_displacement":
         if name not in samples.verts:
             return {"value": None, "reason": f"{name!r} has no deforming vertices"}
@@ -174,7 +179,8 @@ def compare(value: float, op: str, ref: float) -> bool:
     return {"lt": value < ref, "le": value <= ref, "gt": value > ref, "ge": value >= ref}[op]
 
 
-def preserved(samples: SceneSamples, baseline: SceneSamples, roles: list[str], mapping: dict[str, str], until_s: float | None, tol: float) -> dict[str, Any]:
+def preserved(samples: SceneSamples, baseline: SceneSamples, roles: list[str], mapping: dict[str, str],
+              until_s: float | None, tol: float) -> dict[str, Any]:
     """Max deviation from baseline of each preserved role up to `until_s`."""
     out: dict[str, Any] = {}
     fi = frame_index(samples, until_s)
@@ -191,7 +197,8 @@ def preserved(samples: SceneSamples, baseline: SceneSamples, roles: list[str], m
     return out
 
 
-def _measured_effect(iv: Intervention, samples: SceneSamples, baseline: SceneSamples, mapping: dict[str, str]) -> tuple[bool, str]:
+def _measured_effect(iv: Intervention, samples: SceneSamples, baseline: SceneSamples,
+                     mapping: dict[str, str]) -> tuple[bool, str]:
     k = iv.kind
     names = [mapping.get(r) for r in iv.roles]
     if k in (InterventionKind.remove_object, InterventionKind.remove_support):
@@ -209,7 +216,8 @@ def _measured_effect(iv: Intervention, samples: SceneSamples, baseline: SceneSam
         v = (a[2] - a[1]) * samples.fps
         tgt = np.asarray(iv.params.get("velocity", [0, 0, 0]), dtype=np.float64)
         err = float(np.linalg.norm(v - tgt))
-        return err < 0.05 * max(1.0, float(np.linalg.norm(tgt))), f"measured early velocity {np.round(v, 3).tolist()} m/s"
+        return err < 0.05 * max(1.0, float(np.linalg.norm(tgt))), (f"measured early velocity {np.round(v, 3).tolist()} "
+                                                                   "m/s")
     return True, "property read back in the intervened scene"
 
 
@@ -229,7 +237,8 @@ def run_counterfactual(
     wd = Path(work_dir) if work_dir is not None else Path(tmpctx.name)
     wd.mkdir(parents=True, exist_ok=True)
     try:
-        doc: dict[str, Any] = {"blend": str(blend), "intervention": intervention.model_dump(mode="json"), "mapping": mapping}
+        doc: dict[str, Any] = {"blend": str(blend), "intervention": intervention.model_dump(mode="json"),
+                               "mapping": mapping}
         if isinstance(baseline, (str, Path)):
             baseline = SceneSamples.load_npz(baseline)
         if frames is None and expected is not None:
@@ -253,7 +262,8 @@ def run_counterfactual(
         inter, irec = branches[0]
         doc["intervened_run"] = {k: v for k, v in irec.items() if k != "traceback"}
         if inter is None:
-            doc.update(ok=False, took_effect=False, reason="intervened branch failed: " + "; ".join(irec.get("errors", [])))
+            doc.update(ok=False, took_effect=False,
+                       reason="intervened branch failed: " + "; ".join(irec.get("errors", [])))
             return doc
         static_ok = all(r.get("verified") for r in irec.get("interventions", [])) and bool(irec.get("interventions"))
         meas_ok, meas_msg = _measured_effect(intervention, inter, baseline, mapping)
@@ -306,7 +316,8 @@ def verdict(exp: ExpectedResponse, doc: dict[str, Any], mapping: dict[str, str])
     if not doc.get("took_effect"):
         return {"passed": None, "reason": "intervention did not take effect: " + str(doc.get("took_effect_evidence"))}
     mi = measure(inter, exp, mapping, base)
-    out: dict[str, Any] = {"measure": exp.measure, "role": exp.role, "at_s": exp.at_s, "op": exp.op.value, "expected": exp.value, "intervened": mi}
+    out: dict[str, Any] = {"measure": exp.measure, "role": exp.role, "at_s": exp.at_s, "op": exp.op.value,
+                           "expected": exp.value, "intervened": mi}
     if mi.get("value") is None:
         return {**out, "passed": None, "reason": mi.get("reason")}
     val = mi["value"]
@@ -318,7 +329,8 @@ def verdict(exp: ExpectedResponse, doc: dict[str, Any], mapping: dict[str, str])
         val = val / mb["value"]
         out["ratio"] = round(val, 5)
     ok = compare(val, exp.op.value, exp.value)
-    pres = preserved(inter, base, exp.preserved_roles, mapping, exp.preserved_until_s, exp.preserve_tolerance_m) if exp.preserved_roles else {}
+    pres = (preserved(inter, base, exp.preserved_roles, mapping, exp.preserved_until_s, exp.preserve_tolerance_m)
+            if exp.preserved_roles else {})
     out["preserved"] = pres
     pres_ok = all(p["ok"] for p in pres.values())
     passed = bool(ok and pres_ok)
@@ -333,7 +345,8 @@ def verdict(exp: ExpectedResponse, doc: dict[str, Any], mapping: dict[str, str])
         # measurement can see it and a failure of the intervened branch is the candidate's, not ours.
         out["control_responsive"] = bool(cv is not None and compare(cv, exp.op.value, exp.value))
         if not passed and not out["control_responsive"]:
-            return {**out, "passed": None, "reason": "failure not established: the matched control did not respond either"}
+            return {**out, "passed": None,
+                    "reason": "failure not established: the matched control did not respond either"}
     out["passed"] = passed
     if not passed:
         why = [] if ok else [f"{exp.measure} of {exp.role} = {val:.4f} not {exp.op.value} {exp.value}"]
