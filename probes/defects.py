@@ -45,7 +45,8 @@ def _support_objects(scene: Any, mapping: dict[str, str]) -> list[Any]:
     cands = [o for o in preferred if o is not None and o.name not in core]
     cands += [o for o in roles if o is not None and o.name not in core and o not in cands]
     cands += [o for o in scene.objects if o.name not in core and o not in cands]
-    return [o for o in cands if (o.rigid_body is not None and o.rigid_body.type == "PASSIVE") or any(m.type == "COLLISION" for m in o.modifiers)]
+    return [o for o in cands if (o.rigid_body is not None and o.rigid_body.type == "PASSIVE") or any(
+        m.type == "COLLISION" for m in o.modifiers)]
 
 
 def _moving_core(scene: Any, mapping: dict[str, str]) -> Any:
@@ -53,7 +54,8 @@ def _moving_core(scene: Any, mapping: dict[str, str]) -> Any:
     obs = _core_objects(scene, mapping)
     if not obs:
         raise ValueError("no core object mapped")
-    sim = [o for o in obs if (o.rigid_body is not None and o.rigid_body.type == "ACTIVE") or any(m.type in {"CLOTH", "SOFT_BODY"} for m in o.modifiers)]
+    sim = [o for o in obs if (o.rigid_body is not None and o.rigid_body.type == "ACTIVE") or any(
+        m.type in {"CLOTH", "SOFT_BODY"} for m in o.modifiers)]
     cands = sim or obs
     if len(cands) == 1:
         return cands[0]
@@ -96,14 +98,16 @@ def _still_core(scene: Any, mapping: dict[str, str], defect: str) -> Any:
     hides or replaces the core's own motion proves nothing on an object that stays put (a liquid's emitter;
     its flow moves instead)."""
     ob = _moving_core(scene, mapping)
-    body = (ob.rigid_body is not None and ob.rigid_body.type == "ACTIVE") or any(m.type in {"CLOTH", "SOFT_BODY"} for m in ob.modifiers)
+    body = (ob.rigid_body is not None and ob.rigid_body.type == "ACTIVE") or any(
+        m.type in {"CLOTH", "SOFT_BODY"} for m in ob.modifiers)
     if body:  # a simulated body at rest (a settled stack) still has a simulation the defect can hide or replace
         return ob
     d = _displacement(scene, ob)
     if d <= STILL_M:
         flow = _solver_flow(scene, mapping)
         what = f"its particle system {flow[1].name!r} moves instead" if flow else "nothing of it moves"
-        raise ValueError(f"{NOT_APPLICABLE} the core {ob.name} never moves in the truth bake ({d * 1000:.1f} mm); {what}, so {defect} has no motion to act on")
+        raise ValueError(f"{NOT_APPLICABLE} the core {ob.name} never moves in the truth bake ({d * 1000:.1f} mm); "
+                         f"{what}, so {defect} has no motion to act on")
     return ob
 
 
@@ -168,7 +172,9 @@ def _hidden_flow_shelf(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
     box.scale = (float(ext[0]), float(ext[1]), 0.02)
     box.hide_render = True
     box.modifiers.new("Collision", "COLLISION")
-    return {"kind": "hidden_support", "object": box.name, "detail": f"invisible collider {ext[0]:.2f} x {ext[1]:.2f} m, top at z = {z_top:.3f} m, in the path of {em.name}'s flow {ps0.name!r}"}
+    return {"kind": "hidden_support", "object": box.name,
+            "detail": f"invisible collider {ext[0]:.2f} x {ext[1]:.2f} m, top at z = {z_top:.3f} m, in the path of "
+                      f"{em.name}'s flow {ps0.name!r}"}
 
 
 def _keyed_flow(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
@@ -199,7 +205,8 @@ def _keyed_flow(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
         P[: first[i], i] = P[first[i], i]
         P[last[i] + 1 :, i] = P[last[i], i]
     scene.frame_set(scene.frame_start)
-    em.modifiers.remove(next(m for m in em.modifiers if m.type == "PARTICLE_SYSTEM" and m.particle_system.name == ps0.name))
+    em.modifiers.remove(
+        next(m for m in em.modifiers if m.type == "PARTICLE_SYSTEM" and m.particle_system.name == ps0.name))
     name = em.name
     em.name = name + "_Emitter"
     me = bpy.data.meshes.new(name + "Keyed")
@@ -223,7 +230,9 @@ def _keyed_flow(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
         drop.parent = cloud
         cloud.instance_type = "VERTS"
         cloud.show_instancer_for_render = False
-    return {"kind": "keyframe_core", "object": cloud.name, "detail": f"particle system {ps0.name!r} of {name} removed; {n} particles x {len(frames)} frames of the truth flow replayed by shape keys on {cloud.name} (emitter renamed {em.name})"}
+    return {"kind": "keyframe_core", "object": cloud.name,
+            "detail": f"particle system {ps0.name!r} of {name} removed; {n} particles x {len(frames)} frames of the "
+                      f"truth flow replayed by shape keys on {cloud.name} (emitter renamed {em.name})"}
 
 
 def inject_defect(scene: Any, kind: str, mapping: dict[str, str]) -> dict[str, Any]:
@@ -254,7 +263,8 @@ def inject_defect(scene: Any, kind: str, mapping: dict[str, str]) -> dict[str, A
             ob.matrix_world = mw
             ob.keyframe_insert("location", frame=f)
             ob.keyframe_insert("rotation_euler", frame=f)
-        return {"kind": kind, "object": ob.name, "detail": f"rigid body/cloth removed, {len(track)} frames keyframed from the truth motion"}
+        return {"kind": kind, "object": ob.name,
+                "detail": f"rigid body/cloth removed, {len(track)} frames keyframed from the truth motion"}
     if kind == "remove_collider":
         sups = _support_objects(scene, mapping)
         if not sups:
@@ -302,7 +312,8 @@ def inject_defect(scene: Any, kind: str, mapping: dict[str, str]) -> dict[str, A
                 ob.rigid_body.collision_shape = "CONVEX_HULL"
             ob.rigid_body.use_margin = True
             ob.rigid_body.collision_margin = min(1.0, m)
-            return {"kind": kind, "object": ob.name, "detail": f"{ob.rigid_body.collision_shape} collision margin {m:.3f} m"}
+            return {"kind": kind, "object": ob.name,
+                    "detail": f"{ob.rigid_body.collision_shape} collision margin {m:.3f} m"}
         sups = _support_objects(scene, mapping)
         # SPH particles against a 0.2 m shell bake for minutes (measured on liquid_duck); 0.1 m is still
         # 5x Blender's default and twice what the scan accepts
@@ -363,7 +374,8 @@ def _nla_world_off(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
     tr.strips.new(act.name, int(act.frame_range[0]), act)
     ad.action = None
     rbw.enabled = False
-    return {"kind": "nla_world_off", "object": ob.name, "detail": f"{len(track)} frames keyed into an NLA strip, rigidbody_world.enabled = False"}
+    return {"kind": "nla_world_off", "object": ob.name,
+            "detail": f"{len(track)} frames keyed into an NLA strip, rigidbody_world.enabled = False"}
 
 
 def _hidden_follower(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
@@ -383,7 +395,8 @@ def _hidden_follower(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
     vis.parent = ob
     vis.matrix_parent_inverse = ob.matrix_world.inverted()
     ob.hide_render = True
-    return {"kind": "hidden_follower", "object": vis.name, "detail": f"{ob.name} hidden in renders; {vis.name} (no physics) parented to it"}
+    return {"kind": "hidden_follower", "object": vis.name,
+            "detail": f"{ob.name} hidden in renders; {vis.name} (no physics) parented to it"}
 
 
 def _gravity_clock(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
@@ -435,4 +448,5 @@ def _static_embed(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
         scene.collection.objects.link(o)
         o.location = (x + 0.5 + dx, y - 0.5, z + h + 0.3)
         names.append(o.name)
-    return {"kind": "static_embed", "object": names[0], "detail": f"{names[0]} and {names[1]} overlap by {0.4 * size:.3f} m, no physics"}
+    return {"kind": "static_embed", "object": names[0],
+            "detail": f"{names[0]} and {names[1]} overlap by {0.4 * size:.3f} m, no physics"}
