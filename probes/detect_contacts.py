@@ -1,4 +1,5 @@
-"""Detectors of material overlap: `interpenetration` (moving or static pairs), `no_contact_response` (bodies and liquid particles through collider-less solids)."""
+"""Detectors of material overlap: `interpenetration` (moving or static pairs), `no_contact_response` (bodies and liquid
+particles through collider-less solids)."""
 
 from __future__ import annotations
 
@@ -62,12 +63,14 @@ class ContactDetectors(AuditBase):
                     frames=_frange(self.frames, over),
                     value=float(depth.max()),
                     unit="m",
-                    message=f"{other} passes {depth.max():.3f} m into rendered solid {passive}, which has no collision owner ({int(over.sum())} frames)",
+                    message=(f"{other} passes {depth.max():.3f} m into rendered solid {passive}, which has no "
+                             f"collision owner ({int(over.sum())} frames)"),
                     evidence=ev | {"no_collision_owner": passive},
                 )
                 continue
             rba, rbb = ia_.get("rigid_body"), ib_.get("rigid_body")
-            if rba and rbb and not any(x and y for x, y in zip(rba["collision_collections"], rbb["collision_collections"], strict=False)):
+            if rba and rbb and not any(
+                x and y for x, y in zip(rba["collision_collections"], rbb["collision_collections"], strict=False)):
                 ev["reason"] = "the two rigid bodies share no collision collection"
             self.add(
                 kind="interpenetration",
@@ -98,7 +101,9 @@ class ContactDetectors(AuditBase):
                 io = getattr(ps.settings, "instance_object", None)
                 if io is not None:
                     instanced.add(io.name)
-        targets = [n for n in self.solids() if n not in emitters and n not in instanced and not _collision_owner(self.info[n], self.si)]
+        targets = [
+            n for n in self.solids() if n not in emitters and n not in instanced and not _collision_owner(
+                self.info[n], self.si)]
         for n in targets:
             crossings = np.zeros(len(self.frames), dtype=np.int64)
             nearby_total = 0
@@ -146,7 +151,8 @@ class ContactDetectors(AuditBase):
                 frames=_frange(self.frames, over),
                 value=float(total),
                 unit="particle crossings",
-                message=f"{total} liquid particle steps pass through rendered solid {n}, which has no collision owner ({int(over.sum())} frames)",
+                message=(f"{total} liquid particle steps pass through rendered solid {n}, which has no collision owner "
+                         f"({int(over.sum())} frames)"),
                 evidence={
                     "no_collision_owner": n,
                     "crossings": total,
@@ -168,8 +174,10 @@ class ContactDetectors(AuditBase):
         bound = self.geom.depth_bound(a, b)
         for fi in np.nonzero(mask & (bound > 2.5 * slack))[0]:  # below half the tolerance: cannot matter
             if last_fi is not None:
-                da = np.abs(mats[ia, fi, :3, 3] - mats[ia, last_fi, :3, 3]).max() + ra * np.abs(mats[ia, fi, :3, :3] - mats[ia, last_fi, :3, :3]).max()
-                db = np.abs(mats[ib, fi, :3, 3] - mats[ib, last_fi, :3, 3]).max() + rb * np.abs(mats[ib, fi, :3, :3] - mats[ib, last_fi, :3, :3]).max()
+                da = (np.abs(mats[ia, fi, :3, 3] - mats[ia, last_fi, :3, 3]).max()
+                      + ra * np.abs(mats[ia, fi, :3, :3] - mats[ia, last_fi, :3, :3]).max())
+                db = (np.abs(mats[ib, fi, :3, 3] - mats[ib, last_fi, :3, 3]).max()
+                      + rb * np.abs(mats[ib, fi, :3, :3] - mats[ib, last_fi, :3, :3]).max())
                 if da + db < slack:
                     depth[fi] = last_d
                     continue
