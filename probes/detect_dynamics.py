@@ -1,4 +1,5 @@
-"""Detectors of the dynamics themselves: `energy_gain`, cloth / soft-body `self_intersection`, `numerical_instability`."""
+"""Detectors of the dynamics themselves: `energy_gain`, cloth / soft-body `self_intersection`,
+`numerical_instability`."""
 
 from __future__ import annotations
 
@@ -47,7 +48,8 @@ class DynamicsDetectors(AuditBase):
         masses = [float(self.info[n]["rigid_body"]["mass"]) for n in dyn]
         gn = float(np.linalg.norm(self.g_rb))
         zr = [np.ptp(self.s.locations(n) @ (self.g_rb / gn if gn else np.array([0, 0, 1.0]))) for n in dyn]
-        scale = max(float(np.max(e["kinetic"][s0:] + e["rotational"][s0:])), sum(m * gn * z for m, z in zip(masses, zr, strict=True)), 1e-9)
+        scale = max(float(np.max(e["kinetic"][s0:] + e["rotational"][s0:])),
+                    sum(m * gn * z for m, z in zip(masses, zr, strict=True)), 1e-9)
         e0 = float(np.max(total[:3]))
         gain = total - e0
         runmin = np.minimum.accumulate(total)
@@ -56,7 +58,8 @@ class DynamicsDetectors(AuditBase):
         over_r = rebound > ENERGY_REBOUND_REL * scale
         flag = over.sum() >= ENERGY_FRAMES or over_r.sum() >= ENERGY_FRAMES
         admitted = self._work_sources(dyn)
-        self.energy_summary = {"bodies": dyn, "scale_J": scale, "initial_J": e0, "max_gain_J": float(gain.max()), "admitted_sources": admitted}
+        self.energy_summary = {"bodies": dyn, "scale_J": scale, "initial_J": e0, "max_gain_J": float(gain.max()),
+                               "admitted_sources": admitted}
         if not flag or admitted:
             return
         mask = over if over.sum() >= ENERGY_FRAMES else over_r
@@ -69,8 +72,9 @@ class DynamicsDetectors(AuditBase):
             frames=_frange(fr, mask),
             value=val,
             unit="J",
-            message=f"passive mechanical energy rises {val:.4g} J above its {'initial value' if over.sum() >= ENERGY_FRAMES else 'earlier minimum'} "
-            f"(scale {scale:.4g} J) with no admitted work source; witness frame {int(fr[wit])}"
+            message=f"passive mechanical energy rises {val:.4g} J above its "
+            f"{'initial value' if over.sum() >= ENERGY_FRAMES else 'earlier minimum'} (scale {scale:.4g} J) with no "
+            f"admitted work source; witness frame {int(fr[wit])}"
             + (f"; fields acting: {pushers}" if pushers else ""),
             evidence={
                 "initial_J": e0,
@@ -78,7 +82,8 @@ class DynamicsDetectors(AuditBase):
                 "witness_J": float(total[wit]),
                 "scale_J": scale,
                 "fields_acting": pushers,
-                "series": _series(fr, total, "mechanical energy (KE + rotational + PE)", "J", e0 + ENERGY_GAIN_REL * scale),
+                "series": _series(fr, total, "mechanical energy (KE + rotational + PE)", "J",
+                                  e0 + ENERGY_GAIN_REL * scale),
             },
         )
 
@@ -90,11 +95,13 @@ class DynamicsDetectors(AuditBase):
                 out.append(f"motor on {n}")
         for n in self.moving:
             sv = self.sources.get(n, {})
-            if n not in dyn and _collision_owner(self.info.get(n, {}), self.si) and (sv.get("animated_transforms") or sv.get("drivers")):
+            if n not in dyn and _collision_owner(self.info.get(n, {}), self.si) and (
+                sv.get("animated_transforms") or sv.get("drivers")):
                 out.append(f"actuator {n}")
         for f in self.fields:
             acts = self._acts_on(f"field:{f['field']}")
-            touches = set(f["targets"]) & set(dyn) if acts is None else set(acts) & set(dyn)  # a field that touches nothing explains nothing
+            # a field that touches nothing explains nothing
+            touches = set(f["targets"]) & set(dyn) if acts is None else set(acts) & set(dyn)
             if touches and f["type"] in src.MEDIUM_FIELDS and (f["strength"] != 0 or acts is not None):
                 out.append(f"{f['type'].lower()} field {f['field']}")
         return out
@@ -108,14 +115,20 @@ class DynamicsDetectors(AuditBase):
             if not mg.deforming:  # a cloth that never deforms still must not cross itself
                 pairs = self.geom.self_intersections(n, int(self.frames[0])) if len(self.frames) else np.zeros((0, 2))
                 if len(pairs) >= SELF_X_MIN_PAIRS:
-                    self.add(kind="self_intersection", objects=[n], frames=[int(self.frames[0]), int(self.frames[-1])], value=float(len(pairs)),
-                             unit="triangle pairs", message=f"{n} crosses itself: {len(pairs)} nonadjacent triangle pairs intersect (static mesh, every frame)",
-                             evidence={"static": True, "witness": {"frame": int(self.frames[0]), "triangles": [int(x) for x in pairs[0]]}})
+                    self.add(kind="self_intersection", objects=[n], frames=[int(self.frames[0]), int(self.frames[-1])],
+                             value=float(len(pairs)),
+                             unit="triangle pairs",
+                             message=(f"{n} crosses itself: {len(pairs)} nonadjacent triangle pairs intersect (static "
+                                      "mesh, every frame)"),
+                             evidence={"static": True,
+                                       "witness": {"frame": int(self.frames[0]),
+                                                   "triangles": [int(x) for x in pairs[0]]}})
                 continue
             counts = np.zeros(len(self.frames), dtype=np.int64)
             witness = None
             v = self.s.verts[n]
-            check = np.unique(np.linspace(0, len(self.frames) - 1, num=min(SELF_X_MAX_FRAMES, len(self.frames))).astype(int))
+            check = np.unique(np.linspace(0, len(self.frames) - 1,
+                                          num=min(SELF_X_MAX_FRAMES, len(self.frames))).astype(int))
             for fi in check:
                 f = self.frames[fi]
                 if not np.all(np.isfinite(v[fi])):
@@ -133,8 +146,8 @@ class DynamicsDetectors(AuditBase):
                 frames=_frange(self.frames, bad),
                 value=float(counts.max()),
                 unit="triangle pairs",
-                message=f"{n} crosses itself: up to {int(counts.max())} nonadjacent triangle pairs intersect (on {int(bad.sum())} frames, "
-                f"pairs within 2 edge rings excluded)",
+                message=f"{n} crosses itself: up to {int(counts.max())} nonadjacent triangle pairs intersect (on "
+                f"{int(bad.sum())} frames, pairs within 2 edge rings excluded)",
                 evidence={
                     "max_frame": int(self.frames[int(np.argmax(counts))]),
                     "witness": witness,
@@ -150,9 +163,11 @@ class DynamicsDetectors(AuditBase):
             m = s.matrices[s.index(n)]
             bad = ~np.all(np.isfinite(m.reshape(len(self.frames), -1)), axis=1)
             if n in s.verts:
-                bad |= ~np.all(np.isfinite(s.verts[n].reshape(len(self.frames), -1)), axis=1) & np.any(np.isfinite(s.verts[n].reshape(len(self.frames), -1)), axis=1)
+                bad |= ~np.all(np.isfinite(s.verts[n].reshape(len(self.frames), -1)), axis=1) & np.any(
+                    np.isfinite(s.verts[n].reshape(len(self.frames), -1)), axis=1)
             if bad.any():
-                self.add(kind="numerical_instability", objects=[n], frames=_frange(self.frames, bad), value=float(bad.sum()), unit="frames",
+                self.add(kind="numerical_instability", objects=[n], frames=_frange(self.frames, bad),
+                         value=float(bad.sum()), unit="frames",
                          message=f"{n} has NaN/inf state on {int(bad.sum())} frames", evidence={"cause": "nan"})
                 continue
             if n not in self.moving:
@@ -162,20 +177,28 @@ class DynamicsDetectors(AuditBase):
             far = np.linalg.norm(x, axis=1) > EXPLODE_DIST
             fast = v > EXPLODE_SPEED
             if (far | fast).any():
-                self.add(kind="numerical_instability", objects=[n], frames=_frange(self.frames, far | fast), value=float(v.max()), unit="m/s",
-                         message=f"{n} explodes: speed up to {v.max():.1f} m/s" + (f", {np.linalg.norm(x, axis=1).max():.0f} m from the origin" if far.any() else ""),
-                         evidence={"cause": "explosion", "series": _series(self.frames, v, f"{n} speed", "m/s", EXPLODE_SPEED)})
+                self.add(kind="numerical_instability", objects=[n], frames=_frange(self.frames, far | fast),
+                         value=float(v.max()), unit="m/s",
+                         message=f"{n} explodes: speed up to {v.max():.1f} m/s" + (
+                             f", {np.linalg.norm(x, axis=1).max():.0f} m from the origin" if far.any() else ""),
+                         evidence={"cause": "explosion",
+                                   "series": _series(self.frames, v, f"{n} speed", "m/s", EXPLODE_SPEED)})
                 continue
             if n in s.verts and n in self.geom.meshes:
                 mg = self.geom.meshes[n]
-                e = np.unique(np.sort(np.concatenate([mg.tris[:, [0, 1]], mg.tris[:, [1, 2]], mg.tris[:, [2, 0]]]), axis=1), axis=0)
+                e = np.unique(np.sort(np.concatenate([mg.tris[:, [0, 1]], mg.tris[:, [1, 2]], mg.tris[:, [2, 0]]]),
+                                      axis=1), axis=0)
                 vv = s.verts[n]
                 ln = np.linalg.norm(vv[:, e[:, 0]] - vv[:, e[:, 1]], axis=2)
                 r = ln.max(axis=1) / max(float(ln[0].max()), 1e-9)
                 if (r > EXPLODE_STRETCH).any():
-                    self.add(kind="numerical_instability", objects=[n], frames=_frange(self.frames, r > EXPLODE_STRETCH), value=float(r.max()), unit="stretch ratio",
+                    self.add(kind="numerical_instability", objects=[n],
+                             frames=_frange(self.frames, r > EXPLODE_STRETCH), value=float(r.max()),
+                             unit="stretch ratio",
                              message=f"{n} explodes: an edge stretches to {r.max():.1f}x its first-frame length",
-                             evidence={"cause": "explosion", "series": _series(self.frames, r, f"{n} max edge stretch", "ratio", EXPLODE_STRETCH)})
+                             evidence={"cause": "explosion",
+                                       "series": _series(self.frames, r, f"{n} max edge stretch", "ratio",
+                                                         EXPLODE_STRETCH)})
                     continue
             if _is_dynamic(self.info[n], self.si) and len(x) > JITTER_WINDOW:
                 step = np.linalg.norm(np.diff(x, axis=0), axis=1)
@@ -186,9 +209,11 @@ class DynamicsDetectors(AuditBase):
                 jit = (net < JITTER_NET) & (path[: len(net)] > JITTER_PATH)
                 if jit.any():
                     i0 = int(np.argmax(jit))
-                    self.add(kind="numerical_instability", objects=[n], frames=[int(self.frames[i0]), int(self.frames[min(len(self.frames) - 1, i0 + W - 1)])],
+                    self.add(kind="numerical_instability", objects=[n],
+                             frames=[int(self.frames[i0]), int(self.frames[min(len(self.frames) - 1, i0 + W - 1)])],
                              value=float(path[: len(net)][jit].max()), unit="m per window",
-                             message=f"{n} jitters at rest: {path[: len(net)][jit].max():.3f} m of motion within a {net[jit].min() * 1000:.1f} mm region over {W} frames",
+                             message=(f"{n} jitters at rest: {path[: len(net)][jit].max():.3f} m of motion within a "
+                                      f"{net[jit].min() * 1000:.1f} mm region over {W} frames"),
                              evidence={"cause": "jitter", "window_frames": W})
 
 
