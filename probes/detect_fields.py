@@ -1,4 +1,5 @@
-"""Detectors judged by measured effect (`probes.effects`): force fields (`unexplained_force_field`) and colliders that do not render (`hidden_support`)."""
+"""Detectors judged by measured effect (`probes.effects`): force fields (`unexplained_force_field`) and colliders that
+do not render (`hidden_support`)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ class FieldDetectors(AuditBase):
     # ================================================================ measured effects
     def _sim_things(self) -> list[str]:
         """Rendered simulated things a field or collider can act on: dynamic bodies, solver meshes, solver particles."""
-        out = [n for n, i in self.info.items() if _rendered(i) and (_is_dynamic(i, self.si) or set(ph.solver_modifiers(i)) - {"PARTICLES"})]
+        out = [n for n, i in self.info.items() if _rendered(i) and (
+            _is_dynamic(i, self.si) or set(ph.solver_modifiers(i)) - {"PARTICLES"})]
         for key in self.s.particles:
             em, ps = key.split("/", 1)
             rec = (self.info.get(em, {}).get("physics") or {}).get(f"particles:{ps}", {})
@@ -33,7 +35,8 @@ class FieldDetectors(AuditBase):
         """Collision owners that do not render (not particle emitters or instanced drops)."""
         emitters = {k.split("/", 1)[0] for k in self.s.particles}
         inst = {rec.get("instance_object") for i in self.info.values() for rec in (i.get("physics") or {}).values()}
-        return [n for n, i in self.info.items() if i.get("type") == "MESH" and _collision_owner(i, self.si) and not _rendered(i)
+        return [n for n, i in self.info.items() if i.get("type") == "MESH" and _collision_owner(i, self.si)
+                and not _rendered(i)
                 and not _is_dynamic(i, self.si) and n not in emitters and n not in inst]
 
     def measure_effects(self) -> None:
@@ -48,9 +51,13 @@ class FieldDetectors(AuditBase):
         branches = []
         for f in self.fields[:4]:
             o = f["field"]
-            branches.append({"label": f"field:{o}", "interventions": [Intervention(kind=InterventionKind.disable_field, roles=[o])], "mapping": {o: o}})
+            branches.append({"label": f"field:{o}",
+                             "interventions": [Intervention(kind=InterventionKind.disable_field, roles=[o])],
+                             "mapping": {o: o}})
         for o in self.hidden_collider_candidates()[:4]:
-            branches.append({"label": f"collider:{o}", "interventions": [Intervention(kind=InterventionKind.remove_object, roles=[o])], "mapping": {o: o}})
+            branches.append({"label": f"collider:{o}",
+                             "interventions": [Intervention(kind=InterventionKind.remove_object, roles=[o])],
+                             "mapping": {o: o}})
         if not branches:
             self.effects_doc["reason"] = "no force field and no hidden collider"
             return
@@ -66,8 +73,11 @@ class FieldDetectors(AuditBase):
             self.effects_doc["control"] = doc["control"]
         self.effects = rows
         self.effects_doc.update(ran=True, seconds=round(time.perf_counter() - t, 3),
-                                branches={k: {"ok": v["ok"], "errors": v["errors"], "acts_on": sorted(t_ for t_, e in v["effects"].items() if e["acts"]),
-                                              "effects": {t_: {kk: vv for kk, vv in e.items() if kk != "per_frame"} for t_, e in v["effects"].items()}}
+                                branches={k: {"ok": v["ok"], "errors": v["errors"],
+                                              "acts_on": sorted(t_ for t_, e in v["effects"].items() if e["acts"]),
+                                              "effects": {
+                                                  t_: {kk: vv for kk, vv in e.items() if kk != "per_frame"}
+                                                  for t_, e in v["effects"].items()}}
                                           for k, v in rows.items()})
 
     def _acts_on(self, label: str) -> list[str] | None:
@@ -90,15 +100,16 @@ class FieldDetectors(AuditBase):
                 for f in same:
                     f.evidence["measured_without_holder"] = measured
                 continue
-            worst = max((e.get("max_deviation_m") or e.get("particles_median_m") or 0.0) for t, e in eff.items() if e["acts"])
+            worst = max(
+                (e.get("max_deviation_m") or e.get("particles_median_m") or 0.0) for t, e in eff.items() if e["acts"])
             self.add(
                 kind="hidden_support",
                 objects=[*objs, c],
                 frames=[int(self.frames[0]), int(self.frames[-1])],
                 value=float(worst),
                 unit="m",
-                message=f"{c!r} is a collider that does not render ({ph.hidden_how(self.info[c])}) and changes the motion of {acts} "
-                f"(up to {worst:.3f} m without it)",
+                message=f"{c!r} is a collider that does not render ({ph.hidden_how(self.info[c])}) and changes the "
+                f"motion of {acts} (up to {worst:.3f} m without it)",
                 evidence={"holder": c, "hidden_how": ph.hidden_how(self.info[c]), "measured": measured},
             )
 
@@ -117,7 +128,8 @@ class FieldDetectors(AuditBase):
                     frames=[int(self.frames[0]), int(self.frames[-1])],
                     value=f["strength"],
                     unit="field strength",
-                    message=f"{f['type']} field {f['field']!r} (strength {f['strength']:g}) steers {acts}: without it they move differently",
+                    message=(f"{f['type']} field {f['field']!r} (strength {f['strength']:g}) steers {acts}: without it "
+                             "they move differently"),
                     evidence={"field": f, "measured": self.effects_doc.get("branches", {}).get(f"field:{f['field']}")},
                 )
                 continue
@@ -135,7 +147,8 @@ class FieldDetectors(AuditBase):
                     continue
             ev: dict[str, Any] = {"field": f, "min_distance_m": dist}
             if fl is not None and hit:
-                ev["series"] = _series(self.frames, np.linalg.norm(self.s.locations(hit[0]) - fl, axis=1), f"{hit[0]} to {f['field']}", "m")
+                ev["series"] = _series(self.frames, np.linalg.norm(self.s.locations(hit[0]) - fl, axis=1),
+                                       f"{hit[0]} to {f['field']}", "m")
             self.add(
                 kind="unexplained_force_field",
                 objects=[f["field"], *hit],
