@@ -1,4 +1,5 @@
-"""Detectors of who owns the motion: `scripted_motion` (the solvers-off universal test, listed sources, derived motion, handlers) and `not_simulated`."""
+"""Detectors of who owns the motion: `scripted_motion` (the solvers-off universal test, listed sources, derived motion,
+handlers) and `not_simulated`."""
 
 from __future__ import annotations
 
@@ -35,8 +36,10 @@ class MotionDetectors(AuditBase):
         scripted: dict[str, list[str]] = {}
         self.sim_moved: set[str] = set()
         owner = self.owner or {}
-        rendered_movers = [n for n in self.moving if self.info[n]["type"] in ph.GEOMETRY_TYPES and _rendered(self.info[n])]
-        cands = list(dict.fromkeys([*self.core, *rendered_movers, *[n for n in owner if _rendered(self.info.get(n, {}))]]))
+        rendered_movers = [
+            n for n in self.moving if self.info[n]["type"] in ph.GEOMETRY_TYPES and _rendered(self.info[n])]
+        cands = list(dict.fromkeys([*self.core, *rendered_movers,
+                                    *[n for n in owner if _rendered(self.info.get(n, {}))]]))
         order = sorted(cands, key=lambda n: self._depth(n))
         derived: list[str] = []
         for n in order:
@@ -52,7 +55,8 @@ class MotionDetectors(AuditBase):
                 kin_moving = [int(f) for f, st in zip(self.frames, self._steps(n), strict=True) if st and int(f) in kf]
                 if len(kin_moving) > HANDOFF_FRAMES:
                     reasons.append(f"animated kinematic rigid body moves on {len(kin_moving)} frames")
-            if sv["animated_transforms"] and (not dyn or len(sv["kinematic_frames"]) > HANDOFF_FRAMES) and (n in owner or self.owner is None):
+            if sv["animated_transforms"] and (not dyn or len(sv["kinematic_frames"]) > HANDOFF_FRAMES) and (
+                n in owner or self.owner is None):
                 paths = sorted({a["path"] for a in sv["animated_transforms"]})
                 reasons.append(f"keyframed transform channels {paths}")
             if sv["drivers"] and (n in owner or self.owner is None):
@@ -65,21 +69,27 @@ class MotionDetectors(AuditBase):
             if "transform" in orec:
                 t = orec["transform"]
                 reasons.append(
-                    f"still moves with every solver and field switched off ({t['steps']} frames, {t['translation_m']:.3f} m, "
-                    f"{np.degrees(t['rotation_rad']):.0f} deg): its motion is not produced by a simulation"
+                    f"still moves with every solver and field switched off ({t['steps']} frames, "
+                    f"{t['translation_m']:.3f} m, {np.degrees(t['rotation_rad']):.0f} deg): its motion is not produced "
+                    "by a simulation"
                 )
             if "deform" in orec:
                 d = orec["deform"]
-                reasons.append(f"still deforms {d['deform_m']:.3f} m with every solver and field switched off ({d['steps']} frames)")
+                reasons.append(f"still deforms {d['deform_m']:.3f} m with every solver and field switched off "
+                               f"({d['steps']} frames)")
             if "instances" in orec:
                 d = orec["instances"]
-                reasons.append(f"its {d['instances']} rendered instance(s) still move {d['deform_m']:.3f} m with every solver and field switched off ({d['steps']} frames)")
+                reasons.append(f"its {d['instances']} rendered instance(s) still move {d['deform_m']:.3f} m with every "
+                               f"solver and field switched off ({d['steps']} frames)")
             for key, rec in (info.get("physics") or {}).items():
-                if key.startswith("particles:") and rec.get("physics_type") in ("NO", "KEYED") and self._particles_move(n, key.split(":", 1)[1]):
-                    reasons.append(f"particle system {key.split(':', 1)[1]!r} moves with {rec['physics_type']} physics (placed, not simulated)")
+                if (key.startswith("particles:") and rec.get("physics_type") in ("NO", "KEYED")
+                    and self._particles_move(n, key.split(":", 1)[1])):
+                    reasons.append(f"particle system {key.split(':', 1)[1]!r} moves with {rec['physics_type']} physics "
+                                   "(placed, not simulated)")
             solver_mods = ph.solver_modifiers(info)
             st = self.moving.get(n, {})
-            solver_deforms = bool(set(solver_mods) - {"PARTICLES"}) and st.get("deform", 0.0) > MOVE_TRANSLATION and "deform" not in orec
+            solver_deforms = (bool(set(solver_mods) - {"PARTICLES"}) and st.get("deform", 0.0) > MOVE_TRANSLATION
+                              and "deform" not in orec)
             if not reasons and (dyn or solver_deforms):
                 self.sim_moved.add(n)
             elif not reasons and n in self.moving:
@@ -93,7 +103,8 @@ class MotionDetectors(AuditBase):
             owners = [o for o in sv.get("derived_from", []) if o != n]
             # an owner must be seen: rendered, and in the camera's view on some frame (a simulated twin far
             # off-screen "explains" a follower as little as a hidden one)
-            unseen = {o for o in owners if o in self.moving and _rendered(self.info.get(o, {})) and not self._in_view(o)}
+            unseen = {
+                o for o in owners if o in self.moving and _rendered(self.info.get(o, {})) and not self._in_view(o)}
             good = [o for o in owners if o in self.sim_moved and _rendered(self.info.get(o, {})) and o not in unseen]
             if good:
                 self.sim_moved.add(n)
@@ -116,7 +127,8 @@ class MotionDetectors(AuditBase):
             info = self.info[n]
             sv = self.sources.get(n, {})
             kf = set(sv.get("kinematic_frames", []))
-            kin_moving = [int(f) for f, st_ in zip(self.frames, self._steps(n), strict=True) if st_ and int(f) in kf] if _is_dynamic(info, self.si) else []
+            kin_moving = ([int(f) for f, st_ in zip(self.frames, self._steps(n), strict=True) if st_ and int(f) in kf]
+                          if _is_dynamic(info, self.si) else [])
             mask = self._steps(n)
             orec = owner.get(n, {})
             if not mask.any() and orec:
@@ -136,8 +148,10 @@ class MotionDetectors(AuditBase):
                     "sources": sv,
                     "reasons": reasons,
                     "collision_owner": _collision_owner(info, self.si),
-                    "solvers_off": {k: {kk: vv for kk, vv in v.items() if kk != "displacement"} for k, v in orec.items()},
-                    "kinematic_moving_frames": _frange(np.array(kin_moving), np.ones(len(kin_moving), bool)) if kin_moving else [],
+                    "solvers_off": {
+                        k: {kk: vv for kk, vv in v.items() if kk != "displacement"} for k, v in orec.items()},
+                    "kinematic_moving_frames": _frange(np.array(kin_moving),
+                                                       np.ones(len(kin_moving), bool)) if kin_moving else [],
                     "series": _series(self.frames, disp, f"{n} displacement", "m"),
                 },
             )
@@ -149,7 +163,8 @@ class MotionDetectors(AuditBase):
         for key in self.s.particles:
             em, ps = key.split("/", 1)
             rec = (self.info.get(em, {}).get("physics") or {}).get(f"particles:{ps}")
-            if rec is not None and (rec.get("physics_type") not in ph.SOLVER_PARTICLES or rec.get("render_type") == "NONE"):
+            if rec is not None and (
+                rec.get("physics_type") not in ph.SOLVER_PARTICLES or rec.get("render_type") == "NONE"):
                 continue
             if self._particles_move(em, ps):
                 return True
@@ -191,16 +206,19 @@ class MotionDetectors(AuditBase):
                 frames=frames,
                 value=None,
                 unit=None,
-                message=f"{r['event']} handler {r['function']!r} ({r['origin']}, {where}) writes {r['writes'] or 'scene state'}"
+                message=(f"{r['event']} handler {r['function']!r} ({r['origin']}, {where}) writes "
+                         f"{r['writes'] or 'scene state'}")
                 + (f" and names {objs}" if objs else ""),
                 evidence={"handler": r},
             )
 
     def not_simulated(self) -> None:
         movers = list(dict.fromkeys([n for n in self.core if self.info[n]["type"] not in ("CAMERA", "LIGHT")]
-                                    + [n for n in self.moving if self.info[n]["type"] in ph.GEOMETRY_TYPES and _rendered(self.info[n])]))
+                                    + [n for n in self.moving if self.info[n]["type"] in ph.GEOMETRY_TYPES
+                                       and _rendered(self.info[n])]))
         particles_move = self._solver_particles_move()
-        simulated_any = any(_is_dynamic(i, self.si) for i in self.info.values()) or any(ph.solver_modifiers(i) for i in self.info.values())
+        simulated_any = any(_is_dynamic(i, self.si) for i in self.info.values()) or any(
+            ph.solver_modifiers(i) for i in self.info.values())
         if not movers and not particles_move:
             if simulated_any:
                 return  # bodies simulated to rest in equilibrium (stacking): nothing to flag
@@ -221,7 +239,8 @@ class MotionDetectors(AuditBase):
                 frames=[int(self.frames[0]), int(self.frames[-1])],
                 value=None,
                 unit=None,
-                message=f"no moving object is moved by a simulation ({', '.join(movers)} move only by prescribed motion)",
+                message=(f"no moving object is moved by a simulation ({', '.join(movers)} move only by prescribed "
+                         "motion)"),
                 evidence={"moving_objects": movers, "scripted": self.scripted_objects},
             )
 
