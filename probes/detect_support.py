@@ -1,4 +1,5 @@
-"""Detectors of what holds a body: `hidden_support` (invisible collider, a field, nothing), `collider_mismatch` (held off the material; primitive proxies vs the mesh)."""
+"""Detectors of what holds a body: `hidden_support` (invisible collider, a field, nothing), `collider_mismatch` (held
+off the material; primitive proxies vs the mesh)."""
 
 from __future__ import annotations
 
@@ -75,7 +76,8 @@ def _proxy(shape: str, h: np.ndarray) -> tuple[Any, np.ndarray]:
         side[:, 2] = np.clip(side[:, 2], -max(hz - r, 0.0), max(hz - r, 0.0))
         caps = np.array([[0, 0, hz], [0, 0, -hz]])
     else:
-        caps = np.array([[rr * np.cos(t), rr * np.sin(t), s * hz] for t in a for rr in (0.0, 0.5 * r, r) for s in (-1, 1)])
+        caps = np.array(
+            [[rr * np.cos(t), rr * np.sin(t), s * hz] for t in a for rr in (0.0, 0.5 * r, r) for s in (-1, 1)])
     return sdf, np.concatenate([side, caps])
 
 
@@ -106,7 +108,8 @@ class SupportDetectors(AuditBase):
             bounce = [i for i in range(1, len(v) - 1) if notk[i] and v[i - 1] > 0.3 and min(v[i], v[i + 1]) < -0.3]
             if not runs and not bounce:
                 continue
-            sample_idx = sorted({int(x) for s0, e0 in runs for x in np.linspace(s0 + 2, e0 - 2, num=min(5, e0 - s0 - 3))})
+            sample_idx = sorted(
+                {int(x) for s0, e0 in runs for x in np.linspace(s0 + 2, e0 - 2, num=min(5, e0 - s0 - 3))})
             if len(sample_idx) > SUPPORT_SAMPLES:
                 sample_idx = [sample_idx[int(i)] for i in np.linspace(0, len(sample_idx) - 1, SUPPORT_SAMPLES)]
             slack = {i: 0.0 for i in sample_idx}
@@ -145,8 +148,11 @@ class SupportDetectors(AuditBase):
                     frames=[bad[0][1], bad[-1][1]],
                     value=None,
                     unit=None,
-                    message=f"{body} is held against gravity by force field(s) {holders}: without them it moves differently",
-                    evidence={"held_frames": [int(self.frames[runs[0][0]]), int(self.frames[runs[-1][1]])] if runs else [], "fields": holders,
+                    message=(f"{body} is held against gravity by force field(s) {holders}: without them it moves "
+                             "differently"),
+                    evidence={
+                        "held_frames": [int(self.frames[runs[0][0]]), int(self.frames[runs[-1][1]])] if runs else [],
+                        "fields": holders,
                               "sampled": [{"frame": f, "verdict": k, "nearest": o} for k, f, _g, o in verdicts]},
                 )
                 continue
@@ -160,7 +166,8 @@ class SupportDetectors(AuditBase):
             ev = {
                 "held_frames": held_range,
                 "bounce_frames": [int(self.frames[i]) for i in bounce],
-                "sampled": [{"frame": f, "verdict": k, "material_gap_m": (None if not np.isfinite(g_) else g_), "nearest": o} for k, f, g_, o in verdicts],
+                "sampled": [{"frame": f, "verdict": k, "material_gap_m": (None if not np.isfinite(g_) else g_),
+                             "nearest": o} for k, f, g_, o in verdicts],
                 "body_collision": info.get("rigid_body"),
             }
             if top == "hidden":
@@ -183,8 +190,11 @@ class SupportDetectors(AuditBase):
                     frames=fr,
                     value=gap,
                     unit="m",
-                    message=f"{body} is held {gap:.3f} m away from the material of {holder!r}: a collision shape or margin extends beyond the visible mesh",
-                    evidence=ev | {"holder": holder, "holder_collision": self.info[holder].get("rigid_body") or self.info[holder].get("collision")},
+                    message=(f"{body} is held {gap:.3f} m away from the material of {holder!r}: a collision shape or "
+                             "margin extends beyond the visible mesh"),
+                    evidence=ev | {"holder": holder,
+                                   "holder_collision": self.info[holder].get("rigid_body")
+                                   or self.info[holder].get("collision")},
                 )
             else:
                 self.add(
@@ -226,11 +236,14 @@ class SupportDetectors(AuditBase):
             info = self.info[n]
             rb = info.get("rigid_body")
             col = info.get("collision")
-            if not rb and col and col.get("use") and col.get("thickness_outer", 0.0) > max(SHELL_MIN, SHELL_REL * (_size(info) or 1.0)):
+            if not rb and col and col.get("use") and col.get("thickness_outer", 0.0) > max(
+                SHELL_MIN, SHELL_REL * (_size(info) or 1.0)):
                 th = float(col["thickness_outer"])
-                self.add(kind="collider_mismatch", objects=[n], frames=[int(self.frames[0]), int(self.frames[-1])], value=round(th, 6), unit="m",
+                self.add(kind="collider_mismatch", objects=[n], frames=[int(self.frames[0]), int(self.frames[-1])],
+                         value=round(th, 6), unit="m",
                          message=f"{n}'s collision shell (thickness_outer {th:.3f} m) extends beyond the visible mesh",
-                         evidence={"shape": "COLLISION", "thickness_outer": th, "tolerance_m": max(SHELL_MIN, SHELL_REL * (_size(info) or 1.0))})
+                         evidence={"shape": "COLLISION", "thickness_outer": th,
+                                   "tolerance_m": max(SHELL_MIN, SHELL_REL * (_size(info) or 1.0))})
                 continue
             if not rb or not rb["enabled"] or mg.deforming:
                 continue
@@ -256,8 +269,11 @@ class SupportDetectors(AuditBase):
                 value=round(max(beyond, inside), 6),
                 unit="m",
                 message=f"{n}'s {shape} collision shape "
-                + (f"extends {beyond:.3f} m beyond the visible mesh" if beyond >= inside else f"falls {inside:.3f} m inside the visible mesh"),
-                evidence={"shape": shape, "margin": rb["collision_margin"], "beyond_m": beyond, "mesh_outside_proxy_m": inside, "tolerance_m": tol},
+                + (f"extends {beyond:.3f} m beyond the visible mesh" if beyond >= inside else f"falls {inside:.3f} m "
+                                                                                              "inside the visible "
+                                                                                              "mesh"),
+                evidence={"shape": shape, "margin": rb["collision_margin"], "beyond_m": beyond,
+                          "mesh_outside_proxy_m": inside, "tolerance_m": tol},
             )
 
     def _outside_mesh(self, name: str, pts: np.ndarray) -> float:
