@@ -56,7 +56,8 @@ def _particle_dev(base: SceneSamples, br: SceneSamples, key: str, nf: int) -> fl
     return float(np.median(d.max(axis=0)[ever])) if ever.any() else 0.0
 
 
-def measure(blend: Path, baseline: SceneSamples, branches: list[dict[str, Any]], things: list[str], with_control: bool, work_dir: Path | None = None) -> dict[str, Any]:
+def measure(blend: Path, baseline: SceneSamples, branches: list[dict[str, Any]], things: list[str], with_control: bool,
+            work_dir: Path | None = None) -> dict[str, Any]:
     """Run each branch ({"label", "interventions": [Intervention], "mapping"}) and measure its effect on `things`
     (object names, or particle keys "emitter/system"). Returns {"ok", "branches": {label: {...}}, "control": {...}}."""
     from physcodegym.probes.counterfactual import run_branches
@@ -87,7 +88,8 @@ def measure(blend: Path, baseline: SceneSamples, branches: list[dict[str, Any]],
         ctrl_dev = {k: _particle_dev(baseline, cs, k, nf) for k in things if "/" in k}
         out["control"] = {k: round(v, 5) for k, v in ctrl_dev.items()}
     for b, (sm, rec) in zip(branches, res[: len(branches)], strict=True):
-        row: dict[str, Any] = {"ok": sm is not None, "errors": rec.get("errors", []), "interventions": rec.get("interventions", []), "effects": {}}
+        row: dict[str, Any] = {"ok": sm is not None, "errors": rec.get("errors", []),
+                               "interventions": rec.get("interventions", []), "effects": {}}
         if sm is None:
             out["branches"][b["label"]] = row
             continue
@@ -103,6 +105,7 @@ def measure(blend: Path, baseline: SceneSamples, branches: list[dict[str, Any]],
                 if d is None:
                     continue
                 hit = bool(d.max() > EFFECT_M)
-                row["effects"][t] = {"max_deviation_m": round(float(d.max()), 5), "acts": hit, "per_frame": d, "frames_acting": int((d > EFFECT_M).sum())}
+                row["effects"][t] = {"max_deviation_m": round(float(d.max()), 5), "acts": hit, "per_frame": d,
+                                     "frames_acting": int((d > EFFECT_M).sum())}
         out["branches"][b["label"]] = row
     return out
