@@ -239,7 +239,8 @@ class SceneGeometry:
         r, t = self._rot_trans(target, fi)
         return (pts - t) @ r  # r is orthonormal: inverse rotation = transpose
 
-    def _query(self, src: str, target: str, frame: int, max_dist: float, depth_only: bool = False) -> tuple[float, float]:
+    def _query(self, src: str, target: str, frame: int, max_dist: float,
+               depth_only: bool = False) -> tuple[float, float]:
         """(min unsigned distance of src sample points to target surface, max depth of src points inside target).
         With `depth_only` only points inside the target's AABB are queried (others cannot be inside)."""
         fi = self.fi(frame)
