@@ -120,7 +120,8 @@ def shift_release(scene: Any, ob: Any, offset: list[float]) -> dict[str, Any]:
     before = tuple(ob.location)
     ob.location = tuple(b + d for b, d in zip(before, off, strict=True))
     n = _shift_fcurves(ob, off)
-    return {"changed": f"{ob.name}.location += {list(off)} ({n} animated channels shifted)", "verified": True, "offset": list(off)}
+    return {"changed": f"{ob.name}.location += {list(off)} ({n} animated channels shifted)", "verified": True,
+            "offset": list(off)}
 
 
 def set_velocity(scene: Any, ob: Any, velocity: list[float], frame: int) -> dict[str, Any]:
@@ -149,7 +150,8 @@ def set_velocity(scene: Any, ob: Any, velocity: list[float], frame: int) -> dict
         for kp in fc.keyframe_points:
             kp.interpolation = "LINEAR" if fc.data_path == "location" else "CONSTANT"
     scene.frame_set(s)
-    return {"changed": f"{ob.name} kinematic hand-off at frame {k} with v={list(v)}", "verified": True, "release_frame": k}
+    return {"changed": f"{ob.name} kinematic hand-off at frame {k} with v={list(v)}", "verified": True,
+            "release_frame": k}
 
 
 def disable_field(scene: Any, ob: Any) -> dict[str, Any]:
@@ -194,7 +196,8 @@ def disable_actuator(scene: Any, ob: Any) -> dict[str, Any]:
 def scale_gravity(scene: Any, factor: float) -> dict[str, Any]:
     g0 = tuple(scene.gravity)
     scene.gravity = tuple(g * float(factor) for g in g0)
-    return {"changed": f"gravity {list(g0)} -> {list(scene.gravity)}", "verified": abs(scene.gravity[2] - g0[2] * factor) < 1e-6}
+    return {"changed": f"gravity {list(g0)} -> {list(scene.gravity)}",
+            "verified": abs(scene.gravity[2] - g0[2] * factor) < 1e-6}
 
 
 def enable_collider(scene: Any, ob: Any) -> dict[str, Any]:
@@ -238,7 +241,8 @@ def apply_intervention(scene: Any, iv: Intervention, mapping: dict[str, str]) ->
         rec = shift_release(scene, obs[0], iv.params.get("offset", [0.0, 0.0, 0.0]))
     elif k is InterventionKind.set_velocity:
         need(1)
-        rec = set_velocity(scene, obs[0], iv.params.get("velocity", [0.0, 0.0, 0.0]), iv.from_frame or scene.frame_start + 3)
+        rec = set_velocity(scene, obs[0], iv.params.get("velocity", [0.0, 0.0, 0.0]),
+                           iv.from_frame or scene.frame_start + 3)
     elif k is InterventionKind.disable_field:
         need(1)
         recs = [disable_field(scene, o) for o in obs]
