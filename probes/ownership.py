@@ -138,7 +138,8 @@ def compare(baked: SceneSamples, off: SceneSamples) -> dict[str, dict[str, Any]]
         if ph.moves(st):
             steps = st["step"].copy()
             if ph.dynamic(info, baked.scene_info):
-                agree = (np.linalg.norm(mo[:, :3, 3] - mb[:, :3, 3], axis=1) < AGREE_TRANSLATION) & (_rot_between(mo, mb) < AGREE_ROTATION)
+                agree = (np.linalg.norm(mo[:, :3, 3] - mb[:, :3, 3], axis=1) < AGREE_TRANSLATION) & (
+                    _rot_between(mo, mb) < AGREE_ROTATION)
                 steps &= agree
             if int(steps.sum()) > HANDOFF_FRAMES:
                 x = mo[:, :3, 3]
@@ -164,7 +165,8 @@ def compare(baked: SceneSamples, off: SceneSamples) -> dict[str, dict[str, Any]]
                 if float(dfm.max()) > ph.MOVE_TRANSLATION and int(step.sum()) > HANDOFF_FRAMES:
                     full = np.zeros(nf)
                     full[ok] = dfm
-                    rec["deform"] = {"steps": int(step.sum()), "frames": _frange(baked.frames[:nf], step), "deform_m": round(float(dfm.max()), 6), "displacement": full}
+                    rec["deform"] = {"steps": int(step.sum()), "frames": _frange(baked.frames[:nf], step),
+                                     "deform_m": round(float(dfm.max()), 6), "displacement": full}
         inst = _instance_motion(baked, off, n, mo, nf)
         if inst is not None:
             rec["instances"] = inst
@@ -192,7 +194,8 @@ def _instance_motion(baked: SceneSamples, off: SceneSamples, n: str, mo: np.ndar
     with np.errstate(invalid="ignore"):
         step[1:] = np.nanmax(np.where(np.isfinite(dv), dv, 0.0), axis=1) > ph.STEP_EPS
     if float(dfm.max()) > ph.MOVE_TRANSLATION and int(step.sum()) > HANDOFF_FRAMES:
-        return {"steps": int(step.sum()), "frames": _frange(baked.frames[:nf], step), "instances": int(vo.shape[1] // 4), "deform_m": round(float(dfm.max()), 6), "displacement": dfm}
+        return {"steps": int(step.sum()), "frames": _frange(baked.frames[:nf], step),
+                "instances": int(vo.shape[1] // 4), "deform_m": round(float(dfm.max()), 6), "displacement": dfm}
     return None
 
 
@@ -201,7 +204,8 @@ def _frange(frames: np.ndarray, mask: np.ndarray) -> list[int]:
     return [] if len(idx) == 0 else [int(frames[idx[0]]), int(frames[idx[-1]])]
 
 
-def run_solvers_off(blend: Any, frames: tuple[int, int], work_dir: Any = None, timeout_s: float = 600.0) -> tuple[SceneSamples | None, dict[str, Any]]:
+def run_solvers_off(blend: Any, frames: tuple[int, int], work_dir: Any = None,
+                    timeout_s: float = 600.0) -> tuple[SceneSamples | None, dict[str, Any]]:
     """Re-evaluate `blend` with every solver and field off in a fresh worker; (samples or None, record)."""
     import tempfile
     from pathlib import Path
