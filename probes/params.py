@@ -44,26 +44,34 @@ def effective_gravity(samples: Any) -> list[dict[str, Any]]:
     rbw = si.get("rigidbody_world")
     if dyn and rbw:
         w = _w(rbw.get("effector_weights"))
-        out.append({"solver": "rigid_body", "objects": dyn, "g": (g * w).tolist(), "weight": w, "clock": float(rbw.get("time_scale", 1.0)),
-                    "paths": {"weight": "scene.rigidbody_world.effector_weights.gravity * .all", "clock": "scene.rigidbody_world.time_scale"},
+        out.append({"solver": "rigid_body", "objects": dyn, "g": (g * w).tolist(), "weight": w,
+                    "clock": float(rbw.get("time_scale", 1.0)),
+                    "paths": {"weight": "scene.rigidbody_world.effector_weights.gravity * .all",
+                              "clock": "scene.rigidbody_world.time_scale"},
                     "substeps_per_frame": rbw.get("substeps_per_frame")})
     for n, info in samples.info.items():
         for key, rec in (info.get("physics") or {}).items():
             if rec.get("type") == "CLOTH" and rec.get("enabled", True):
                 w = _w(rec.get("effector_weights"))
-                out.append({"solver": "cloth", "objects": [n], "g": (g * w).tolist(), "weight": w, "clock": float(rec.get("time_scale", 1.0)),
-                            "paths": {"weight": f"objects[{n!r}].modifiers[{key!r}].settings.effector_weights.gravity * .all",
+                out.append({"solver": "cloth", "objects": [n], "g": (g * w).tolist(), "weight": w,
+                            "clock": float(rec.get("time_scale", 1.0)),
+                            "paths": {"weight": f"objects[{n!r}].modifiers[{key!r}].settings.effector_weights.gravity "
+                                                "* .all",
                                       "clock": f"objects[{n!r}].modifiers[{key!r}].settings.time_scale"}})
             elif rec.get("type") == "SOFT_BODY" and rec.get("enabled", True):
                 w = _w(rec.get("effector_weights"))
-                out.append({"solver": "soft_body", "objects": [n], "g": (g * w).tolist(), "weight": w, "clock": float(rec.get("speed", 1.0)),
-                            "paths": {"weight": f"objects[{n!r}].modifiers[{key!r}].settings.effector_weights.gravity * .all",
+                out.append({"solver": "soft_body", "objects": [n], "g": (g * w).tolist(), "weight": w,
+                            "clock": float(rec.get("speed", 1.0)),
+                            "paths": {"weight": f"objects[{n!r}].modifiers[{key!r}].settings.effector_weights.gravity "
+                                                "* .all",
                                       "clock": f"objects[{n!r}].modifiers[{key!r}].settings.speed"}})
             elif rec.get("type") == "PARTICLES" and rec.get("physics_type") in ph.SOLVER_PARTICLES:
                 ps = key.split(":", 1)[1]
                 w = _w(rec.get("effector_weights"))
-                out.append({"solver": "particles", "objects": [n], "g": (g * w).tolist(), "weight": w, "clock": float(rec.get("time_tweak", 1.0)),
-                            "paths": {"weight": f"objects[{n!r}].particle_systems[{ps!r}].settings.effector_weights.gravity * .all",
+                out.append({"solver": "particles", "objects": [n], "g": (g * w).tolist(), "weight": w,
+                            "clock": float(rec.get("time_tweak", 1.0)),
+                            "paths": {"weight": f"objects[{n!r}].particle_systems["
+                                                f"{ps!r}].settings.effector_weights.gravity * .all",
                                       "clock": f"objects[{n!r}].particle_systems[{ps!r}].settings.time_tweak"}})
     return out
 
@@ -80,49 +88,72 @@ def parameter_problems(samples: Any, gravity_tol: float = GRAVITY_TOL_REL) -> li
         gm = float(np.linalg.norm(sv["g"]))
         if abs(gm / EARTH_G - 1) > gravity_tol:
             src = "scene.gravity / scene.use_gravity" if abs(sv["weight"] - 1) <= 1e-6 else sv["paths"]["weight"]
-            probs.append({"objects": sv["objects"], "param": "gravity", "path": src, "value": round(gm, 4), "ratio": round(gm / EARTH_G, 4),
+            probs.append({"objects": sv["objects"], "param": "gravity", "path": src, "value": round(gm, 4),
+                          "ratio": round(gm / EARTH_G, 4),
                           "expected": f"{EARTH_G} m/s^2 within {gravity_tol:.0%}",
-                          "message": f"{sv['solver']} gravity is {gm:.3g} m/s^2 ({gm / EARTH_G:.2f} x Earth; {src} = {sv['weight']:g}, scene gravity {np.linalg.norm(_g_scene(si)):.3g})",
+                          "message": f"{sv['solver']} gravity is {gm:.3g} m/s^2 ({gm / EARTH_G:.2f} x Earth; {src} = "
+                                     f"{sv['weight']:g}, scene gravity {np.linalg.norm(_g_scene(si)):.3g})",
                           "solver": sv})
         if abs(sv["clock"] - 1) > CLOCK_TOL_REL:
-            probs.append({"objects": sv["objects"], "param": "time_scale", "path": sv["paths"]["clock"], "value": sv["clock"], "expected": "1.0",
-                          "message": f"{sv['solver']} runs its clock at {sv['clock']:g}x ({sv['paths']['clock']}): apparent gravity "
-                          f"{float(np.linalg.norm(sv['g'])) * sv['clock'] ** 2:.3g} m/s^2 and every other rate rescaled",
+            probs.append({"objects": sv["objects"], "param": "time_scale", "path": sv["paths"]["clock"],
+                          "value": sv["clock"], "expected": "1.0",
+                          "message": f"{sv['solver']} runs its clock at {sv['clock']:g}x ({sv['paths']['clock']}): "
+                          f"apparent gravity {float(np.linalg.norm(sv['g'])) * sv['clock'] ** 2:.3g} m/s^2 and every "
+                          "other rate rescaled",
                           "solver": sv})
     for path, rec in (si.get("animated_constants") or {}).items():
-        probs.append({"objects": list(rec["objects"]), "param": "animated_constant", "path": path, "value": 1.0, "first": rec["first"], "last": rec["last"],
-                      "min": rec["min"], "max": rec["max"], "frames_changed": rec["changes"], "expected": "one value for the whole run",
-                      "message": f"{path} changes during the run (from {_fmt(rec['first'])} to {_fmt(rec['last'])}, frames {rec['changes'][0]}-{rec['changes'][1]}): "
+        probs.append({"objects": list(rec["objects"]), "param": "animated_constant", "path": path, "value": 1.0,
+                      "first": rec["first"], "last": rec["last"],
+                      "min": rec["min"], "max": rec["max"], "frames_changed": rec["changes"],
+                      "expected": "one value for the whole run",
+                      "message": f"{path} changes during the run (from {_fmt(rec['first'])} to {_fmt(rec['last'])}, "
+                                 f"frames {rec['changes'][0]}-{rec['changes'][1]}): "
                       "a physical constant that is keyframed, driven or set by a script changes the physics mid-run"})
     for n, info in samples.info.items():
         rb = info.get("rigid_body")
         if rb and ph.in_rigid_world(info, si):
             if rb["restitution"] > MAX_RESTITUTION:  # a passive body's restitution creates energy in what hits it
                 dyn = [m for m, i in samples.info.items() if m != n and ph.dynamic(i, si)]
-                probs.append({"objects": [n, *dyn], "param": "restitution", "path": f"objects[{n!r}].rigid_body.restitution", "value": rb["restitution"], "expected": "<= 1",
+                probs.append({"objects": [n, *dyn], "param": "restitution",
+                              "path": f"objects[{n!r}].rigid_body.restitution", "value": rb["restitution"],
+                              "expected": "<= 1",
                               "message": f"{n} bounces with restitution {rb['restitution']:g} > 1 (creates energy)"})
             if rb["type"] == "ACTIVE" and rb["mass"] <= 0:
-                probs.append({"objects": [n], "param": "mass", "path": f"objects[{n!r}].rigid_body.mass", "value": rb["mass"], "expected": "> 0", "always": True,
-                              "message": f"{n} has non-positive mass {rb['mass']:g} (Bullet then holds an active body still: a pin, not a material)"})
+                probs.append({"objects": [n], "param": "mass", "path": f"objects[{n!r}].rigid_body.mass",
+                              "value": rb["mass"], "expected": "> 0", "always": True,
+                              "message": f"{n} has non-positive mass {rb['mass']:g} (Bullet then holds an active body "
+                                         "still: a pin, not a material)"})
             if rb["type"] == "ACTIVE" and rb["linear_damping"] > MAX_LINEAR_DAMPING:
-                probs.append({"objects": [n], "param": "linear_damping", "path": f"objects[{n!r}].rigid_body.linear_damping", "value": rb["linear_damping"],
-                              "expected": f"<= {MAX_LINEAR_DAMPING}", "message": f"{n} loses {rb['linear_damping']:.0%} of its speed per second to damping (no medium does that)"})
+                probs.append({"objects": [n], "param": "linear_damping",
+                              "path": f"objects[{n!r}].rigid_body.linear_damping", "value": rb["linear_damping"],
+                              "expected": f"<= {MAX_LINEAR_DAMPING}",
+                              "message": f"{n} loses {rb['linear_damping']:.0%} of its speed per second to damping (no "
+                                         "medium does that)"})
             if rb["type"] == "ACTIVE" and rb["angular_damping"] > MAX_ANGULAR_DAMPING:
-                probs.append({"objects": [n], "param": "angular_damping", "path": f"objects[{n!r}].rigid_body.angular_damping", "value": rb["angular_damping"],
-                              "expected": f"<= {MAX_ANGULAR_DAMPING}", "message": f"{n} angular damping {rb['angular_damping']:g}"})
+                probs.append({"objects": [n], "param": "angular_damping",
+                              "path": f"objects[{n!r}].rigid_body.angular_damping", "value": rb["angular_damping"],
+                              "expected": f"<= {MAX_ANGULAR_DAMPING}",
+                              "message": f"{n} angular damping {rb['angular_damping']:g}"})
         for key, rec in (info.get("physics") or {}).items():
-            base = f"objects[{n!r}].modifiers[{key!r}].settings" if not key.startswith("particles:") else f"objects[{n!r}].particle_systems[{key.split(':', 1)[1]!r}].settings"
+            base = (f"objects[{n!r}].modifiers[{key!r}].settings" if not key.startswith("particles:")
+                    else f"objects[{n!r}].particle_systems[{key.split(':', 1)[1]!r}].settings")
             if rec.get("type") in ("CLOTH", "SOFT_BODY") and rec.get("enabled", True) and rec.get("mass", 1.0) <= 0:
-                probs.append({"objects": [n], "param": "mass", "path": f"{base}.mass", "value": rec["mass"], "expected": "> 0", "message": f"{n} {rec['type'].lower()} mass {rec['mass']:g}"})
-            if rec.get("type") == "CLOTH" and rec.get("enabled", True) and rec.get("air_damping", 0.0) > MAX_CLOTH_AIR_DAMPING:
-                probs.append({"objects": [n], "param": "air_damping", "path": f"{base}.air_damping", "value": rec["air_damping"], "expected": f"<= {MAX_CLOTH_AIR_DAMPING}",
+                probs.append({"objects": [n], "param": "mass", "path": f"{base}.mass", "value": rec["mass"],
+                              "expected": "> 0", "message": f"{n} {rec['type'].lower()} mass {rec['mass']:g}"})
+            if (rec.get("type") == "CLOTH" and rec.get("enabled", True)
+                and rec.get("air_damping", 0.0) > MAX_CLOTH_AIR_DAMPING):
+                probs.append({"objects": [n], "param": "air_damping", "path": f"{base}.air_damping",
+                              "value": rec["air_damping"], "expected": f"<= {MAX_CLOTH_AIR_DAMPING}",
                               "message": f"{n} cloth air damping {rec['air_damping']:g}"})
             if rec.get("type") == "PARTICLES" and rec.get("physics_type") in ph.SOLVER_PARTICLES:
                 if rec.get("mass", 1.0) <= 0:
-                    probs.append({"objects": [n], "param": "mass", "path": f"{base}.mass", "value": rec["mass"], "expected": "> 0", "message": f"{n} particle mass {rec['mass']:g}"})
+                    probs.append({"objects": [n], "param": "mass", "path": f"{base}.mass", "value": rec["mass"],
+                                  "expected": "> 0", "message": f"{n} particle mass {rec['mass']:g}"})
                 if rec.get("damping", 0.0) > MAX_PARTICLE_DAMPING:
-                    probs.append({"objects": [n], "param": "damping", "path": f"{base}.damping", "value": rec["damping"], "expected": f"<= {MAX_PARTICLE_DAMPING}",
-                                  "message": f"{n} particles lose {rec['damping']:.0%} of their speed per step to damping"})
+                    probs.append({"objects": [n], "param": "damping", "path": f"{base}.damping",
+                                  "value": rec["damping"], "expected": f"<= {MAX_PARTICLE_DAMPING}",
+                                  "message": f"{n} particles lose {rec['damping']:.0%} of their speed per step to "
+                                             "damping"})
     return probs
 
 
