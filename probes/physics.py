@@ -74,7 +74,8 @@ def in_rigid_world(info: dict[str, Any], scene_info: dict[str, Any] | None) -> b
 
 
 def dynamic(info: dict[str, Any], scene_info: dict[str, Any] | None = None) -> bool:
-    """An active rigid body that Bullet moves (Dynamic on, in an enabled world). `scene_info=None`: the world is assumed on."""
+    """An active rigid body that Bullet moves (Dynamic on, in an enabled world). `scene_info=None`: the world is assumed
+    on."""
     rb = info.get("rigid_body")
     if not (rb and rb["type"] == "ACTIVE" and rb["enabled"]):
         return False
@@ -82,7 +83,8 @@ def dynamic(info: dict[str, Any], scene_info: dict[str, Any] | None = None) -> b
 
 
 def collision_owner(info: dict[str, Any], scene_info: dict[str, Any] | None = None) -> bool:
-    """The object collides with something: a rigid body in an enabled world (any collision collection), or a Collision modifier in use."""
+    """The object collides with something: a rigid body in an enabled world (any collision collection), or a Collision
+    modifier in use."""
     rb = info.get("rigid_body")
     if rb and any(rb.get("collision_collections", [True])) and (scene_info is None or in_rigid_world(info, scene_info)):
         return True
@@ -117,7 +119,8 @@ def margin(info: dict[str, Any]) -> float:
 
 
 def margin_eff(info: dict[str, Any]) -> float:
-    """The collision shell outside the mesh: rigid hulls/meshes grow by their margin, collision modifiers by thickness_outer."""
+    """The collision shell outside the mesh: rigid hulls/meshes grow by their margin, collision modifiers by
+    thickness_outer."""
     rb = info.get("rigid_body")
     if not rb:
         col = info.get("collision")
@@ -148,4 +151,5 @@ def pose_motion(m: np.ndarray) -> dict[str, Any]:
 
 
 def moves(st: dict[str, Any]) -> bool:
-    return st["translation"] > MOVE_TRANSLATION or st["rotation"] > MOVE_ROTATION or st.get("scale", 0.0) > MOVE_SCALE or st.get("deform", 0.0) > MOVE_TRANSLATION
+    return (st["translation"] > MOVE_TRANSLATION or st["rotation"] > MOVE_ROTATION or st.get("scale", 0.0) > MOVE_SCALE
+            or st.get("deform", 0.0) > MOVE_TRANSLATION)
