@@ -132,7 +132,8 @@ def map_roles(task: Any, candidates: list[dict[str, Any]], explicit: dict[str, s
     return {"roles": roles, "unmapped": unmapped, "problems": problems}
 
 
-def map_scene_roles(task: Any, scene: Any, run_dir: Path | None = None, roles_file: Path | None = None) -> dict[str, Any]:
+def map_scene_roles(task: Any, scene: Any, run_dir: Path | None = None,
+                    roles_file: Path | None = None) -> dict[str, Any]:
     """Map roles on a live scene, reading `roles.json` from the run folder (or `roles_file`) if present."""
     explicit = None
     if roles_file is not None:
