@@ -87,7 +87,8 @@ def _transparent_in_engine(ob: Any, scene: Any, slots: list[Any]) -> bool:
 
 
 def _render_collections(scene: Any) -> set[str]:
-    """Names of collections whose objects render (not excluded in the view layer, not hidden in renders, up the tree)."""
+    """Names of collections whose objects render (not excluded in the view layer, not hidden in renders, up the
+    tree)."""
     out: set[str] = set()
 
     def walk(lc: Any, visible: bool) -> None:
@@ -108,11 +109,13 @@ def _render_collections(scene: Any) -> set[str]:
 def render_visibility(ob: Any, scene: Any, collections: set[str] | None = None) -> dict[str, Any]:
     """How an object shows in renders: hidden, holdout, fully transparent materials, or in no rendering collection."""
     cols = _render_collections(scene) if collections is None else collections
-    in_cols = any(c.name in cols for c in ob.users_collection) or (scene.collection.name in cols and ob.name in scene.collection.objects)
+    in_cols = any(c.name in cols for c in ob.users_collection) or (
+        scene.collection.name in cols and ob.name in scene.collection.objects)
     slots = [s.material for s in getattr(ob, "material_slots", []) if s.material is not None]
     transparent = _transparent_in_engine(ob, scene, slots)
     # an emitter or instancer with "show instancer for render" off renders only its particles / instances
-    instancer_hidden = (len(getattr(ob, "particle_systems", [])) > 0 or getattr(ob, "instance_type", "NONE") != "NONE") and not getattr(ob, "show_instancer_for_render", True)
+    instancer_hidden = ((len(getattr(ob, "particle_systems", [])) > 0 or getattr(ob, "instance_type", "NONE") != "NONE")
+                        and not getattr(ob, "show_instancer_for_render", True))
     return {
         "holdout": bool(getattr(ob, "is_holdout", False)),
         "transparent": transparent,
@@ -146,7 +149,8 @@ def object_info(ob: Any) -> dict[str, Any]:
     }
     if ob.field is not None and ob.field.type != "NONE":
         f = ob.field
-        info["field"] = {"type": f.type, "strength": float(f.strength), "flow": float(getattr(f, "flow", 0.0)), "shape": f.shape}
+        info["field"] = {"type": f.type, "strength": float(f.strength), "flow": float(getattr(f, "flow", 0.0)),
+                         "shape": f.shape}
     if ob.rigid_body_constraint is not None:
         c = ob.rigid_body_constraint
         info["rigid_body_constraint"] = {
@@ -163,7 +167,8 @@ def object_info(ob: Any) -> dict[str, Any]:
 def _weights(ew: Any) -> dict[str, Any] | None:
     if ew is None:
         return None
-    return {"gravity": float(ew.gravity), "all": float(ew.all), "collection": ew.collection.name if ew.collection else None}
+    return {"gravity": float(ew.gravity), "all": float(ew.all),
+            "collection": ew.collection.name if ew.collection else None}
 
 
 def physics_settings(ob: Any) -> dict[str, Any]:
@@ -254,8 +259,10 @@ def _constant_readers(scene: Any, obs: list[Any]) -> list[tuple[str, list[str], 
         out.append(("scene.rigidbody_world.enabled", dyn, lambda: float(rbw.enabled)))
         out.append(("scene.rigidbody_world.time_scale", dyn, lambda: rbw.time_scale))
         out.append(("scene.rigidbody_world.substeps_per_frame", dyn, lambda: rbw.substeps_per_frame))
-        out.append(("scene.rigidbody_world.effector_weights.gravity", dyn, lambda: (rbw.effector_weights.gravity, rbw.effector_weights.all)))
-        out.append(("scene.rigidbody_world.point_cache.frame_start", dyn, lambda: (rbw.point_cache.frame_start, rbw.point_cache.frame_end)))
+        out.append(("scene.rigidbody_world.effector_weights.gravity", dyn,
+                    lambda: (rbw.effector_weights.gravity, rbw.effector_weights.all)))
+        out.append(("scene.rigidbody_world.point_cache.frame_start", dyn,
+                    lambda: (rbw.point_cache.frame_start, rbw.point_cache.frame_end)))
     for o in obs:
         rb = o.rigid_body
         if rb is not None:
@@ -267,14 +274,17 @@ def _constant_readers(scene: Any, obs: list[Any]) -> list[tuple[str, list[str], 
             if m.type == "CLOTH":
                 st = m.settings
                 for k in _CLOTH_CONSTANTS:
-                    out.append((f"objects[{o.name!r}].modifiers[{m.name!r}].settings.{k}", [o.name], (lambda st=st, k=k: getattr(st, k))))
+                    out.append((f"objects[{o.name!r}].modifiers[{m.name!r}].settings.{k}", [o.name],
+                                (lambda st=st, k=k: getattr(st, k))))
                 out.append((f"objects[{o.name!r}].modifiers[{m.name!r}].settings.effector_weights.gravity", [o.name],
                             (lambda st=st: (st.effector_weights.gravity, st.effector_weights.all))))
         for ps in o.particle_systems:
             st = ps.settings
             for k in _PARTICLE_CONSTANTS:
-                out.append((f"objects[{o.name!r}].particle_systems[{ps.name!r}].settings.{k}", [o.name], (lambda st=st, k=k: getattr(st, k, 0.0))))
-            out.append((f"objects[{o.name!r}].particle_systems[{ps.name!r}].settings.effector_weights.gravity", [o.name],
+                out.append((f"objects[{o.name!r}].particle_systems[{ps.name!r}].settings.{k}", [o.name],
+                            (lambda st=st, k=k: getattr(st, k, 0.0))))
+            out.append((f"objects[{o.name!r}].particle_systems[{ps.name!r}].settings.effector_weights.gravity",
+                        [o.name],
                         (lambda st=st: (st.effector_weights.gravity, st.effector_weights.all))))
     return out
 
@@ -284,7 +294,8 @@ def _read(reader: Any) -> tuple[float, ...]:
     return tuple(float(x) for x in v) if isinstance(v, tuple) else (float(v),)
 
 
-def _varying(tracks: dict[str, list[tuple[float, ...]]], governs: dict[str, list[str]], frames: list[int]) -> dict[str, Any]:
+def _varying(tracks: dict[str, list[tuple[float, ...]]], governs: dict[str, list[str]],
+             frames: list[int]) -> dict[str, Any]:
     """The constants whose value changed between sampled frames: first / last value, frames of change."""
     out: dict[str, Any] = {}
     for path, vals in tracks.items():
@@ -293,7 +304,8 @@ def _varying(tracks: dict[str, list[tuple[float, ...]]], governs: dict[str, list
             continue
         ch = np.nonzero(np.any(np.abs(np.diff(a, axis=0)) > 1e-6 * np.maximum(1.0, np.abs(a[:-1])), axis=1))[0]
         if len(ch):
-            out[path] = {"objects": governs[path], "first": a[0].tolist(), "last": a[-1].tolist(), "min": a.min(axis=0).tolist(), "max": a.max(axis=0).tolist(),
+            out[path] = {"objects": governs[path], "first": a[0].tolist(), "last": a[-1].tolist(),
+                         "min": a.min(axis=0).tolist(), "max": a.max(axis=0).tolist(),
                          "changes": [int(frames[ch[0] + 1]), int(frames[ch[-1] + 1])]}
     return out
 
@@ -302,7 +314,8 @@ INSTANCES_SUFFIX = "#instances"  # samples.verts key of an instancer's instance 
 INSTANCE_MAX = 500  # instances tracked per instancer
 
 
-def _sample_instances(dg: Any, names: set[str], fi: int, tracks: dict[str, dict[tuple[int, ...], dict[int, np.ndarray]]]) -> None:
+def _sample_instances(dg: Any, names: set[str], fi: int,
+                      tracks: dict[str, dict[tuple[int, ...], dict[int, np.ndarray]]]) -> None:
     """Record this frame's non-particle instances: per instancer, persistent id -> (4, 3) world points."""
     for inst in dg.object_instances:
         if not inst.is_instance or inst.particle_system is not None:
@@ -363,7 +376,8 @@ def sample_scene(
     # instances that are not particles (geometry nodes, vertex / face / collection instancing) render
     # geometry that no object matrix or mesh vertex shows: their origins and axes are sampled per instancer
     name_set = set(names)
-    instancing = with_verts and any(o.instance_type != "NONE" or any(m.type == "NODES" for m in o.modifiers) for o in obs)
+    instancing = with_verts and any(
+        o.instance_type != "NONE" or any(m.type == "NODES" for m in o.modifiers) for o in obs)
     inst_tracks: dict[str, dict[tuple[int, ...], dict[int, np.ndarray]]] = {}
     ctracks: dict[str, list[tuple[float, ...]]] = {p: [] for p, _, _ in readers}
     for fi, f in enumerate(frames):
@@ -419,7 +433,8 @@ def sample_scene(
     # a mesh sampled only because it could deform (shape keys, armature, any modifier) and whose object-space
     # vertices never changed is a rigid solid: its track is dropped, so the geometry treats it as one
     for o in deform:
-        if o.name in verts and not any(m.type in KEEP_TRACK_MODIFIERS for m in o.modifiers) and not _changes_in_object_space(verts[o.name], mats[names.index(o.name)]):
+        if (o.name in verts and not any(m.type in KEEP_TRACK_MODIFIERS for m in o.modifiers)
+            and not _changes_in_object_space(verts[o.name], mats[names.index(o.name)])):
             del verts[o.name]
     info = {o.name: object_info(o) for o in obs}
     cols = _render_collections(scene)
