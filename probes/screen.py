@@ -40,7 +40,8 @@ def _project(scene: Any, samples: Any, pts: np.ndarray, fidx: np.ndarray) -> np.
     return None if r is None else r[0]
 
 
-def _project_depth(scene: Any, samples: Any, pts: np.ndarray, fidx: np.ndarray) -> tuple[np.ndarray, np.ndarray, float] | None:
+def _project_depth(scene: Any, samples: Any, pts: np.ndarray,
+                   fidx: np.ndarray) -> tuple[np.ndarray, np.ndarray, float] | None:
     """`_project` plus the clip w of each point (view depth) and the x focal length in analysis pixels."""
     import bpy
 
@@ -49,7 +50,8 @@ def _project_depth(scene: Any, samples: Any, pts: np.ndarray, fidx: np.ndarray) 
         return None
     dg = bpy.context.evaluated_depsgraph_get()
     rx, ry = scene.render.resolution_x, scene.render.resolution_y
-    proj = np.array(cam.calc_matrix_camera(dg, x=rx, y=ry, scale_x=scene.render.pixel_aspect_x, scale_y=scene.render.pixel_aspect_y))
+    proj = np.array(cam.calc_matrix_camera(dg, x=rx, y=ry, scale_x=scene.render.pixel_aspect_x,
+                                           scale_y=scene.render.pixel_aspect_y))
     if cam.name in samples.names:
         cw = samples.matrices[samples.index(cam.name)][np.asarray(fidx)]  # (K, 4, 4): the camera at those frames
     else:
@@ -97,13 +99,16 @@ def _boxes(geom: Any, names: list[str], fidx: np.ndarray) -> dict[str, np.ndarra
     out = {}
     for n in names:
         b = geom.aabbs(n)[fidx]  # (K, 2, 3)
-        c = np.stack([np.stack([b[:, i, 0], b[:, j, 1], b[:, k, 2]], axis=1) for i in (0, 1) for j in (0, 1) for k in (0, 1)], axis=1)
+        c = np.stack(
+            [np.stack([b[:, i, 0], b[:, j, 1], b[:, k, 2]], axis=1) for i in (0, 1) for j in (0, 1) for k in (0, 1)],
+            axis=1)
         out[n] = c  # (K, 8, 3)
     return out
 
 
 def _instance_extent(st: Any) -> float:
-    """Largest distance from a particle to its drawn geometry, per unit of particle size (instance bound boxes, origin included)."""
+    """Largest distance from a particle to its drawn geometry, per unit of particle size (instance bound boxes, origin
+    included)."""
 
     def ext(ob: Any) -> float:
         if ob is None:
@@ -120,7 +125,8 @@ def _instance_extent(st: Any) -> float:
     if st.render_type == "OBJECT":
         return ext(st.instance_object)
     if st.render_type == "COLLECTION" and st.instance_collection is not None:
-        return max((ext(o) + float(np.linalg.norm(np.array(o.location))) for o in st.instance_collection.all_objects), default=0.0)
+        return max((ext(o) + float(np.linalg.norm(np.array(o.location))) for o in st.instance_collection.all_objects),
+                   default=0.0)
     return 1.0  # HALO / LINE / PATH: drawn around the particle at about its size
 
 
@@ -186,7 +192,8 @@ def _paint_discs(mask: np.ndarray, xy: np.ndarray, r: np.ndarray) -> None:
         mask[py[inside], px[inside]] = True
 
 
-def particle_explained(scene: Any, samples: Any, fidx: np.ndarray, systems: list[dict[str, Any]]) -> tuple[np.ndarray, dict[str, int]]:
+def particle_explained(scene: Any, samples: Any, fidx: np.ndarray,
+                       systems: list[dict[str, Any]]) -> tuple[np.ndarray, dict[str, int]]:
     """Pixels that rendered particles can have changed between the first sampled frame and any other one."""
     mask = np.zeros((SCREEN_H, SCREEN_W), dtype=bool)
     counts: dict[str, int] = {}
@@ -274,9 +281,10 @@ def screen_motion_check(scene: Any, samples: Any, frames_dir: Path, audit: Any) 
             frames=[int(fnums[0]), int(fnums[-1])],
             value=round(frac, 4),
             unit="fraction of footprint",
-            message=f"{n} is static in the saved scene but {frac:.0%} of its on-screen footprint changes in the rendered frames "
-            "with no native motion there (moved by a handler or script that the .blend does not keep)",
-            evidence={"frames_checked": [int(f) for f in fnums], "analysis_size": [SCREEN_W, SCREEN_H], "diff_level": DIFF_LEVEL},
+            message=f"{n} is static in the saved scene but {frac:.0%} of its on-screen footprint changes in the "
+            "rendered frames with no native motion there (moved by a handler or script that the .blend does not keep)",
+            evidence={"frames_checked": [int(f) for f in fnums], "analysis_size": [SCREEN_W, SCREEN_H],
+                      "diff_level": DIFF_LEVEL},
         )
     return {
         "state": "ok",
@@ -284,6 +292,7 @@ def screen_motion_check(scene: Any, samples: Any, frames_dir: Path, audit: Any) 
         "changed_fraction": round(float(changed.mean()), 5),
         "unexplained_fraction": round(float(unexplained.mean()), 5),
         "suspects": [{"object": n, "fraction": round(f, 4)} for n, f in suspects],
-        "particle_systems": [dict(r, radius_m=round(r["radius_m"], 5), changed_particle_frames=particle_counts.get(r["key"], 0)) for r in systems],
+        "particle_systems": [dict(r, radius_m=round(r["radius_m"], 5),
+                                  changed_particle_frames=particle_counts.get(r["key"], 0)) for r in systems],
         "particle_explained_fraction": round(float((changed & by_particles).mean()), 5),
     }
