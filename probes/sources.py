@@ -139,7 +139,8 @@ def motion_sources(ob: Any, scene: Any) -> dict[str, Any]:
         "animated_transforms": anim,
         "drivers": drivers,
         "constraints": cons,
-        "rigid_body": None if rb is None else {"type": rb.type, "enabled": bool(rb.enabled), "kinematic": bool(rb.kinematic)},
+        "rigid_body": None if rb is None else {"type": rb.type, "enabled": bool(rb.enabled),
+                                               "kinematic": bool(rb.kinematic)},
         "kinematic_frames": kin_frames,
         "sim_modifiers": sims,
         "parent": ob.parent.name if ob.parent else None,
@@ -198,7 +199,8 @@ def rigid_body_constrained(scene: Any) -> dict[str, list[dict[str, Any]]]:
             "type": c.type,
             "object1": c.object1.name if c.object1 else None,
             "object2": c.object2.name if c.object2 else None,
-            "motor": bool(getattr(c, "use_motor_lin", False) or getattr(c, "use_motor_ang", False)) or c.type == "MOTOR",
+            "motor": bool(getattr(c, "use_motor_lin", False) or getattr(c, "use_motor_ang", False))
+            or c.type == "MOTOR",
         }
         for n in (rec["object1"], rec["object2"]):
             if n:
@@ -308,7 +310,8 @@ def scan_program_handlers(text: str) -> list[dict[str, Any]]:
                 aliases[node.targets[0].id] = ch[-1]
     out = []
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "insert")):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (
+            "append", "insert")):
             continue
         chain = _attr_chain(node.func.value)
         if len(chain) == 1 and chain[0] in aliases:
