@@ -64,7 +64,9 @@ def born_inside(a: Any) -> None:
                 frames=[wf, wf] if wf is not None else [],
                 value=worst,
                 unit="m",
-                message=f"{inside_n} of {total} particles of {key} are born inside rendered solid {n} (up to {worst:.3f} m deep)",
-                evidence={"particles": key, "born_inside": inside_n, "born_near": near_n, "total": total, "depth_threshold_m": BORN_DEPTH,
+                message=(f"{inside_n} of {total} particles of {key} are born inside rendered solid {n} (up to "
+                         f"{worst:.3f} m deep)"),
+                evidence={"particles": key, "born_inside": inside_n, "born_near": near_n, "total": total,
+                          "depth_threshold_m": BORN_DEPTH,
                           "solid_collision_owner": ph.collision_owner(s.info[n], s.scene_info)},
             )
