@@ -106,7 +106,9 @@ def markdown(lb: dict) -> str:
         out.append("|---|---|---|" + "---|" * len(COLS))
         for b in lb["leaderboard"]:
             s = b["sets"][set_name]
-            out.append(f"| {b['harness']} | {b['model']} | {s['tasks']} | " + " | ".join(_fmt(s[c]["mean"]) for c in COLS) + " |")
+            out.append(
+                f"| {b['harness']} | {b['model']} | {s['tasks']} | " + " | ".join(_fmt(s[c]["mean"]) for c in COLS)
+                + " |")
         out.append("")
     out += ["## Per category (all tasks)", "", "| Category | Config | n | " + " | ".join(HEAD[c] for c in COLS) + " |",
             "|---|---|---|" + "---|" * len(COLS)]
@@ -125,8 +127,10 @@ def csv_text(lb: dict) -> str:
     for set_name in SETS:
         for b in lb["leaderboard"]:
             s = b["sets"][set_name]
-            w.writerow([set_name, b["config"], b["harness"], b["model"], s["tasks"], b["artifacts"], b["cost_usd_per_task"],
-                        *["" if s[c]["mean"] is None else f"{s[c]['mean']:.6f}" for c in COLS], *[s[m]["n"] for m in METRIC_NAMES]])
+            w.writerow([set_name, b["config"], b["harness"], b["model"], s["tasks"], b["artifacts"],
+                        b["cost_usd_per_task"],
+                        *["" if s[c]["mean"] is None else f"{s[c]['mean']:.6f}" for c in COLS],
+                        *[s[m]["n"] for m in METRIC_NAMES]])
     return buf.getvalue()
 
 
@@ -145,10 +149,11 @@ def _rel(target: str | Path, page_dir: Path) -> str:
 
 def _page(title: str, body: str, depth: int, nav: str = "") -> str:
     up = "../" * depth
-    return (f"<!doctype html><html lang=en><head><meta charset=utf-8><meta name=viewport content='width=device-width,initial-scale=1'>"
-            f"<title>{e(title)}</title><link rel=icon href='data:,'><link rel=stylesheet href='{up}report.css'></head><body>"
-            f"<header class=top><h1>{e(title)}</h1><a href='{up}index.html'>Leaderboard</a>{nav}</header><main>{body}</main>"
-            f"<script src='{up}report.js'></script></body></html>")
+    return ("<!doctype html><html lang=en><head><meta charset=utf-8><meta name=viewport "
+            f"content='width=device-width,initial-scale=1'><title>{e(title)}</title><link rel=icon href='data:,'><link "
+            f"rel=stylesheet href='{up}report.css'></head><body><header class=top><h1>{e(title)}</h1><a "
+            f"href='{up}index.html'>Leaderboard</a>{nav}</header><main>{body}</main><script "
+            f"src='{up}report.js'></script></body></html>")
 
 
 def _launches(cfg: dict) -> float | None:
@@ -295,11 +300,13 @@ class _Builder:
                 done[0] += 1
                 self.log(f"report: video {done[0]}/{len(jobs)} {name}: FAILED ({ex})")
                 return
-            out[key] = {"rel": Path(rec["path"]).resolve().relative_to(self.out.resolve()).as_posix(), "bytes": rec["bytes"]}
+            out[key] = {"rel": Path(rec["path"]).resolve().relative_to(self.out.resolve()).as_posix(),
+                        "bytes": rec["bytes"]}
             self.media["clips"].append({"task": key[0], "config": key[1] or "reference", **rec})
             done[0] += 1
             if rec["how"] != "cached":
-                self.log(f"report: video {done[0]}/{len(jobs)} {name} {rec['how']} ({rec['bytes'] / 1024:.0f} KiB, {time.monotonic() - t0:.1f} s)")
+                self.log(f"report: video {done[0]}/{len(jobs)} {name} {rec['how']} ({rec['bytes'] / 1024:.0f} KiB, "
+                         f"{time.monotonic() - t0:.1f} s)")
 
         # each encode is one Blender child (1-2 cores busy); two at a time
         from concurrent.futures import ThreadPoolExecutor
@@ -315,7 +322,8 @@ class _Builder:
         if not kinds:
             return [], None
         if rd is None or not (rd / "scene.blend").is_file():
-            return [{"kind": k, "objects": [], "frames": [], "message": "(run folder gone: only the kind is known)"} for k in kinds], None
+            return [{"kind": k, "objects": [], "frames": [],
+                     "message": "(run folder gone: only the kind is known)"} for k in kinds], None
         cache = self.out / "evidence" / f"{_slug(c)}__{_slug(tid)}.json"
         blend = rd / "scene.blend"
         key = {"blend": str(blend.resolve()), "mtime_ns": blend.stat().st_mtime_ns}
@@ -359,7 +367,8 @@ class _Builder:
     def _mean_cell(self, s: dict, c: str, set_name: str) -> str:
         m = s[c]["mean"]
         n = s[c].get("n", s["tasks"]) if c in METRIC_NAMES else s["tasks"]
-        title = f"{SETS[set_name]}; n = {n}" + (f"; covers {', '.join(s[c].get('covers') or [])}" if "covers" in s[c] else "")
+        title = f"{SETS[set_name]}; n = {n}" + (
+            f"; covers {', '.join(s[c].get('covers') or [])}" if "covers" in s[c] else "")
         shade = f" style='background:rgba(47,111,222,{0.05 + 0.25 * m:.2f})'" if m is not None else ""
         tag = f"<small>n={n}</small>" if m is not None or c in METRIC_NAMES else "<small>n/a</small>"
         return f"<td data-v='{'' if m is None else f'{m:.6f}'}' title='{e(title)}'{shade}>{_fmt(m)}{tag}</td>"
@@ -375,11 +384,12 @@ class _Builder:
         for b in lb["leaderboard"]:
             s = b["sets"][set_name]
             cost, lau = b.get("cost_usd_per_task"), _launches(self.configs.get(b["config"], {}))
-            h.append(f"<tr data-row data-config='{e(b['config'])}'><td class=l>{e(str(b['model']))}<small>{e(b['harness'])}</small></td>"
-                     f"<td class=l><a href='#cfg-{_slug(b['config'])}'>{e(b['config'])}</a></td><td data-v={s['tasks']}>{s['tasks']}</td>"
-                     f"<td data-v={b['artifacts']}>{b['artifacts']}/{b['tasks']}</td>"
-                     f"<td data-v='{'' if cost is None else cost}'>{'–' if cost is None else f'${cost:.2f}'}</td>"
-                     f"<td data-v='{'' if lau is None else lau}'>{'–' if lau is None else f'{lau:g}'}</td>")
+            h.append(f"<tr data-row data-config='{e(b['config'])}'><td class=l>{e(str(b['model']))}<small>"
+                     f"{e(b['harness'])}</small></td><td class=l><a href='#cfg-{_slug(b['config'])}'>"
+                     f"{e(b['config'])}</a></td><td data-v={s['tasks']}>{s['tasks']}</td><td data-v={b['artifacts']}>"
+                     f"{b['artifacts']}/{b['tasks']}</td><td data-v='{'' if cost is None else cost}'>"
+                     f"{'–' if cost is None else f'${cost:.2f}'}</td><td data-v='{'' if lau is None else lau}'>"
+                     f"{'–' if lau is None else f'{lau:g}'}</td>")
             h += [self._mean_cell(s, c, set_name) for c in COLS] + ["</tr>"]
         h.append("</tbody></table></div></div>")
         return "".join(h)
@@ -392,9 +402,13 @@ class _Builder:
             boards[cat] = leaderboard(self.rows, [t for t in lb["tasks"] if t["category"] == cat], self.configs)
         p = [f"<p class=taskset>{e(task_set_line(lb['task_set']))}</p>"] if "task_set" in lb else []
         p += [f"<p>{len(lb['configs'])} configurations × {len(lb['tasks'])} tasks, {len(self.rows)} units "
-             f"(results <code>{e(str(self.results))}</code>). Covered metrics: <b>{e(', '.join(lb['covered_metrics']) or 'none')}</b>.</p>"]
+             f"(results <code>{e(str(self.results))}</code>). Covered metrics: "
+             f"<b>{e(', '.join(lb['covered_metrics']) or 'none')}</b>.</p>"]
         if lb["missing_metrics"]:
-            p.append("<ul class=small>" + "".join(f"<li>{e(n)} missing: {e(str(why))}</li>" for n, why in lb["missing_metrics"].items()) + "</ul>")
+            p.append(
+                "<ul class=small>"
+                + "".join(f"<li>{e(n)} missing: {e(str(why))}</li>" for n, why in lb["missing_metrics"].items())
+                + "</ul>")
         p.append("<div class='filters card'><label>Averaging set <select data-filter=set>"
                  + "".join(f"<option value='{k}'>{e(k)}</option>" for k in SETS) + "</select></label>"
                  "<label>Category <select data-filter=cat><option value=''>all</option>"
@@ -413,7 +427,9 @@ class _Builder:
         lau = _b64(plots.scatter(lb, "launches_per_task", "Blender launches per task"))
         heat = _b64(plots.heat(lb))
         p.append("<h2>Metrics per configuration</h2>")
-        p.append(f"<img class=plot alt='metric bars' src='data:image/png;base64,{bars}'>" if bars else "<p class=muted>No configuration.</p>")
+        p.append(
+            f"<img class=plot alt='metric bars' src='data:image/png;base64,{bars}'>" if bars else "<p class=muted>No "
+                                                                                                  "configuration.</p>")
         p.append("<div class=grid2><div><h3>S_tot vs cost</h3>"
                  + (f"<img class=plot alt='S_tot vs cost' src='data:image/png;base64,{cost}'>" if cost else
                     "<p class=muted>No configuration records cost_usd_per_task.</p>")
@@ -428,11 +444,13 @@ class _Builder:
         for c in lb["configs"]:
             cfg = self.configs.get(c, {})
             note = cfg.get("note") or cfg.get("notes") or ""
-            p.append(f"<div class=card id='cfg-{_slug(c)}' data-row data-config='{e(c)}'><b>{e(c)}</b> — model {e(str(cfg.get('model') or c))}, "
-                     f"harness {e(str(cfg.get('harness') or '–'))}<div class='small muted'>{e(str(note))}</div></div>")
-        p.append("<h2 id=units>Units</h2><table class=sortable><thead><tr><th class='l sortable'>Config</th><th class='l sortable'>Task</th>"
-                 "<th class='l sortable'>Attempt</th><th class='l sortable'>Status</th><th class='l sortable'>Run</th><th class=sortable>S_tot</th>"
-                 "<th class=sortable>seconds</th><th class=l>Reason</th></tr></thead><tbody>")
+            p.append(f"<div class=card id='cfg-{_slug(c)}' data-row data-config='{e(c)}'><b>{e(c)}</b> — model "
+                     f"{e(str(cfg.get('model') or c))}, harness {e(str(cfg.get('harness') or '–'))}<div class='small "
+                     f"muted'>{e(str(note))}</div></div>")
+        p.append("<h2 id=units>Units</h2><table class=sortable><thead><tr><th class='l sortable'>Config</th><th "
+                 "class='l sortable'>Task</th><th class='l sortable'>Attempt</th><th class='l sortable'>Status</th><th "
+                 "class='l sortable'>Run</th><th class=sortable>S_tot</th><th class=sortable>seconds</th><th "
+                 "class=l>Reason</th></tr></thead><tbody>")
         cat_of = {t["id"]: t["category"] for t in lb["tasks"]}
         for r in self.rows:
             cls = "pass" if r["status"] == "done" else "fail"
@@ -440,9 +458,11 @@ class _Builder:
             href = f"tasks/{_slug(r['task_id'])}.html#unit-{_slug(r['config'])}-{_slug(r['attempt'])}"
             p.append(f"<tr data-row data-config='{e(r['config'])}' data-cat='{e(cat_of.get(r['task_id'], ''))}'>"
                      f"<td class=l>{e(r['config'])}</td><td class=l><a href='{href}'>{e(r['task_id'])}</a></td>"
-                     f"<td class=l>{e(str(r['attempt']))}</td><td class='l {cls}'>{e(r['status'])}</td><td class=l>{e(str(r.get('run_status')))}</td>"
-                     f"<td data-v='{'' if st is None else st}'>{_fmt(st)}</td><td data-v='{r.get('seconds_total') or 0}'>{r.get('seconds_total') or 0:.1f}</td>"
-                     f"<td class='l wrap small'>{e(str(r.get('reason') or ''))[:300]}</td></tr>")
+                     f"<td class=l>{e(str(r['attempt']))}</td><td class='l {cls}'>{e(r['status'])}</td><td "
+                     f"class=l>{e(str(r.get('run_status')))}</td><td data-v='{'' if st is None else st}'>"
+                     f"{_fmt(st)}</td><td data-v='{r.get('seconds_total') or 0}'>"
+                     f"{r.get('seconds_total') or 0:.1f}</td><td class='l wrap "
+                     f"small'>{e(str(r.get('reason') or ''))[:300]}</td></tr>")
         p.append("</tbody></table>")
         return _page("PhysCodeGym report", "".join(p), 0, "<a href='#tasks'>Tasks</a><a href='#units'>Units</a>")
 
@@ -459,16 +479,22 @@ class _Builder:
         if task is not None and task.summary:
             b.append(f"<p class=muted>{e(task.summary)}</p>")
         if lt is None:
-            b.append(f"<p class=fail>The task folder {e(t['folder'])} cannot be loaded: events, rubric texts and truth trajectories are not shown.</p>")
+            b.append(f"<p class=fail>The task folder {e(t['folder'])} cannot be loaded: events, rubric texts and truth "
+                     "trajectories are not shown.</p>")
         # scores at a glance
-        b.append("<table class=sortable><thead><tr><th class='l sortable'>Config</th><th class='l'>Attempt</th><th class='l'>Artifact</th>"
-                 + "".join(f"<th class=sortable>{HEAD[c]}</th>" for c in (*METRIC_NAMES, "S_tot")) + "</tr></thead><tbody>")
+        b.append("<table class=sortable><thead><tr><th class='l sortable'>Config</th><th class='l'>Attempt</th><th "
+                 "class='l'>Artifact</th>"
+                 + "".join(f"<th class=sortable>{HEAD[c]}</th>" for c in (*METRIC_NAMES, "S_tot"))
+                 + "</tr></thead><tbody>")
         for c in cfgs:
             pt = self.lb["per_task"][c][tid]
             vals = {**pt["values"], "S_tot": pt["S_tot"]}
-            b.append(f"<tr data-row data-config='{e(c)}'><td class=l><a href='#cfg-{_slug(c)}'>{e(c)}</a></td><td class=l>{e(str(pt.get('attempt')))}</td>"
-                     f"<td class=l>{'yes' if pt['artifact'] else '<span class=fail>no</span>'}</td>"
-                     + "".join(f"<td data-v='{'' if vals[n] is None else vals[n]}'>{_fmt(vals[n])}</td>" for n in (*METRIC_NAMES, "S_tot"))
+            b.append(f"<tr data-row data-config='{e(c)}'><td class=l><a href='#cfg-{_slug(c)}'>{e(c)}</a></td><td "
+                     f"class=l>{e(str(pt.get('attempt')))}</td><td "
+                     f"class=l>{'yes' if pt['artifact'] else '<span class=fail>no</span>'}</td>"
+                     + "".join(
+                         f"<td data-v='{'' if vals[n] is None else vals[n]}'>{_fmt(vals[n])}</td>" for n in (
+                             *METRIC_NAMES, "S_tot"))
                      + "</tr>")
         b.append("</tbody></table>")
         # synchronised videos
@@ -479,17 +505,22 @@ class _Builder:
         cand_s = {}
         for c in cfgs:
             rd = _run_dir(chosen[c])
-            s = _samples(rd / "audit_samples.npz") if rd is not None and chosen[c] and chosen[c].get("artifact") else None
+            s = (_samples(rd / "audit_samples.npz") if rd is not None and chosen[c] and chosen[c].get("artifact")
+                 else None)
             if s is not None:
                 cand_s[c] = (s, _mapping(chosen[c]))
-        roles = [{"name": r.name, "truth_object": r.truth_object} for r in task.roles if r.core] if task is not None else []
-        traj = self.write_img(f"{_slug(tid)}/trajectories.png", plots.trajectories(roles, truth, cand_s)) if roles else None
+        roles = ([{"name": r.name, "truth_object": r.truth_object} for r in task.roles if r.core] if task is not None
+                 else [])
+        traj = self.write_img(f"{_slug(tid)}/trajectories.png",
+                              plots.trajectories(roles, truth, cand_s)) if roles else None
         b.append("<h2>Trajectories: candidate vs truth</h2>")
         if traj:
             b.append(f"<img class=plot alt='trajectories {e(tid)}' src='../{traj}'>")
         why = []
         if truth is None:
-            why.append("this task ships no truth trajectories" if lt is None or lt.truth_trajectories is None or not lt.truth_trajectories.is_file()
+            why.append(
+                "this task ships no truth trajectories" if lt is None or lt.truth_trajectories is None
+                or not lt.truth_trajectories.is_file()
                        else "the truth trajectories cannot be read")
         nos = [c for c in cfgs if c not in cand_s]
         if nos:
@@ -498,8 +529,10 @@ class _Builder:
             b.append(f"<p class='muted small'>{e('; '.join(why))}.</p>")
         ious = {c: ((chosen[c] or {}).get("score") or {}).get("per_frame", {}).get("motion_iou") for c in cfgs}
         iou = self.write_img(f"{_slug(tid)}/iou.png", plots.iou_over_time({c: v for c, v in ious.items() if v}, events))
-        b.append("<h2>Motion-mask IoU over time</h2>" + (f"<img class=plot alt='iou {e(tid)}' src='../{iou}'>" if iou else
-                 "<p class=muted>No configuration has a per-frame motion IoU for this task (S_mot not computed or no artifact).</p>"))
+        b.append(
+            "<h2>Motion-mask IoU over time</h2>" + (f"<img class=plot alt='iou {e(tid)}' src='../{iou}'>" if iou else
+                 "<p class=muted>No configuration has a per-frame motion IoU for this task (S_mot not computed or no "
+                 "artifact).</p>"))
         # per configuration
         crit_spec = {c.id: c for c in task.rubric.criteria} if task is not None else {}
         for c in cfgs:
@@ -513,11 +546,15 @@ class _Builder:
         # the card on the index page
         with_art = {c: _frames_dir(chosen[c]) for c in cfgs if _frames_dir(chosen[c]) is not None}
         strip = _b64(_strip(t, with_art))
-        sc = "".join(f"<div class=small>{e(c)}: S_tot <b>{_fmt(self.lb['per_task'][c][tid]['S_tot'])}</b></div>" for c in cfgs)
-        return (f"<div class=card data-row data-cat='{e(t['category'])}'><a href='tasks/{_slug(tid)}.html'><b>{e(tid)}</b></a> "
-                f"<span class=pill>{e(t['category'])}</span><div class='small muted'>{e(t.get('title', ''))}</div>"
-                + (f"<a href='tasks/{_slug(tid)}.html'><img alt='strip {e(tid)}' src='data:image/png;base64,{strip}'></a>" if strip else "")
-                + f"<div class='small muted'>rows: reference{''.join(', ' + e(c) for c in with_art) or ' (no candidate artifact)'}</div>{sc}</div>")
+        sc = "".join(
+            f"<div class=small>{e(c)}: S_tot <b>{_fmt(self.lb['per_task'][c][tid]['S_tot'])}</b></div>" for c in cfgs)
+        return (f"<div class=card data-row data-cat='{e(t['category'])}'><a href='tasks/{_slug(tid)}.html'><b>"
+                f"{e(tid)}</b></a> <span class=pill>{e(t['category'])}</span><div class='small "
+                f"muted'>{e(t.get('title', ''))}</div>"
+                + (f"<a href='tasks/{_slug(tid)}.html'><img alt='strip {e(tid)}' src='data:image/png;base64,"
+                   f"{strip}'></a>" if strip else "")
+                + "<div class='small muted'>rows: "
+                  f"reference{''.join(', ' + e(c) for c in with_art) or ' (no candidate artifact)'}</div>{sc}</div>")
 
     def _player(self, tid: str, cfgs: list[str], chosen: dict, clips: dict, events: list[dict], page_dir: Path,
                 findings: dict[str, list[dict]] | None = None) -> str:
@@ -531,64 +568,76 @@ class _Builder:
                 if r is not None and r.get("artifact"):
                     msg = "its frames are no longer where the batch left them (results folder moved or cleaned?)"
                 else:
-                    msg = "no valid artifact — " + str("no submission" if r is None else (r.get("reason") or r.get("status")))
+                    msg = "no valid artifact — " + str(
+                        "no submission" if r is None else (r.get("reason") or r.get("status")))
                 figs.append(f"<figure><div class=nov>{e(label)}: {e(msg)[:220]}</div></figure>")
                 continue
             if clip is None or "error" in clip:
-                figs.append(f"<figure><div class=nov>{e(label)}: video unavailable — {e(str((clip or {}).get('error', 'no video')))[:200]}</div></figure>")
+                figs.append(f"<figure><div class=nov>{e(label)}: video unavailable — "
+                            f"{e(str((clip or {}).get('error', 'no video')))[:200]}</div></figure>")
                 continue
             pt = self.lb["per_task"][key][tid]["S_tot"] if key else None
             cap = f"<span>{e(label)}</span><span>{'' if pt is None else 'S_tot ' + _fmt(pt)}</span>"
-            figs.append(f"<figure><video muted playsinline preload=auto src='../{clip['rel']}' data-label='{e(label)}'></video>"
-                        f"<figcaption>{cap}</figcaption></figure>")
+            figs.append(f"<figure><video muted playsinline preload=auto src='../{clip['rel']}' "
+                        f"data-label='{e(label)}'></video><figcaption>{cap}</figcaption></figure>")
         marks = []
         for ev in events:
             iv = ev.get("interval") or {}
             s0, s1 = float(iv.get("start_s") or 0), float(iv.get("end_s") or iv.get("start_s") or 0)
             left, width = 100 * s0 / dur, max(0.8, 100 * (s1 - s0) / dur)
-            marks.append(f"<div class='ev{' key' if ev.get('key') else ''}' style='left:{left:.2f}%;width:{width:.2f}%' "
-                         f"data-seek='{int(round(s0 * FPS)) + 1}' title='{e(ev.get('id', ''))}: {e(ev.get('description', ''))} "
-                         f"({s0:.2f}–{s1:.2f} s)'>{e(ev.get('id', ''))}</div>")
+            marks.append(f"<div class='ev{' key' if ev.get('key') else ''}' style='left:{left:.2f}%;width:"
+                         f"{width:.2f}%' data-seek='{int(round(s0 * FPS)) + 1}' title='{e(ev.get('id', ''))}: "
+                         f"{e(ev.get('description', ''))} ({s0:.2f}–{s1:.2f} s)'>{e(ev.get('id', ''))}</div>")
         for c, fs in (findings or {}).items():
             for f in fs:
                 fr = [x for x in (f.get("frames") or []) if isinstance(x, int | float)]
                 if not fr:
                     continue
                 marks.append(f"<div class=fm style='left:{100 * (fr[0] - 1) / 240:.2f}%' data-seek='{int(fr[0])}' "
-                             f"title='{e(c)}: {e(str(f.get('kind')))} on {e(', '.join(map(str, f.get('objects') or [])))} "
+                             f"title='{e(c)}: {e(str(f.get('kind')))} on "
+                             f"{e(', '.join(map(str, f.get('objects') or [])))} "
                              f"({e(evidence.frames_text(fr))})'></div>")
-        ctrl = ("<div class=controls><button class=first title='first frame'>|◀ first</button><button class=prev title='previous frame (←)'>◀ frame</button>"
-                "<button class=play>▶ play</button><button class=next title='next frame (→)'>frame ▶</button>"
-                "<label class='small muted'>speed <select class=speed><option value=0.25>0.25×</option><option value=0.5>0.5×</option>"
-                "<option value=1 selected>1×</option><option value=2>2×</option></select></label><span class=time>frame 1 / 240</span></div>")
-        ev_list = "".join(f"<li><a href='#player' data-seek='{int(round(float((ev.get('interval') or {}).get('start_s') or 0) * FPS)) + 1}'>"
-                          f"{e(ev.get('id', ''))}</a> {'<b>key</b> ' if ev.get('key') else ''}"
-                          f"({float((ev.get('interval') or {}).get('start_s') or 0):.2f}–{float((ev.get('interval') or {}).get('end_s') or 0):.2f} s, "
-                          f"weight {ev.get('weight')}): {e(ev.get('description', ''))}</li>" for ev in events)
-        return (f"<h2 id=player>Reference and candidates, in sync</h2><div class='sync card' data-fps={FPS} data-duration={dur:g}>"
-                f"<div class=videos>{''.join(figs)}</div>{ctrl}<div class=timeline><input type=range min=1 max=240 value=1 step=1>"
-                f"{''.join(marks)}</div><p class='small muted'>One control drives every video (the reference is the clock). "
-                f"← / → step one frame, space plays. Markers: the task's timed events (red: key items) and, as red ticks, where a candidate's findings start; click one to jump to it.</p>"
-                + (f"<ul class=small>{ev_list}</ul>" if ev_list else "<p class='small muted'>This task has no timed events.</p>")
+        ctrl = ("<div class=controls><button class=first title='first frame'>|◀ first</button><button class=prev "
+                "title='previous frame (←)'>◀ frame</button><button class=play>▶ play</button><button class=next "
+                "title='next frame (→)'>frame ▶</button><label class='small muted'>speed <select class=speed><option "
+                "value=0.25>0.25×</option><option value=0.5>0.5×</option><option value=1 selected>1×</option><option "
+                "value=2>2×</option></select></label><span class=time>frame 1 / 240</span></div>")
+        ev_list = "".join("<li><a href='#player' "
+                          f"data-seek='{int(round(float((ev.get('interval') or {}).get('start_s') or 0) * FPS)) + 1}'>"
+                          f"{e(ev.get('id', ''))}</a> {'<b>key</b> ' if ev.get('key') else ''}("
+                          f"{float((ev.get('interval') or {}).get('start_s') or 0):.2f}–"
+                          f"{float((ev.get('interval') or {}).get('end_s') or 0):.2f} s, weight {ev.get('weight')}): "
+                          f"{e(ev.get('description', ''))}</li>" for ev in events)
+        return (f"<h2 id=player>Reference and candidates, in sync</h2><div class='sync card' data-fps={FPS} "
+                f"data-duration={dur:g}><div class=videos>{''.join(figs)}</div>{ctrl}<div class=timeline><input "
+                f"type=range min=1 max=240 value=1 step=1>{''.join(marks)}</div><p class='small muted'>One control "
+                "drives every video (the reference is the clock). ← / → step one frame, space plays. Markers: the "
+                "task's timed events (red: key items) and, as red ticks, where a candidate's findings start; click one "
+                "to jump to it.</p>"
+                + (f"<ul class=small>{ev_list}</ul>" if ev_list else "<p class='small muted'>This task has no timed "
+                                                                     "events.</p>")
                 + "</div>")
 
     def _config_section(self, c: str, tid: str, row: dict | None, crit_spec: dict, page_dir: Path) -> str:
         pt = self.lb["per_task"][c][tid]
-        h = [f"<section class=card id='cfg-{_slug(c)}' data-row data-config='{e(c)}'><h2>{e(c)} — attempt {e(str(pt.get('attempt')))}: "
-             f"S_tot {_fmt(pt['S_tot'])}</h2>"]
+        h = [f"<section class=card id='cfg-{_slug(c)}' data-row data-config='{e(c)}'><h2>{e(c)} — attempt "
+             f"{e(str(pt.get('attempt')))}: S_tot {_fmt(pt['S_tot'])}</h2>"]
         if row is None:
-            h.append("<p class=fail>No submission for this task: it scores 0 on every metric and stays in the denominator.</p></section>")
+            h.append("<p class=fail>No submission for this task: it scores 0 on every metric and stays in the "
+                     "denominator.</p></section>")
             return "".join(h)
         h.append(f"<p class=small><a href='#unit-{_slug(c)}-{_slug(row['attempt'])}'>unit details and files</a></p>")
         if not pt["artifact"]:
-            h.append(f"<p class=fail>No valid artifact — {e(str(pt.get('reason') or row.get('reason')))}. Every metric counts as 0 "
-                     "for this task and it stays in the denominator.</p>")
+            h.append(f"<p class=fail>No valid artifact — {e(str(pt.get('reason') or row.get('reason')))}. Every metric "
+                     "counts as 0 for this task and it stays in the denominator.</p>")
         elif row.get("status") != "done":
-            h.append(f"<p class=fail>Scoring failed — {e(str(row.get('reason')))}. Its metrics are technical gaps (left out of the means).</p>")
+            h.append(f"<p class=fail>Scoring failed — {e(str(row.get('reason')))}. Its metrics are technical gaps "
+                     "(left out of the means).</p>")
         sc = row.get("score") or {}
         states = sc.get("states") or {}
         if sc:
-            h.append("<table><thead><tr><th class=l>metric</th><th>value</th><th class=l>state</th><th class=l>reason</th></tr></thead><tbody>")
+            h.append("<table><thead><tr><th class=l>metric</th><th>value</th><th class=l>state</th><th "
+                     "class=l>reason</th></tr></thead><tbody>")
             for n in METRIC_NAMES:
                 st = states.get(n) or {}
                 v = (sc.get("metrics") or {}).get(n)
@@ -596,8 +645,9 @@ class _Builder:
                          f"<td class='l wrap small'>{e(str(st.get('reason') or ''))}</td></tr>")
             h.append("</tbody></table>")
             cov = sc.get("coverage") or {}
-            h.append(f"<p class='small muted'>S_vis {_fmt(sc.get('S_vis'))} covers {e(', '.join(cov.get('S_vis') or []) or 'nothing')}; "
-                     f"S_phys {_fmt(sc.get('S_phys'))} covers {e(', '.join(cov.get('S_phys') or []) or 'nothing')}.</p>")
+            h.append(f"<p class='small muted'>S_vis {_fmt(sc.get('S_vis'))} covers "
+                     f"{e(', '.join(cov.get('S_vis') or []) or 'nothing')}; S_phys {_fmt(sc.get('S_phys'))} covers "
+                     f"{e(', '.join(cov.get('S_phys') or []) or 'nothing')}.</p>")
         crit = _criteria(row)
         if crit:
             h.append("<h3>Rubric criteria (S_val)</h3><ul>")
@@ -610,7 +660,8 @@ class _Builder:
             h.append("</ul>")
         elif sc:
             st = states.get("S_val") or {}
-            h.append(f"<p class='muted small'>No rubric criteria: S_val {e(str(st.get('state', 'missing')))} — {e(str(st.get('reason') or ''))}</p>")
+            h.append(f"<p class='muted small'>No rubric criteria: S_val {e(str(st.get('state', 'missing')))} — "
+                     f"{e(str(st.get('reason') or ''))}</p>")
         findings, err = self.findings_of(c, tid, row)
         if err:
             h.append(f"<p class='small fail'>{e(err)}</p>")
@@ -618,7 +669,8 @@ class _Builder:
             h.append(f"<h3>Findings ({len(findings)})</h3>")
             fd = _frames_dir(row)
             for kind, fs in evidence.group_findings(findings).items():
-                h.append(f"<div class=kind id='finding-{_slug(c)}-{_slug(kind)}'><h4>{e(evidence.KIND_TEXT.get(kind, kind))} — {len(fs)}</h4>")
+                h.append(f"<div class=kind id='finding-{_slug(c)}-{_slug(kind)}'><h4>"
+                         f"{e(evidence.KIND_TEXT.get(kind, kind))} — {len(fs)}</h4>")
                 for k, f in enumerate(fs):
                     h.append(self._finding(f, c, tid, kind, k, fd))
                 h.append("</div>")
@@ -631,8 +683,8 @@ class _Builder:
         objs = ", ".join(map(str, f.get("objects") or [])) or "–"
         val = f.get("value")
         vtxt = f"{val:.4g} {f.get('unit') or ''}" if isinstance(val, int | float) else "–"
-        h = [f"<div class=finding><p><b>{e(objs)}</b> · {e(evidence.frames_text(f.get('frames') or []))} · measured {e(vtxt)}<br>"
-             f"{e(str(f.get('message') or ''))}</p><div class=stills>"]
+        h = [f"<div class=finding><p><b>{e(objs)}</b> · {e(evidence.frames_text(f.get('frames') or []))} · measured "
+             f"{e(vtxt)}<br>{e(str(f.get('message') or ''))}</p><div class=stills>"]
         base = f"{_slug(tid)}/{_slug(c)}_{_slug(kind)}_{k}"
         w = self.write_img(base + "_witness.png", plots.witness(f))
         if w:
@@ -648,18 +700,21 @@ class _Builder:
                 if s:
                     h.append(f"<img alt='still {e(kind)}' src='../{s}'>")
                 if not boxes:
-                    h.append("<p class='small muted'>(the objects could not be projected with the scene camera at this frame)</p>")
+                    h.append("<p class='small muted'>(the objects could not be projected with the scene camera at this "
+                             "frame)</p>")
         h.append("</div>")
         ev = {k2: v for k2, v in (f.get("evidence") or {}).items() if k2 != "series"}
         if ev:
-            h.append(f"<details><summary>raw evidence</summary><pre>{e(json.dumps(ev, indent=1, default=str)[:6000])}</pre></details>")
+            h.append("<details><summary>raw evidence</summary><pre>"
+                     f"{e(json.dumps(ev, indent=1, default=str)[:6000])}</pre></details>")
         h.append("</div>")
         return "".join(h)
 
     def _unit(self, r: dict, page_dir: Path) -> str:
         ev = r.get("evidence") or {}
         links = []
-        for label, key in (("run.log", "log"), ("run.json", "run_json"), ("score.json", "score_json"), ("scene.blend", "blend")):
+        for label, key in (("run.log", "log"), ("run.json", "run_json"), ("score.json", "score_json"),
+                           ("scene.blend", "blend")):
             pth = ev.get(key)
             if pth and Path(pth).is_file():
                 links.append(f"<a href='{e(_rel(pth, page_dir))}'>{label}</a>")
@@ -667,25 +722,27 @@ class _Builder:
         if rd and (Path(rd) / "scene.py").is_file():
             links.append(f"<a href='{e(_rel(Path(rd) / 'scene.py', page_dir))}'>scene.py</a>")
         cls = "pass" if r["status"] == "done" else "fail"
-        return (f"<div class=card id='unit-{_slug(r['config'])}-{_slug(r['attempt'])}' data-row data-config='{e(r['config'])}'>"
-                f"<b>{e(r['config'])}</b> attempt {e(str(r['attempt']))}: <span class={cls}>{e(r['status'])}</span> "
-                f"(run {e(str(r.get('run_status')))}, {r.get('seconds_total') or 0:.1f} s, peak {r.get('peak_memory_mb') or 0:.0f} MB)"
-                f"{' — <span class=small>' + e(str(r.get('reason')))[:400] + '</span>' if r.get('reason') else ''}"
-                f"<div class=small>{' · '.join(links) or 'no files kept'}</div></div>")
+        return (f"<div class=card id='unit-{_slug(r['config'])}-{_slug(r['attempt'])}' data-row "
+                f"data-config='{e(r['config'])}'><b>{e(r['config'])}</b> attempt {e(str(r['attempt']))}: <span "
+                f"class={cls}>{e(r['status'])}</span> (run {e(str(r.get('run_status')))}, "
+                f"{r.get('seconds_total') or 0:.1f} s, peak {r.get('peak_memory_mb') or 0:.0f} "
+                f"MB){' — <span class=small>' + e(str(r.get('reason')))[:400] + '</span>' if r.get('reason') else ''}<div class=small>{' · '.join(links) or 'no files kept'}</div></div>")
 
 
 def _size(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
-def build_report(results_dir: Path, out_dir: Path, videos: bool = True, log: Callable[[str], None] | None = None) -> dict:
+def build_report(results_dir: Path, out_dir: Path, videos: bool = True,
+                 log: Callable[[str], None] | None = None) -> dict:
     """Write leaderboard.{md,csv,json}, index.html and the task pages into out_dir; returns paths and a summary."""
     results_dir, out_dir = Path(results_dir), Path(out_dir)
     t0 = time.monotonic()
     b = _Builder(results_dir, out_dir, videos, log or (lambda s: print(s, file=sys.stderr, flush=True)))
     b.build()
     lb = b.lb
-    paths = {"markdown": out_dir / "leaderboard.md", "csv": out_dir / "leaderboard.csv", "json": out_dir / "leaderboard.json",
+    paths = {"markdown": out_dir / "leaderboard.md", "csv": out_dir / "leaderboard.csv",
+             "json": out_dir / "leaderboard.json",
              "html": out_dir / "index.html"}
     atomic.write(paths["markdown"], markdown(lb))
     atomic.write(paths["csv"], csv_text(lb))
@@ -694,7 +751,8 @@ def build_report(results_dir: Path, out_dir: Path, videos: bool = True, log: Cal
     return {"report": str(paths["html"]), "files": {k: str(v) for k, v in paths.items()}, "pages": pages,
             "task_set": lb["task_set"],
             "configs": lb["configs"], "tasks": [t["id"] for t in lb["tasks"]],
-            "videos": {"clips": len(b.media["clips"]), "bytes": sum(c["bytes"] for c in b.media["clips"]), "errors": b.media["errors"]},
+            "videos": {"clips": len(b.media["clips"]), "bytes": sum(c["bytes"] for c in b.media["clips"]),
+                       "errors": b.media["errors"]},
             "bytes": _size(out_dir), "seconds": round(time.monotonic() - t0, 2),
             "leaderboard": [{"config": x["config"], "S_tot": x["sets"]["all_tasks"]["S_tot"]["mean"],
                              "artifacts": x["artifacts"], "tasks": x["tasks"]} for x in lb["leaderboard"]]}
