@@ -88,7 +88,8 @@ def _label(path: tuple[str, ...]) -> str:
 def measured_and_thresholds(evidence: Any, limit: int = 5) -> tuple[list[str], list[str]]:
     meas, thr = [], []
     for path, v in _leaves(evidence):
-        txt = f"{_label(path)} {_num(v)}{(' ' + _unit(path[-1])) if _unit(path[-1]) and not isinstance(v, bool | str) else ''}"
+        txt = (f"{_label(path)} "
+               f"{_num(v)}{(' ' + _unit(path[-1])) if _unit(path[-1]) and not isinstance(v, bool | str) else ''}")
         (thr if any(w in path[-1].lower() for w in THRESHOLD_WORDS) else meas).append(txt)
     more = len(meas) - limit
     meas = meas[:limit] + ([f"and {more} more value(s)"] if more > 0 else [])
@@ -115,7 +116,8 @@ def criterion_sentence(res: dict, spec: Any | None) -> str:
         meas, thr = cf
     if spec is not None:
         thr = [f"{k.replace('_', ' ')} {_num(v)}" for k, v in spec.thresholds.items()] + thr
-        thr += [f"{k.replace('_', ' ')} {_num(v)}" for k, v in spec.params.items() if isinstance(v, int | float) and not isinstance(v, bool)]
+        thr += [f"{k.replace('_', ' ')} {_num(v)}" for k, v in spec.params.items() if isinstance(v, int | float)
+                and not isinstance(v, bool)]
         if spec.counterfactual is not None:
             cf = spec.counterfactual
             exp = getattr(cf, "expected", None)
@@ -127,11 +129,14 @@ def criterion_sentence(res: dict, spec: Any | None) -> str:
     s += f": {'; '.join(meas)}" if meas else ""
     s += f". Threshold: {'; '.join(thr)}" if thr else ". Threshold: the check's own (no task-specific value)"
     sc = res.get("score")
-    s += f". Verdict: {word}" + (f" (score {sc:.2f}, weight {res.get('weight', spec.weight if spec else '?')})" if isinstance(sc, int | float) else "")
+    s += f". Verdict: {word}" + (
+        f" (score {sc:.2f}, weight {res.get('weight', spec.weight if spec else '?')})" if isinstance(sc, int | float)
+        else "")
     if res.get("reason"):
         s += f" — {res['reason']}"
     if res.get("structural") and res.get("passed") is False:
-        s += f"; structural, so S_val is capped at {res.get('cap') if res.get('cap') is not None else 'the rubric default'}"
+        s += ("; structural, so S_val is capped at "
+              f"{res.get('cap') if res.get('cap') is not None else 'the rubric default'}")
     return s + "."
 
 
@@ -156,7 +161,8 @@ def frames_text(frames: list, fps: float = 30.0) -> str:
     a, b = frames[0], frames[-1]
     if len(frames) == 1 or a == b:
         return f"frame {a} ({(a - 1) / fps:.2f} s)"
-    return f"frames {a}–{b} ({(a - 1) / fps:.2f}–{(b - 1) / fps:.2f} s{', ' + str(len(frames)) + ' listed' if len(frames) > 2 else ''})"
+    return (f"frames {a}–{b} ({(a - 1) / fps:.2f}–{(b - 1) / fps:.2f} "
+            f"s{', ' + str(len(frames)) + ' listed' if len(frames) > 2 else ''})")
 
 
 OPS = {"lt": "<", "le": "≤", "gt": ">", "ge": "≥", "eq": "=", "ne": "≠"}
@@ -171,12 +177,13 @@ def _counterfactual_words(ev: Any) -> tuple[list[str], list[str]] | None:
     meas: list[str] = []
     te = ev.get("took_effect")
     if te is not None:
-        how = (ev.get("took_effect_evidence") or {}).get("measured") if isinstance(ev.get("took_effect_evidence"), dict) else None
+        how = ((ev.get("took_effect_evidence") or {}).get("measured")
+               if isinstance(ev.get("took_effect_evidence"), dict) else None)
         meas.append(f"the intervention took effect: {_num(bool(te))}" + (f" ({how})" if how else ""))
     iv = v.get("intervened")
     if isinstance(iv, dict) and iv.get("value") is not None:
-        meas.append(f"{str(v.get('measure', 'value')).replace('_', ' ')} of {v.get('role', '?')} in the intervened copy "
-                    f"{_num(iv['value'])}{(' ' + iv['unit']) if iv.get('unit') else ''}"
+        meas.append(f"{str(v.get('measure', 'value')).replace('_', ' ')} of {v.get('role', '?')} in the intervened "
+                    f"copy {_num(iv['value'])}{(' ' + iv['unit']) if iv.get('unit') else ''}"
                     + (f" (frame {iv['frame']})" if iv.get("frame") is not None else ""))
     for role, t in (ev.get("trajectories") or {}).items():
         if isinstance(t, dict) and t.get("max_deviation_m") is not None:
