@@ -48,7 +48,8 @@ def _encode_frames(frames_dir: Path, out: Path, timeout_s: float) -> None:
     cmd = launch.module_argv("physcodegym.authoring.media", [str(frames_dir), str(out), CRF])  # needs bpy
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
     if p.returncode != 0 or not out.is_file():
-        raise RuntimeError(f"encoding {frames_dir} failed (exit {p.returncode}): {(p.stderr or p.stdout).strip()[-400:]}")
+        raise RuntimeError(f"encoding {frames_dir} failed (exit {p.returncode}): "
+                           f"{(p.stderr or p.stdout).strip()[-400:]}")
 
 
 def prepare_clip(src: Path, out: Path, timeout_s: float = 300) -> dict:
