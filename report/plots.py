@@ -49,7 +49,8 @@ def metric_bars(lb: dict) -> bytes | None:
     x = np.arange(len(COLS))
     for i, (b, col) in enumerate(zip(board, colours(len(board)), strict=True)):
         vals = [b["sets"]["all_tasks"][c]["mean"] for c in COLS]
-        ax.bar(x + i * w, [v if v is not None else 0 for v in vals], w, label=b["config"], color=col, edgecolor="k", linewidth=0.3)
+        ax.bar(x + i * w, [v if v is not None else 0 for v in vals], w, label=b["config"], color=col, edgecolor="k",
+               linewidth=0.3)
         for j, v in enumerate(vals):
             if v is None:
                 ax.text(x[j] + i * w, 0.02, "n/a", rotation=90, fontsize=7, ha="center")
@@ -167,7 +168,8 @@ def trajectories(roles: list[dict], truth: Any, cands: dict[str, tuple[Any, dict
             hx = int(np.nanargmax(rng)) if np.isfinite(rng).any() else 0
         else:
             hx = 0
-        for k, (ax, comp, lab) in enumerate(((axes[i][0], 2, "height z (m)"), (axes[i][1], hx, f"horizontal {'xy'[hx]} (m)"))):
+        for k, (ax, comp, lab) in enumerate(((axes[i][0], 2, "height z (m)"),
+                                             (axes[i][1], hx, f"horizontal {'xy'[hx]} (m)"))):
             if tt is not None:
                 t = np.arange(len(tt)) / fps_t
                 ax.plot(t, tt[:, comp], color="k", lw=1.8, label="truth")
@@ -209,7 +211,8 @@ def iou_over_time(series: dict[str, list[float]], events: list[dict]) -> bytes |
     for k, e in enumerate(events):
         iv = e.get("interval") or {}
         if iv.get("start_s") is not None:
-            ax.axvspan(iv["start_s"], max(iv.get("end_s") or iv["start_s"], iv["start_s"] + 1 / 30), color="#f4c430", alpha=0.18)
+            ax.axvspan(iv["start_s"], max(iv.get("end_s") or iv["start_s"], iv["start_s"] + 1 / 30), color="#f4c430",
+                       alpha=0.18)
             ax.text(iv["start_s"], 1.01 + 0.055 * (k % 2), e.get("id", ""), fontsize=7, rotation=0, va="bottom")
     ax.set_xlim(0, 8)
     ax.set_ylim(0, 1.14)
@@ -217,7 +220,8 @@ def iou_over_time(series: dict[str, list[float]], events: list[dict]) -> bytes |
     ax.set_ylabel("motion-mask IoU")
     ax.grid(alpha=0.25)
     ax.legend(fontsize=7, loc="lower right")
-    ax.set_title("Per-frame IoU of the motion masks, candidate vs reference (shaded: the task's timed events)", fontsize=10)
+    ax.set_title("Per-frame IoU of the motion masks, candidate vs reference (shaded: the task's timed events)",
+                 fontsize=10)
     return _png(fig)
 
 
@@ -288,5 +292,6 @@ def frames_witness(finding: dict) -> bytes | None:
     ax.set_xlabel("frame")
     val = finding.get("value")
     ax.set_title(f"{finding.get('kind')}: {', '.join(finding.get('objects') or [])}"
-                 + (f" (value {val:.3g} {finding.get('unit') or ''})" if isinstance(val, int | float) else ""), fontsize=9)
+                 + (f" (value {val:.3g} {finding.get('unit') or ''})" if isinstance(val, int | float) else ""),
+                 fontsize=9)
     return _png(fig)
