@@ -49,7 +49,8 @@ class LoadedTask:
 
 
 def task_roots() -> list[Path]:
-    """Where task ids are looked up: $PHYSCODEGYM_TASKS (os.pathsep-separated), the shipped packs, the generated library."""
+    """Where task ids are looked up: $PHYSCODEGYM_TASKS (os.pathsep-separated), the shipped packs, the generated
+    library."""
     roots = [Path(p) for p in os.environ.get("PHYSCODEGYM_TASKS", "").split(os.pathsep) if p]
     roots.extend([PACKS_DIR, LIBRARY_DIR])
     return roots
@@ -95,7 +96,8 @@ def check_video(loaded_task: LoadedTask) -> dict:
     meta = video_info(vp)
     if abs(meta["fps"] - FPS) > 0.01 or meta["frames"] != FRAMES:
         raise InputError(
-            f"reference video must be {FRAMES} frames at {FPS} fps; measured {meta['frames']} frames at {meta['fps']:.3f} fps",
+            f"reference video must be {FRAMES} frames at {FPS} fps; measured {meta['frames']} frames at "
+            f"{meta['fps']:.3f} fps",
             file=str(vp),
             field="video",
             measured=meta,
@@ -118,7 +120,8 @@ def load_task(path_or_id: str | Path, check_media: bool = False, draft: bool = F
                 folder = cand
                 break
         if folder is None:
-            raise InputError(f"no task folder or task id {str(path_or_id)!r} (searched {[str(r) for r in task_roots()]})", file=str(path_or_id))
+            raise InputError(f"no task folder or task id {str(path_or_id)!r} (searched "
+                             f"{[str(r) for r in task_roots()]})", file=str(path_or_id))
     task = parse_task(folder / TASK_FILE, draft=draft)
     loaded_task = LoadedTask(task=task, folder=folder.resolve())
     if check_media:
@@ -157,12 +160,14 @@ def truth_status(loaded_task: LoadedTask) -> dict[str, dict]:
         why = NO_TRUTH.format(file=t.source.file if t.source else "no truth block")
         return {
             "truth_trajectories": {"state": "not_applicable", "reason": why + "; trajectory comparisons are not made"},
-            "truth_counterfactuals": {"state": "not_applicable", "reason": why + "; no measured intervention responses"},
+            "truth_counterfactuals": {"state": "not_applicable",
+                                      "reason": why + "; no measured intervention responses"},
             "truth_criteria": {"state": "not_applicable",
                                "reason": why + "; criteria are judged on the candidate alone (audit + rubric checks)"},
         }
     out: dict[str, dict] = {}
-    for key, p in (("truth_trajectories", loaded_task.truth_trajectories), ("truth_counterfactuals", loaded_task.truth_counterfactuals)):
+    for key, p in (("truth_trajectories", loaded_task.truth_trajectories),
+                   ("truth_counterfactuals", loaded_task.truth_counterfactuals)):
         out[key] = ({"state": "ok", "file": p.name} if p is not None and p.is_file()
                     else {"state": "not_applicable", "reason": f"{key}: file not shipped with this task"})
     out["truth_criteria"] = {"state": "ok", "reason": "shipped task: thresholds measured on its truth scene"}
