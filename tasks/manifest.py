@@ -126,7 +126,8 @@ def current() -> dict[str, Any]:
         return {"set": SET_NAME, "version": None, "sha256": None, "n_tasks": 0}
     raw = MANIFEST.read_bytes()
     doc = json.loads(raw)
-    return {"set": doc["set"], "version": doc["version"], "sha256": hashlib.sha256(raw).hexdigest(), "n_tasks": len(doc["tasks"])}
+    return {"set": doc["set"], "version": doc["version"], "sha256": hashlib.sha256(raw).hexdigest(),
+            "n_tasks": len(doc["tasks"])}
 
 
 def check() -> list[str]:
@@ -144,5 +145,6 @@ def check() -> list[str]:
     for rel in sorted(set(listed) & set(on_disk)):
         h = task_hash(on_disk[rel])
         if h != listed[rel]["sha256"]:
-            problems.append(f"{listed[rel]['id']}: content hash {h[:12]} differs from the manifest's {listed[rel]['sha256'][:12]}")
+            problems.append(f"{listed[rel]['id']}: content hash {h[:12]} differs from the manifest's "
+                            f"{listed[rel]['sha256'][:12]}")
     return problems
