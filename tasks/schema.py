@@ -192,7 +192,8 @@ class ExpectedResponse(_Strict):
     """What the intervened scene must show, measured on the native trajectories."""
 
     measure: Literal[
-        "displacement", "max_displacement", "final_height", "min_height", "path_deviation", "particles_inside", "vertex_displacement"
+        "displacement", "max_displacement", "final_height", "min_height", "path_deviation", "particles_inside",
+        "vertex_displacement"
     ]
     role: str
     at_s: float | None = Field(default=None, ge=0.0, le=FRAMES / FPS)
@@ -200,7 +201,8 @@ class ExpectedResponse(_Strict):
     value: float
     unit: str = "m"
     relative_to_baseline: bool = False  # compare value to (intervened / baseline) ratio instead of absolute
-    preserved_roles: list[str] = Field(default_factory=list)  # motion of these must match baseline up to preserved_until_s
+    # motion of these must match baseline up to preserved_until_s
+    preserved_roles: list[str] = Field(default_factory=list)
     preserved_until_s: float | None = None
     preserve_tolerance_m: float = 0.02
 
@@ -340,7 +342,8 @@ class Task(_Strict):
     def _consistent(self) -> Task:
         allowed = SUBCATEGORIES[self.category]
         if allowed and self.subcategory is None:
-            raise ValueError(f"category {self.category.value!r} needs a subcategory ({', '.join(s.value for s in allowed)})")
+            raise ValueError(f"category {self.category.value!r} needs a subcategory "
+                             f"({', '.join(s.value for s in allowed)})")
         if not allowed and self.subcategory is not None:
             raise ValueError(f"category {self.category.value!r} has no subcategories, got {self.subcategory.value!r}")
         if allowed and self.subcategory not in allowed:
