@@ -13,14 +13,16 @@ from physcodegym.probes.findings import FINDING_KINDS
 from physcodegym.tasks.schema import Aggregation
 
 
-def aggregate(criteria_results: list[dict[str, Any]], aggregation: Aggregation | None = None) -> tuple[float | None, dict[str, Any]]:
+def aggregate(criteria_results: list[dict[str, Any]],
+              aggregation: Aggregation | None = None) -> tuple[float | None, dict[str, Any]]:
     """Return (S_val, explanation). S_val is None when no criterion has a verdict."""
     agg = aggregation or Aggregation()
     known = [c for c in criteria_results if c.get("passed") is not None]
     unknown = [c["id"] for c in criteria_results if c.get("passed") is None]
     unknown_why = {c["id"]: c.get("reason") or "no reason given" for c in criteria_results if c.get("passed") is None}
     if not known:
-        return None, {"rule": agg.rule, "reason": "no criterion could be evaluated", "undetermined": unknown, "undetermined_reasons": unknown_why}
+        return None, {"rule": agg.rule, "reason": "no criterion could be evaluated", "undetermined": unknown,
+                      "undetermined_reasons": unknown_why}
     wsum = sum(float(c.get("weight", 1.0)) for c in known)
     mean = sum(float(c.get("weight", 1.0)) * float(c.get("score", 1.0 if c["passed"] else 0.0)) for c in known) / wsum
     caps: list[tuple[str, float]] = []
@@ -46,7 +48,8 @@ VALIDITY_KINDS = FINDING_KINDS  # every audit finding kind is a validity finding
 
 
 def charge_findings(
-    s_val: float | None, expl: dict[str, Any], findings: list[dict[str, Any]], criteria_results: list[dict[str, Any]], aggregation: Aggregation | None = None
+    s_val: float | None, expl: dict[str, Any], findings: list[dict[str, Any]], criteria_results: list[dict[str, Any]],
+    aggregation: Aggregation | None = None
 ) -> tuple[float | None, dict[str, Any]]:
     """Charge every validity finding against S_val, whether or not a criterion names it.
 
@@ -65,9 +68,12 @@ def charge_findings(
             continue
         cap = agg.finding_cap(kind)
         objs = set(f.get("objects") or [])
-        cited = [c["id"] for c in failed if kind in str(c.get("evidence", "")) or (objs and any(o in str(c.get("reason", "")) for o in objs))]
+        cited = [
+            c["id"] for c in failed if kind in str(c.get("evidence", "")) or (
+                objs and any(o in str(c.get("reason", "")) for o in objs))]
         base = 1.0 if before is None else before
-        rows.append({"kind": kind, "objects": sorted(objs), "message": f.get("message", ""), "cap": cap, "cost": round(max(0.0, base - cap), 6), "also_failed": cited})
+        rows.append({"kind": kind, "objects": sorted(objs), "message": f.get("message", ""), "cap": cap,
+                     "cost": round(max(0.0, base - cap), 6), "also_failed": cited})
     if not rows:
         return s_val, {**expl, "finding_charges": [], "S_val_before_findings": s_val}
     low = min(r["cap"] for r in rows)
