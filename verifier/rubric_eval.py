@@ -34,7 +34,8 @@ def _blend_for(scene: Any, run_dir: Path | None) -> Path | None:
         return None
 
 
-def make_context(loaded_task: LoadedTask, scene: Any, samples: Any, report: Any, run_dir: Path | None, mapping: dict[str, str], work_dir: Path | None = None) -> CheckContext:
+def make_context(loaded_task: LoadedTask, scene: Any, samples: Any, report: Any, run_dir: Path | None,
+                 mapping: dict[str, str], work_dir: Path | None = None) -> CheckContext:
     """A CheckContext whose counterfactual hook runs branches on the saved scene, caching identical ones."""
     from physcodegym.probes.counterfactual import public, run_counterfactual
 
@@ -43,7 +44,8 @@ def make_context(loaded_task: LoadedTask, scene: Any, samples: Any, report: Any,
     records: list[dict[str, Any]] = []
 
     def cf(intervention: Any, control: Any, expected: Any) -> dict[str, Any]:
-        key = json.dumps([intervention.model_dump(mode="json"), control.model_dump(mode="json") if control else None, expected.model_dump(mode="json") if expected else None], sort_keys=True)
+        key = json.dumps([intervention.model_dump(mode="json"), control.model_dump(mode="json") if control else None,
+                          expected.model_dump(mode="json") if expected else None], sort_keys=True)
         if key in cache:
             return cache[key]
         if blend is None:
@@ -53,13 +55,15 @@ def make_context(loaded_task: LoadedTask, scene: Any, samples: Any, report: Any,
             hi = max(x for x in (expected.at_s, expected.preserved_until_s, 0.0) if x is not None)
             if hi > 0:
                 frames = (frames[0], min(frames[1], int(round(hi * samples.fps)) + 2))
-        doc = run_counterfactual(blend, intervention, mapping, frames=frames, control=control, expected=expected, baseline=samples, work_dir=work_dir)
+        doc = run_counterfactual(blend, intervention, mapping, frames=frames, control=control, expected=expected,
+                                 baseline=samples, work_dir=work_dir)
         pub = public(doc)
         cache[key] = doc
         records.append(pub)
         return doc
 
-    ctx = CheckContext(scene=scene, samples=samples, mapping=mapping, report=report, blend=blend, task=loaded_task.task, run_dir=run_dir, counterfactual=cf if blend else None)
+    ctx = CheckContext(scene=scene, samples=samples, mapping=mapping, report=report, blend=blend, task=loaded_task.task,
+                       run_dir=run_dir, counterfactual=cf if blend else None)
     ctx._cf_records = records  # type: ignore[attr-defined]
     return ctx
 
@@ -67,7 +71,8 @@ def make_context(loaded_task: LoadedTask, scene: Any, samples: Any, report: Any,
 CF_CHECKS = ("counterfactual", "responds_to")
 
 
-def validity_findings(report: Any, samples: Any, rubric: Rubric, scan: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+def validity_findings(report: Any, samples: Any, rubric: Rubric,
+                      scan: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """The findings S_val is charged for: the audit's (gravity re-judged at the rubric's Earth-gravity
     tolerance), or, with no audit report, the rubric module's task-independent scan."""
     if report is None:
@@ -88,11 +93,14 @@ def validity_findings(report: Any, samples: Any, rubric: Rubric, scan: list[dict
             continue
         objs = [o for o in pr["objects"] if o in movers or any(k.startswith(o + "/") for k in samples.particles)]
         if objs:
-            out.append({"kind": "non_physical_parameter", "objects": objs, "message": pr["message"], "value": pr["value"], "unit": "gravity", "evidence": {k: v for k, v in pr.items() if k != "message"}})
+            out.append({"kind": "non_physical_parameter", "objects": objs, "message": pr["message"],
+                        "value": pr["value"], "unit": "gravity",
+                        "evidence": {k: v for k, v in pr.items() if k != "message"}})
     return out
 
 
-def finalize(criteria: list[dict[str, Any]], rubric: Rubric, findings: list[dict[str, Any]]) -> tuple[float | None, dict[str, Any]]:
+def finalize(criteria: list[dict[str, Any]], rubric: Rubric,
+             findings: list[dict[str, Any]]) -> tuple[float | None, dict[str, Any]]:
     """S_val from the criteria (capped weighted mean), then every validity finding charged (`charge_findings`)."""
     s_val, expl = aggregate(criteria, rubric.aggregation)
     return charge_findings(s_val, expl, findings, criteria, rubric.aggregation)
@@ -120,16 +128,19 @@ def evaluate_rubric(
     ctx = make_context(loaded_task, scene, samples, report, rd, mapping)
     unmapped_required = {r.name for r in task.roles if r.required and r.name not in mapping}
     results: dict[str, dict[str, Any]] = {}
-    order = [c for c in task.rubric.criteria if c.check not in CF_CHECKS] + [c for c in task.rubric.criteria if c.check in CF_CHECKS]
+    order = [c for c in task.rubric.criteria if c.check not in CF_CHECKS] + [
+        c for c in task.rubric.criteria if c.check in CF_CHECKS]
     crit: Criterion
     for crit in order:
         if lazy_counterfactuals and crit.check in CF_CHECKS and any(r["passed"] is False for r in results.values()):
-            results[crit.id] = {"passed": None, "score": 0.0, "evidence": {}, "reason": "skipped: another criterion already failed (lazy self-test mode)"}
+            results[crit.id] = {"passed": None, "score": 0.0, "evidence": {},
+                                "reason": "skipped: another criterion already failed (lazy self-test mode)"}
             continue
         res = run_check(ctx, crit)
         miss = sorted(set(crit.roles) & unmapped_required)
         if miss and res.get("passed") is not False:
-            res = {"passed": False, "score": 0.0, "evidence": {"unmapped_roles": miss}, "reason": f"required role(s) {miss} not mapped"}
+            res = {"passed": False, "score": 0.0, "evidence": {"unmapped_roles": miss},
+                   "reason": f"required role(s) {miss} not mapped"}
         results[crit.id] = res
     out = []
     for crit in task.rubric.criteria:
