@@ -1,9 +1,10 @@
-"""Verifier self-test: inject known defects into a task's truth scene and report which ones the audit and the rubric catch.
+"""Verifier self-test: inject known defects into a task's truth scene and report which ones the audit and the rubric
+catch.
 
 The automatic form of manual perturbation checks (SPEC §5, self-test). All defects are injected in one
 worker process, each into a fresh load of the truth `.blend` (baked and evaluated once per task),
-re-baked, saved and sampled, then audited and rubric-evaluated here. A defect is caught when the audit (or the rubric module's own
-task-independent scan) reports one of the expected finding kinds, or the rubric fails a criterion
+re-baked, saved and sampled, then audited and rubric-evaluated here. A defect is caught when the audit (or the rubric
+module's own task-independent scan) reports one of the expected finding kinds, or the rubric fails a criterion
 that the unchanged truth scene passes; `penalised` says whether S_val dropped.
 """
 
@@ -64,7 +65,8 @@ def truth_baseline(loaded_task: LoadedTask, work: Path) -> dict[str, Any]:
     import hashlib
 
     blend = truth_blend(loaded_task, work)
-    key = hashlib.sha256((loaded_task.folder / "task.json").read_bytes() + str(blend.stat().st_mtime_ns).encode()).hexdigest()
+    key = hashlib.sha256((loaded_task.folder / "task.json").read_bytes()
+                         + str(blend.stat().st_mtime_ns).encode()).hexdigest()
     cache = blend.parent / "baseline_eval.json"
     if cache.is_file():
         doc = json.loads(cache.read_text())
@@ -83,10 +85,12 @@ def _without_counterfactuals(loaded_task: LoadedTask) -> LoadedTask:
 
     t = loaded_task.task
     crit = [c for c in t.rubric.criteria if c.check not in CF_CHECKS]
-    return dataclasses.replace(loaded_task, task=t.model_copy(update={"rubric": t.rubric.model_copy(update={"criteria": crit})}))
+    return dataclasses.replace(loaded_task,
+                               task=t.model_copy(update={"rubric": t.rubric.model_copy(update={"criteria": crit})}))
 
 
-def evaluate_blend(loaded_task: LoadedTask, blend: Path, lazy: bool = False, samples_npz: Path | None = None, decided_by: tuple[str, ...] = ()) -> dict[str, Any]:
+def evaluate_blend(loaded_task: LoadedTask, blend: Path, lazy: bool = False, samples_npz: Path | None = None,
+                   decided_by: tuple[str, ...] = ()) -> dict[str, Any]:
     """Audit (when the audit module exists) and rubric-evaluate one saved scene in this process.
 
     `samples_npz`: samples the worker took right after its bake (not taken again). `decided_by`:
@@ -100,7 +104,8 @@ def evaluate_blend(loaded_task: LoadedTask, blend: Path, lazy: bool = False, sam
 
     bpy.ops.wm.open_mainfile(filepath=str(blend))
     scene = bpy.context.scene
-    samples = SceneSamples.load_npz(samples_npz) if samples_npz is not None and Path(samples_npz).is_file() else sample_scene(scene)
+    samples = (SceneSamples.load_npz(samples_npz) if samples_npz is not None and Path(samples_npz).is_file()
+               else sample_scene(scene))
     report = None
     audit_kinds: list[str] = []
     audit_error = None
@@ -121,19 +126,29 @@ def evaluate_blend(loaded_task: LoadedTask, blend: Path, lazy: bool = False, sam
     has_cf = any(c.check in CF_CHECKS for c in loaded_task.task.rubric.criteria)
     doc = None
     if lazy and has_cf:
-        cheap = evaluate_rubric(_without_counterfactuals(loaded_task), scene, samples, report, blend.parent, roles_file=roles_file)
+        cheap = evaluate_rubric(_without_counterfactuals(loaded_task), scene, samples, report, blend.parent,
+                                roles_file=roles_file)
         scan = {f["kind"] for f in cheap.get("scan_findings", [])}
         decided = sorted((set(audit_kinds) | scan) & set(decided_by))
         if decided or any(c["passed"] is False for c in cheap["criteria"]):
-            why = f"skipped: verdict already decided by finding(s) {decided}" if decided else "skipped: another criterion already failed (lazy self-test mode)"
+            why = f"skipped: verdict already decided by finding(s) {decided}" if decided else ("skipped: another "
+                                                                                               "criterion already "
+                                                                                               "failed (lazy self-test "
+                                                                                               "mode)")
             rows = {c["id"]: c for c in cheap["criteria"]}
             full = []
             for c in loaded_task.task.rubric.criteria:
-                full.append(rows.get(c.id) or {"id": c.id, "check": c.check, "passed": None, "score": 0.0, "weight": c.weight, "structural": c.structural, "cap": c.cap, "evidence": {}, "reason": why})
-            s_val, expl = finalize(full, loaded_task.task.rubric, validity_findings(report, samples, loaded_task.task.rubric, cheap.get("scan_findings")))
-            doc = {**cheap, "criteria": full, "S_val": s_val, "aggregation": expl, "finding_charges": expl.get("finding_charges", []), "counterfactuals_skipped": why}
+                full.append(rows.get(c.id) or {"id": c.id, "check": c.check, "passed": None, "score": 0.0,
+                                               "weight": c.weight, "structural": c.structural, "cap": c.cap,
+                                               "evidence": {}, "reason": why})
+            s_val, expl = finalize(full, loaded_task.task.rubric,
+                                   validity_findings(report, samples, loaded_task.task.rubric,
+                                                     cheap.get("scan_findings")))
+            doc = {**cheap, "criteria": full, "S_val": s_val, "aggregation": expl,
+                   "finding_charges": expl.get("finding_charges", []), "counterfactuals_skipped": why}
     if doc is None:
-        doc = evaluate_rubric(loaded_task, scene, samples, report, blend.parent, roles_file=roles_file, lazy_counterfactuals=lazy)
+        doc = evaluate_rubric(loaded_task, scene, samples, report, blend.parent, roles_file=roles_file,
+                              lazy_counterfactuals=lazy)
     doc["audit_kinds"] = audit_kinds
     doc["audit_error"] = audit_error
     return doc
@@ -151,7 +166,8 @@ def cell(row: dict[str, Any]) -> str:
     return "+P" if row.get("penalised") else "+"
 
 
-def run_selftest(loaded_task: LoadedTask, defects: list[str] | None = None, work_dir: Path | None = None, progress: Any = None) -> dict[str, Any]:
+def run_selftest(loaded_task: LoadedTask, defects: list[str] | None = None, work_dir: Path | None = None,
+                 progress: Any = None) -> dict[str, Any]:
     """{"task", "baseline": {S_val, failed}, "defects": {kind: {caught, by_audit, by_rubric, failed_criteria, S_val}}}.
 
     The truth is baked and fully evaluated once (cached in the work folder); every defect is
@@ -175,7 +191,8 @@ def run_selftest(loaded_task: LoadedTask, defects: list[str] | None = None, work
         mapping["__supports__"] = json.dumps([mapping[r] for r in dict.fromkeys(sup) if r in mapping])
         out: dict[str, Any] = {
             "task": loaded_task.id,
-            "baseline": {"S_val": base["S_val"], "failed": sorted(base_failed), **({"audit_error": base["audit_error"]} if base.get("audit_error") else {})},
+            "baseline": {"S_val": base["S_val"], "failed": sorted(base_failed),
+                         **({"audit_error": base["audit_error"]} if base.get("audit_error") else {})},
             "defects": {},
         }
         kinds = list(defects or list(DEFECTS))
@@ -192,7 +209,8 @@ def run_selftest(loaded_task: LoadedTask, defects: list[str] | None = None, work
         branches = run_branches(blend, jobs, mapping)
         for kind, job, (_, rec) in zip(kinds, jobs, branches, strict=True):
             d = Path(job["save_blend"]).parent
-            row: dict[str, Any] = {"injected": rec.get("defect"), "expected_kinds": list(DEFECTS[kind]), "bake_s": rec.get("bake_s")}
+            row: dict[str, Any] = {"injected": rec.get("defect"), "expected_kinds": list(DEFECTS[kind]),
+                                   "bake_s": rec.get("bake_s")}
             if not (d / "scene.blend").is_file() or not rec.get("ok"):
                 err = "; ".join(rec.get("errors", [])) or "injection failed"
                 # a scene with no collider cannot lose one: the defect kind does not apply to this task
@@ -202,7 +220,8 @@ def run_selftest(loaded_task: LoadedTask, defects: list[str] | None = None, work
                 if progress:
                     progress(kind, row)
                 continue
-            doc = evaluate_blend(loaded_task, d / "scene.blend", lazy=True, samples_npz=d / "samples.npz", decided_by=DEFECTS[kind])
+            doc = evaluate_blend(loaded_task, d / "scene.blend", lazy=True, samples_npz=d / "samples.npz",
+                                 decided_by=DEFECTS[kind])
             failed = sorted(c["id"] for c in doc["criteria"] if c["passed"] is False and c["id"] not in base_failed)
             scan = sorted({f["kind"] for f in doc.get("scan_findings", [])})
             by_audit = sorted(set(doc["audit_kinds"]) & set(DEFECTS[kind]))
@@ -218,7 +237,8 @@ def run_selftest(loaded_task: LoadedTask, defects: list[str] | None = None, work
                 audit_error=doc.get("audit_error"),
                 reasons={c["id"]: c["reason"] for c in doc["criteria"] if c["id"] in failed},
                 charges=[{k: r[k] for k in ("kind", "objects", "cap", "cost")} for r in doc.get("finding_charges", [])],
-                **({"counterfactuals_skipped": doc["counterfactuals_skipped"]} if doc.get("counterfactuals_skipped") else {}),
+                **({"counterfactuals_skipped": doc["counterfactuals_skipped"]} if doc.get("counterfactuals_skipped")
+                   else {}),
             )
             out["defects"][kind] = row
             if progress:
