@@ -151,7 +151,8 @@ class PCG_OT_clear_counterfactual(bpy.types.Operator):
         if sc is not None and sc != context.scene:
             bpy.data.scenes.remove(sc)
         state.TRAJECTORIES.pop(context.scene.name, None)
-        st.counterfactual_copy_scene = st.counterfactual_result_json = st.counterfactual_verdict = st.counterfactual_status = ""
+        st.counterfactual_copy_scene = st.counterfactual_result_json = ""
+        st.counterfactual_verdict = st.counterfactual_status = ""
         return {"FINISHED"}
 
 

@@ -726,7 +726,9 @@ class _Builder:
                 f"data-config='{e(r['config'])}'><b>{e(r['config'])}</b> attempt {e(str(r['attempt']))}: <span "
                 f"class={cls}>{e(r['status'])}</span> (run {e(str(r.get('run_status')))}, "
                 f"{r.get('seconds_total') or 0:.1f} s, peak {r.get('peak_memory_mb') or 0:.0f} "
-                f"MB){' — <span class=small>' + e(str(r.get('reason')))[:400] + '</span>' if r.get('reason') else ''}<div class=small>{' · '.join(links) or 'no files kept'}</div></div>")
+                "MB)"
+                f"{' — <span class=small>' + e(str(r.get('reason')))[:400] + '</span>' if r.get('reason') else ''}"
+                f"<div class=small>{' · '.join(links) or 'no files kept'}</div></div>")
 
 
 def _size(folder: Path) -> int:
