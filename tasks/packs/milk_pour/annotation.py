@@ -3,14 +3,42 @@
 import numpy as np
 from physcodegym.authoring import detect as d
 
-# inner volume of the glass (bottom radius 0.06 m, top 0.07 m, 0.16 m high, standing on z=0)
-GLASS_LO, GLASS_HI = (-0.07, -0.07, 0.0), (0.07, 0.07, 0.16)
+PARAMS = {'world_rgb': [0.55, 0.6, 0.66],
+ 'studio_light': 'Default',
+ 'cavity': False,
+ 'table_rgb': [0.45, 0.28, 0.14],
+ 'glass_r_bottom': 0.06,
+ 'glass_r_top': 0.07,
+ 'glass_h': 0.16,
+ 'glass_rgb': [0.55, 0.75, 0.9],
+ 'glass_xy': [0.0, 0.0],
+ 'carton_loc': [-0.09, 0.0, 0.42],
+ 'carton_tilt_deg': 35,
+ 'carton_rgb': [0.92, 0.92, 0.95],
+ 'cap_rgb': [0.1, 0.25, 0.8],
+ 'spout_loc': [-0.01, 0.0, 0.36],
+ 'spout_r': 0.014,
+ 'count': 1400,
+ 'pour_frames': [10, 130],
+ 'speed': 0.6,
+ 'drop_size': 0.007,
+ 'viscosity': 0.5,
+ 'liquid_rgb': [0.95, 0.95, 0.92],
+ 'liquid_colour': 'white',
+ 'camera_loc': [0.0, -1.0, 0.42],
+ 'camera_target': [-0.03, 0.0, 0.2],
+ 'lens': 36,
+ 'task_id': 'milk_pour'}
+
+# inner volume of the glass (its top radius around its axis, standing on z=0)
+_GX, _GY, _GR = PARAMS["glass_xy"][0], PARAMS["glass_xy"][1], PARAMS["glass_r_top"]
+GLASS_LO, GLASS_HI = (_GX - _GR, _GY - _GR, 0.0), (_GX + _GR, _GY + _GR, PARAMS["glass_h"])
 TASK = {
-    "id": "milk_pour",
+    "id": PARAMS["task_id"],
     "title": "Milk poured from a carton fills a glass",
     "category": "liquid",
     "subcategory": "pouring-filling",
-    "summary": "A stream of milk pours from a tilted white carton into a clear glass on the table; the glass fills to about two thirds.",
+    "summary": ("A stream of milk pours from a tilted white carton into a clear glass on the table; the glass fills to about two thirds." if PARAMS["liquid_colour"] == "white" else f"A stream of {PARAMS['liquid_colour']} milk pours from a tilted carton into a clear glass on the table; the glass fills to about two thirds."),
     "roles": [
         {"name": "milk", "description": "the milk (liquid particles) leaving the carton spout", "truth_object": "Spout", "name_hints": ["milk", "liquid", "fluid", "spout", "emitter", "water"]},
         {"name": "glass", "description": "clear drinking glass", "core": False, "truth_object": "Glass", "name_hints": ["glass", "cup", "tumbler", "container"]},
@@ -20,7 +48,7 @@ TASK = {
     "checklist": [
         {"id": "glass", "category": "glass", "count": 1, "attributes": ["clear, light blue tint", "tall cylinder, slightly wider at the top"], "layout": "centre of the table", "roles": ["glass"]},
         {"id": "carton", "category": "carton", "count": 1, "attributes": ["white", "tilted", "blue cap at the spout"], "layout": "above and left of the glass", "roles": ["carton"]},
-        {"id": "milk", "category": "liquid", "count": 1, "attributes": ["white", "opaque"], "layout": "a stream from the spout into the glass", "roles": ["milk"]},
+        {"id": "milk", "category": "liquid", "count": 1, "attributes": [PARAMS["liquid_colour"], "opaque"], "layout": "a stream from the spout into the glass", "roles": ["milk"]},
     ],
     "events": [
         {"id": "stream", "kind": "action", "description": "milk starts pouring from the spout into the glass", "roles": ["milk", "glass"], "weight": 2.0, "key": True},
@@ -70,11 +98,13 @@ def measure_events(s):
     full = d.first_true(inside >= 0.95 * inside.max()) or half
     # the stream stops when no particle is between the spout and the glass rim
     P, A = s.particles[key], s.particles_alive[key]
-    in_air = ((np.nan_to_num(P[:, :, 2]) > 0.17) & (np.abs(np.nan_to_num(P[:, :, 0])) < 0.1) & A).sum(axis=1)
+    rim_z, gx, reach = PARAMS["glass_h"] + 0.01, PARAMS["glass_xy"][0], PARAMS["glass_r_top"] + 0.03
+    in_air = ((np.nan_to_num(P[:, :, 2]) > rim_z) & (np.abs(np.nan_to_num(P[:, :, 0]) - gx) < reach) & A).sum(axis=1)
     stop = d.last_true(in_air > 10)  # a stream, not a stray droplet
     stop = stop if stop is not None else full
     P_end = P[-1][A[-1]]
-    level = float(np.percentile(P_end[(np.abs(P_end[:, 0]) < 0.07) & (np.abs(P_end[:, 1]) < 0.07)][:, 2], 95)) if len(P_end) else 0.0
+    near = (np.abs(P_end[:, 0] - _GX) < _GR) & (np.abs(P_end[:, 1] - _GY) < _GR)
+    level = float(np.percentile(P_end[near][:, 2], 95)) if near.any() else 0.0
     F = d.frame_of
     return {
         "stream": d.interval(F(s, start), F(s, first_in), f"first particle born at frame {F(s, start)}, first inside the glass volume at frame {F(s, first_in)}"),

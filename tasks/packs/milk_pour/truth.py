@@ -5,6 +5,31 @@ import bpy  # isort: skip  (bmesh and mathutils exist only after bpy is imported
 import bmesh
 from mathutils import Matrix, Vector
 
+PARAMS = {'world_rgb': [0.55, 0.6, 0.66],
+ 'studio_light': 'Default',
+ 'cavity': False,
+ 'table_rgb': [0.45, 0.28, 0.14],
+ 'glass_r_bottom': 0.06,
+ 'glass_r_top': 0.07,
+ 'glass_h': 0.16,
+ 'glass_rgb': [0.55, 0.75, 0.9],
+ 'glass_xy': [0.0, 0.0],
+ 'carton_loc': [-0.09, 0.0, 0.42],
+ 'carton_tilt_deg': 35,
+ 'carton_rgb': [0.92, 0.92, 0.95],
+ 'cap_rgb': [0.1, 0.25, 0.8],
+ 'spout_loc': [-0.01, 0.0, 0.36],
+ 'spout_r': 0.014,
+ 'count': 1400,
+ 'pour_frames': [10, 130],
+ 'speed': 0.6,
+ 'drop_size': 0.007,
+ 'viscosity': 0.5,
+ 'liquid_rgb': [0.95, 0.95, 0.92],
+ 'liquid_colour': 'white',
+ 'camera_loc': [0.0, -1.0, 0.42],
+ 'camera_target': [-0.03, 0.0, 0.2],
+ 'lens': 36}
 FRAMES = 240
 
 
@@ -20,12 +45,13 @@ def reset_scene():
     sh.light = "STUDIO"
     sh.color_type = "MATERIAL"
     sh.show_shadows = True
-    sh.show_cavity = False
+    sh.studio_light = PARAMS["studio_light"]
+    sh.show_cavity = PARAMS["cavity"]
     sc.display.render_aa = "FXAA"
     sc.render.image_settings.file_format = "PNG"
     sc.render.image_settings.color_mode = "RGB"
     world = bpy.data.worlds.new("World")
-    world.color = (0.55, 0.6, 0.66)
+    world.color = tuple(PARAMS["world_rgb"])
     sc.world = world
     return sc
 
@@ -163,7 +189,7 @@ def collider(ob, thickness=0.01, damping=0.3, friction=0.3):
     return ob
 
 
-def sph_emitter(em, count, start, end, speed, size, drop_rgb, subframes=5, mass=0.01, stiffness=0.2, name="Liquid"):
+def sph_emitter(em, count, start, end, speed, size, drop_rgb, subframes=5, mass=0.01, stiffness=0.2, name="Liquid", viscosity=0.5):
     """Legacy SPH particle liquid emitted from the faces of `em` along their normals; drawn as small spheres."""
     em.modifiers.new(name, "PARTICLE_SYSTEM")
     ps = em.particle_systems[-1]
@@ -185,7 +211,7 @@ def sph_emitter(em, count, start, end, speed, size, drop_rgb, subframes=5, mass=
     fl.use_factor_radius = True
     fl.fluid_radius = 1.0
     fl.stiffness = stiffness
-    fl.linear_viscosity = 0.5
+    fl.linear_viscosity = viscosity
     fl.rest_density = 1.0
     fl.use_factor_density = True
     ps.point_cache.frame_start = 1
@@ -213,22 +239,23 @@ def hinge(name, loc, rot, ob1, ob2, kind="HINGE"):
 
 
 def build():
+    P = PARAMS
     sc = reset_scene()
-    table = room((1.2, 0.8))
+    table = room((1.2, 0.8), table_mat_rgb=tuple(P["table_rgb"]))
     collider(table, thickness=0.02, damping=0.5)
-    glass = open_cup("Glass", 0.06, 0.07, 0.16, (0.0, 0.0, 0.08), material("ClearBlueGlass", (0.55, 0.75, 0.9), 0.05))
+    gx, gy = P["glass_xy"]
+    glass = open_cup("Glass", P["glass_r_bottom"], P["glass_r_top"], P["glass_h"], (gx, gy, P["glass_h"] / 2), material("ClearBlueGlass", P["glass_rgb"], 0.05))
     collider(glass, thickness=0.012, damping=0.4)
     # a milk carton held tilted above the glass; the liquid leaves through a disc in its spout
-    carton = box("Carton", (0.07, 0.07, 0.16), (-0.09, 0.0, 0.42), material("WhiteCarton", (0.92, 0.92, 0.95), 0.6), rot=(0, math.radians(-35), 0))
+    carton = box("Carton", (0.07, 0.07, 0.16), tuple(P["carton_loc"]), material("WhiteCarton", P["carton_rgb"], 0.6), rot=(0, math.radians(-P["carton_tilt_deg"]), 0))
     bm = bmesh.new()
-    bmesh.ops.create_circle(bm, cap_ends=True, segments=12, radius=0.014)
-    spout = mesh_object("Spout", bm, (-0.01, 0.0, 0.36), (math.radians(180), 0.0, 0.0), material("BlueCap", (0.1, 0.25, 0.8), 0.4))
-    sph_emitter(spout, 1400, 10, 130, 0.6, 0.007, (0.95, 0.95, 0.92), name="Milk")
+    bmesh.ops.create_circle(bm, cap_ends=True, segments=12, radius=P["spout_r"])
+    spout = mesh_object("Spout", bm, tuple(P["spout_loc"]), (math.radians(180), 0.0, 0.0), material("BlueCap", P["cap_rgb"], 0.4))
+    sph_emitter(spout, P["count"], P["pour_frames"][0], P["pour_frames"][1], P["speed"], P["drop_size"], P["liquid_rgb"], name="Milk", viscosity=P["viscosity"])
     del carton
-    camera((0.0, -1.0, 0.42), (-0.03, 0.0, 0.2), lens=36)
+    camera(tuple(P["camera_loc"]), tuple(P["camera_target"]), lens=P["lens"])
     sun()
     return sc
-
 
 build()
 bake_save_render()
