@@ -7,6 +7,35 @@ from mathutils import Matrix, Vector
 
 FRAMES = 240
 
+# Everything a family member varies (tasks/packs/cloth_drape/family.py draws it from a seed).
+PARAMS = {
+    "world_rgb": [0.55, 0.6, 0.66],
+    "studio_light": "Default",
+    "cavity": False,
+    "table_size": [1.4, 0.9],
+    "table_rgb": [0.45, 0.28, 0.14],
+    "obstacle": "teapot",
+    "obstacle_name": "Teapot",
+    "obstacle_dims": [0.12, 0.096],
+    "obstacle_top": 0.222,
+    "obstacle_rot_deg": 0.0,
+    "obstacle_material": ["WhitePorcelainTeapot", [0.9, 0.9, 0.88], 0.2],
+    "grid": 36,
+    "subsurf": 1,
+    "smooth": False,
+    "cloth_size": 0.55,
+    "cloth_loc": [0.02, 0.01, 0.42],
+    "cloth_rot_deg": 20,
+    "cloth_colour": ["Red", [0.75, 0.08, 0.1], 0.8],
+    "quality": 6,
+    "mass": 0.15,
+    "stiffness": 15.0,
+    "bending": 0.05,
+    "camera_loc": [0.0, -1.3, 0.7],
+    "camera_target": [0.0, 0.0, 0.17],
+    "lens": 38,
+}
+
 
 def reset_scene():
     bpy.ops.wm.read_factory_settings(use_empty=True)
@@ -20,12 +49,13 @@ def reset_scene():
     sh.light = "STUDIO"
     sh.color_type = "MATERIAL"
     sh.show_shadows = True
-    sh.show_cavity = False
+    sh.studio_light = PARAMS["studio_light"]
+    sh.show_cavity = PARAMS["cavity"]
     sc.display.render_aa = "FXAA"
     sc.render.image_settings.file_format = "PNG"
     sc.render.image_settings.color_mode = "RGB"
     world = bpy.data.worlds.new("World")
-    world.color = (0.55, 0.6, 0.66)
+    world.color = tuple(PARAMS["world_rgb"])
     sc.world = world
     return sc
 
@@ -236,35 +266,55 @@ def teapot(mat):
     return mesh_object("Teapot", bm, (0.0, 0.0, 0.096), mat=mat, smooth=True)
 
 
+def obstacle(mat):
+    """The body the cloth drapes over, standing on the table: the teapot, a ball, a box or an upright drum."""
+    P = PARAMS
+    kind, name, dims = P["obstacle"], P["obstacle_name"], P["obstacle_dims"]
+    if kind == "teapot":
+        return teapot(mat)
+    if kind == "ball":
+        return sphere(name, dims[0], (0.0, 0.0, dims[0]), mat, subdiv=4)
+    rot = (0.0, 0.0, math.radians(P["obstacle_rot_deg"]))
+    if kind == "box":
+        return box(name, (dims[0], dims[1], dims[2]), (0.0, 0.0, dims[2] / 2), mat, rot=rot)
+    return cylinder(name, dims[0], dims[1], (0.0, 0.0, dims[1] / 2), mat, rot=rot, segs=48)
+
+
 def build():
+    P = PARAMS
     sc = reset_scene()
-    table = room((1.4, 0.9))
+    table = room(tuple(P["table_size"]), tuple(P["table_rgb"]))
     collider(table, thickness=0.005, damping=0.5, friction=0.8)
-    pot = teapot(material("WhitePorcelainTeapot", (0.9, 0.9, 0.88), 0.2))
+    mname, mrgb, mrough = P["obstacle_material"]
+    pot = obstacle(material(mname, tuple(mrgb), mrough))
     collider(pot, thickness=0.008, damping=0.5, friction=0.8)
-    bpy.ops.mesh.primitive_grid_add(x_subdivisions=36, y_subdivisions=36, size=0.55, location=(0.02, 0.01, 0.42))
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=P["grid"], y_subdivisions=P["grid"], size=P["cloth_size"], location=tuple(P["cloth_loc"]))
     cloth = bpy.context.active_object
     cloth.name = "Cloth"
     cloth.data.name = "Cloth"
-    cloth.rotation_euler = (0.0, 0.0, math.radians(20))
-    cloth.data.materials.append(material("RedCheckCloth", (0.75, 0.08, 0.1), 0.8))
+    cloth.rotation_euler = (0.0, 0.0, math.radians(P["cloth_rot_deg"]))
+    cname, crgb, crough = P["cloth_colour"]
+    cloth.data.materials.append(material(f"{cname}CheckCloth", tuple(crgb), crough))
+    if P["smooth"]:
+        for poly in cloth.data.polygons:
+            poly.use_smooth = True
     cm = cloth.modifiers.new("Cloth", "CLOTH")
     s = cm.settings
-    s.quality = 6
-    s.mass = 0.15
-    s.tension_stiffness = s.compression_stiffness = 15.0
-    s.bending_stiffness = 0.05
+    s.quality = P["quality"]
+    s.mass = P["mass"]
+    s.tension_stiffness = s.compression_stiffness = P["stiffness"]
+    s.bending_stiffness = P["bending"]
     cm.collision_settings.distance_min = 0.004
     cm.collision_settings.use_self_collision = True
     cm.collision_settings.self_distance_min = 0.006
     cm.collision_settings.self_friction = 5.0
     cm.collision_settings.collision_quality = 3
     cm.point_cache.frame_start, cm.point_cache.frame_end = 1, FRAMES
-    cloth.modifiers.new("Smooth", "SUBSURF").levels = 1
-    camera((0.0, -1.3, 0.7), (0.0, 0.0, 0.17), lens=38)
+    if P["subsurf"]:
+        cloth.modifiers.new("Smooth", "SUBSURF").levels = P["subsurf"]
+    camera(tuple(P["camera_loc"]), tuple(P["camera_target"]), lens=P["lens"])
     sun()
     return sc
-
 
 build()
 bake_save_render()
