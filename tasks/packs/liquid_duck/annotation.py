@@ -29,7 +29,7 @@ PARAMS = {'basin_colour': 'white',
  'subframes': 10,
  'table_rgb': [0.45, 0.28, 0.14],
  'task_id': 'liquid_duck',
- 'viscosity': 0.5,
+ 'viscosity': 2.0,
  'water_colour': 'light blue',
  'water_rgb': [0.55, 0.8, 1.0],
  'world_rgb': [0.55, 0.6, 0.66]}

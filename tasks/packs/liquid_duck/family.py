@@ -4,7 +4,8 @@ Why these ranges: the jug and its spout follow the duck (the stream lands within
 duck's back, 0.3-0.33 m above it), the duck (0.9-1.1 times the shipped size) rests on the basin floor and the basin
 moves with it, so every seed hits the duck and runs off into the basin; without the duck collision the stream falls
 through it and pools inside its bounds. Members keep 10 sub-steps (re-runs agree on screen) and use fewer, larger
-drops (1.0-1.1 cm, the same volume): the trajectories stay under about 0.8 MB and the bake stays cheap.
+drops (1.0-1.1 cm, the same volume): the trajectories stay under about 0.8 MB and the bake stays cheap. The liquid
+stays viscous (1.6-2.6) so the run-off settles in the basin and re-runs agree on screen.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ SHIPPED = {
     "duck_colour": "yellow", "duck_rgb": [0.95, 0.8, 0.05], "duck_scale": 1.0, "duck_xy": [0.0, 0.0], "jug_colour": "blue",
     "jug_loc": [-0.06, 0.0, 0.45], "jug_rgb": [0.1, 0.2, 0.7], "jug_tilt_deg": 30, "lens": 36, "pour_frames": [10, 140], "speed": 0.5,
     "spout_loc": [-0.015, 0.0, 0.38], "spout_r": 0.012, "studio_light": "Default", "subframes": 10, "table_rgb": [0.45, 0.28, 0.14],
-    "viscosity": 0.5, "water_colour": "light blue", "water_rgb": [0.55, 0.8, 1.0], "world_rgb": [0.55, 0.6, 0.66],
+    "viscosity": 2.0, "water_colour": "light blue", "water_rgb": [0.55, 0.8, 1.0], "world_rgb": [0.55, 0.6, 0.66],
 }
 DUCKS = [("yellow", [0.95, 0.8, 0.05]), ("pink", [0.95, 0.5, 0.65]), ("white", [0.92, 0.92, 0.9]), ("light green", [0.45, 0.85, 0.35]), ("red", [0.8, 0.08, 0.06])]
 BASINS = [("white", [0.9, 0.92, 0.95]), ("light grey", [0.7, 0.72, 0.74]), ("pale blue", [0.7, 0.8, 0.92])]
@@ -51,7 +52,7 @@ def params(seed: int) -> dict:
         "duck_xy": [dx, dy], "duck_scale": k, "basin_size": [_r(rnd, 0.52, 0.6, 2), _r(rnd, 0.4, 0.44, 2), 0.06],
         "spout_loc": [sx, dy, sz], "jug_loc": [round(sx - 0.045, 3), dy, round(sz + 0.07, 3)], "jug_tilt_deg": rnd.randint(26, 34),
         "drop_size": size, "count": int(round(700 * (0.0088 / size) ** 3)), "pour_frames": [start, start + rnd.randint(105, 125)],
-        "speed": _r(rnd, 0.4, 0.6, 2), "viscosity": _r(rnd, 0.5, 1.0, 2),
+        "speed": _r(rnd, 0.4, 0.6, 2), "viscosity": _r(rnd, 1.6, 2.6, 2),
         "camera_loc": [_r(rnd, -0.08, 0.08), _r(rnd, -1.1, -1.0), _r(rnd, 0.42, 0.5)], "camera_target": [round(dx, 3), 0.0, _r(rnd, 0.18, 0.22)],
         "lens": rnd.choice([34, 35, 36, 37]),
     })

@@ -30,7 +30,7 @@ PARAMS = {'basin_colour': 'white',
  'studio_light': 'Default',
  'subframes': 10,
  'table_rgb': [0.45, 0.28, 0.14],
- 'viscosity': 0.5,
+ 'viscosity': 2.0,
  'water_colour': 'light blue',
  'water_rgb': [0.55, 0.8, 1.0],
  'world_rgb': [0.55, 0.6, 0.66]}
@@ -283,14 +283,17 @@ def build():
     for v in bm.verts:
         v.co = Vector((v.co.x * bx, v.co.y * by, (v.co.z + 0.5) * bz))
     basin = mesh_object("Basin", bm, (P["duck_xy"][0], P["duck_xy"][1], 0.002), mat=material("WhiteBasin", P["basin_rgb"], 0.3))
-    collider(basin, thickness=0.012, damping=0.5)
+    collider(basin, thickness=0.012, damping=0.9)
+    basin.collision.friction_factor = 0.8  # the run-off comes to rest on the basin floor instead of sloshing about
     # a jug above the duck; the stream leaves through a disc under its lip
     jug = cylinder("Jug", 0.045, 0.12, tuple(P["jug_loc"]), material("BlueJug", P["jug_rgb"], 0.4), rot=(0, math.radians(-P["jug_tilt_deg"]), 0))
     bm = bmesh.new()
     bmesh.ops.create_circle(bm, cap_ends=True, segments=12, radius=P["spout_r"])
     spout = mesh_object("JugSpout", bm, tuple(P["spout_loc"]), (math.radians(180), 0.0, 0.0), material("JugLip", P["jug_rgb"], 0.4))
-    # 10 sub-steps and 700 drops of 8.8 mm (the shipped task had 1400 of 7 mm at 5 sub-steps): the splash off the
-    # duck stays in the basin, so two runs of this program agree on screen, and the bake costs less CPU than before
+    # 10 sub-steps, 700 drops of 8.8 mm (it had 1400 of 7 mm at 5 sub-steps), a viscous liquid (2.0) and a damping,
+    # rough basin floor: an SPH bake that touches the duck is not bit-reproducible (it depends on the process's memory
+    # layout), so the splash is kept small and the run-off settles; two runs then agree on screen (S_mot 0.96 measured
+    # between two re-runs; 0.76 with viscosity 0.5 and a smooth basin, 0.74 for the original set-up)
     sph_emitter(spout, P["count"], P["pour_frames"][0], P["pour_frames"][1], P["speed"], P["drop_size"], P["water_rgb"], subframes=P["subframes"], name="Water", viscosity=P["viscosity"])
     del jug, b
     camera(tuple(P["camera_loc"]), tuple(P["camera_target"]), lens=P["lens"])
