@@ -334,6 +334,11 @@ def _changes_in_object_space(w: np.ndarray, mats: np.ndarray, eps: float = 1e-4)
     ok = np.all(np.isfinite(w.reshape(len(w), -1)), axis=1)
     if ok.sum() < 2:
         return False
+    det = np.linalg.det(mats[ok][:, :3, :3].astype(np.float64))
+    if np.any(np.abs(det) < 1e-12):
+        # a frame at scale 0 (keyed from nothing, collapsed away) has no object space: the vertices must be
+        # tracked per frame and judged like any other deformation, never dropped (and never a singular inverse)
+        return True
     inv = np.linalg.inv(mats[ok])
     lo = np.einsum("fij,fvj->fvi", inv[:, :3, :3], w[ok].astype(np.float64)) + inv[:, None, :3, 3]
     return bool(np.abs(lo - lo[:1]).max() > eps)
