@@ -29,19 +29,26 @@ def s_val_for_run(loaded_task: Any, run_dir: Path, timeout_s: float = 900,
                            "--timeout", f"{float(timeout_s):g}", "--memory-mb", str(int(memory_mb))])
     res = run_limited(cmd, timeout_s=float(timeout_s) + 30, memory_mb=None)
     if res.killed_reason:
-        return MetricResult.missing("S_val", MetricState.error, f"audit stopped: {res.killed_reason}")
+        return uncertified(f"audit stopped: {res.killed_reason}")
     doc = launch.last_json(res.stdout)  # a Blender binary prints a banner first
     if not isinstance(doc, dict):
-        return MetricResult.missing("S_val", MetricState.error,
-                                    f"audit exited {res.returncode} without JSON: {res.stderr.strip()[-400:]}")
-    if res.returncode != 0:
-        return MetricResult.missing("S_val", MetricState.error,
-                                    f"audit exited {res.returncode}: {doc.get('error') or doc}")
+        return uncertified(f"audit exited {res.returncode} without JSON: {res.stderr.strip()[-400:]}")
     if doc.get("status") == "invalid":
         return MetricResult.missing("S_val", MetricState.not_applicable, f"invalid run: {doc.get('invalid_reason')}")
+    if res.returncode != 0:
+        return uncertified(f"audit exited {res.returncode}: {doc.get('error') or doc}")
     if doc.get("status") == "error":
-        return MetricResult.missing("S_val", MetricState.error, doc.get("S_val_reason") or "audit failed")
+        return uncertified(doc.get("S_val_reason") or "audit failed")
     return result_from_audit(doc)
+
+
+def uncertified(reason: str) -> MetricResult:
+    """S_val 0 for a native scene the audit could not finish (crash, timeout, memory, no verdict).
+
+    Why 0 and not "missing": a missing S_val leaves S_phys to the other metrics, so a scene built to crash or
+    outlast the audit would score better than one the audit catches. Physics that cannot be verified is not
+    credited; the reason says what stopped the audit (an audit bug shows up here too, visibly)."""
+    return MetricResult.ok("S_val", 0.0, reason=f"not certified: {reason}", details={"uncertified": True})
 
 
 def result_from_audit(doc: dict[str, Any]) -> MetricResult:

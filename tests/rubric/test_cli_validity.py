@@ -51,3 +51,11 @@ def test_s_val_for_run_twins(billiard_task, scene_dir, tmp_path: Path) -> None:
 def test_result_from_audit_missing_when_nothing_evaluable() -> None:
     r = result_from_audit({"criteria": [{"id": "a", "passed": None}], "S_val": None, "findings": []})
     assert r.state == MetricState.uncomputable and r.value is None
+
+
+def test_audit_that_cannot_finish_is_not_certified(billiard_task, scene_dir) -> None:
+    """A scene the audit cannot finish (here: a 1 s budget) scores S_val 0, never 'missing' (which would leave
+    S_phys to the other metrics and reward a scene built to outlast or crash the audit)."""
+    r = s_val_for_run(billiard_task, scene_dir("truth"), timeout_s=1)
+    assert r.state == MetricState.ok and r.value == 0.0, (r.state, r.reason)
+    assert r.reason.startswith("not certified: ") and r.details["uncertified"] is True
