@@ -98,7 +98,13 @@ def _drop_animation(idb: Any, hit: Any) -> list[str]:
 
 def _local(verts: np.ndarray, mats: np.ndarray) -> np.ndarray:
     """World vertices (F, V, 3) back into object space with the per-frame world matrices (F, 4, 4)."""
-    inv = np.linalg.inv(mats)
+    m = mats.astype(np.float64)
+    singular = np.abs(np.linalg.det(m[:, :3, :3])) < 1e-12  # scale 0 (grown from nothing): no object space
+    inv = np.full_like(m, np.nan)
+    if (~singular).any():
+        inv[~singular] = np.linalg.inv(m[~singular])
+    # singular frames come out NaN and drop out of the deformation test; the scale change itself is transform
+    # motion (pose_motion) and is judged there
     return np.einsum("fij,fvj->fvi", inv[:, :3, :3], verts.astype(np.float64)) + inv[:, None, :3, 3]
 
 
