@@ -5,6 +5,35 @@ import bpy  # isort: skip  (bmesh and mathutils exist only after bpy is imported
 import bmesh
 from mathutils import Matrix, Vector
 
+PARAMS = {'camera_loc': [0.0, -1.2, 0.55],
+ 'camera_target': [-0.1, 0.0, 0.12],
+ 'cavity': False,
+ 'count': 1600,
+ 'drop_size': 0.007,
+ 'jet_frames': [5, 150],
+ 'lens': 36,
+ 'mouth_loc': [-0.405, 0.0, 0.227],
+ 'mouth_r': 0.012,
+ 'nozzle_colour': 'green',
+ 'nozzle_deg': 80,
+ 'nozzle_loc': [-0.45, 0.0, 0.22],
+ 'nozzle_rgb': [0.1, 0.55, 0.15],
+ 'plate_colour': 'grey',
+ 'plate_loc': [0.15, 0.0, 0.13],
+ 'plate_rgb': [0.5, 0.5, 0.52],
+ 'plate_size': [0.02, 0.4, 0.3],
+ 'plate_tilt_deg': 25,
+ 'speed': 3.2,
+ 'studio_light': 'Default',
+ 'table_rgb': [0.45, 0.28, 0.14],
+ 'tray_colour': 'black',
+ 'tray_loc': [0.12, 0.0, 0.002],
+ 'tray_rgb': [0.06, 0.06, 0.07],
+ 'tray_size': [0.36, 0.46, 0.04],
+ 'viscosity': 0.5,
+ 'water_colour': 'light blue',
+ 'water_rgb': [0.3, 0.55, 0.95],
+ 'world_rgb': [0.55, 0.6, 0.66]}
 FRAMES = 240
 
 
@@ -20,12 +49,13 @@ def reset_scene():
     sh.light = "STUDIO"
     sh.color_type = "MATERIAL"
     sh.show_shadows = True
-    sh.show_cavity = False
+    sh.studio_light = PARAMS["studio_light"]
+    sh.show_cavity = PARAMS["cavity"]
     sc.display.render_aa = "FXAA"
     sc.render.image_settings.file_format = "PNG"
     sc.render.image_settings.color_mode = "RGB"
     world = bpy.data.worlds.new("World")
-    world.color = (0.55, 0.6, 0.66)
+    world.color = tuple(PARAMS["world_rgb"])
     sc.world = world
     return sc
 
@@ -163,7 +193,7 @@ def collider(ob, thickness=0.01, damping=0.3, friction=0.3):
     return ob
 
 
-def sph_emitter(em, count, start, end, speed, size, drop_rgb, subframes=5, mass=0.01, stiffness=0.2, name="Liquid"):
+def sph_emitter(em, count, start, end, speed, size, drop_rgb, subframes=5, mass=0.01, stiffness=0.2, name="Liquid", viscosity=0.5):
     """Legacy SPH particle liquid emitted from the faces of `em` along their normals; drawn as small spheres."""
     em.modifiers.new(name, "PARTICLE_SYSTEM")
     ps = em.particle_systems[-1]
@@ -185,7 +215,7 @@ def sph_emitter(em, count, start, end, speed, size, drop_rgb, subframes=5, mass=
     fl.use_factor_radius = True
     fl.fluid_radius = 1.0
     fl.stiffness = stiffness
-    fl.linear_viscosity = 0.5
+    fl.linear_viscosity = viscosity
     fl.rest_density = 1.0
     fl.use_factor_density = True
     ps.point_cache.frame_start = 1
@@ -213,31 +243,33 @@ def hinge(name, loc, rot, ob1, ob2, kind="HINGE"):
 
 
 def build():
+    P = PARAMS
     sc = reset_scene()
-    table = room((1.4, 0.9))
+    table = room((1.4, 0.9), table_mat_rgb=tuple(P["table_rgb"]))
     collider(table, thickness=0.02, damping=0.5)
     # a garden hose nozzle on the left shoots a jet that hits a tilted plate
-    nozzle = cylinder("Nozzle", 0.018, 0.08, (-0.45, 0.0, 0.22), material("GreenHose", (0.1, 0.55, 0.15), 0.5), rot=(0.0, math.radians(80), 0.0), segs=16)
+    aim = (0.0, math.radians(P["nozzle_deg"]), 0.0)
+    nozzle = cylinder("Nozzle", 0.018, 0.08, tuple(P["nozzle_loc"]), material("GreenHose", P["nozzle_rgb"], 0.5), rot=aim, segs=16)
     bm = bmesh.new()
-    bmesh.ops.create_circle(bm, cap_ends=True, segments=10, radius=0.012)
-    mouth = mesh_object("NozzleMouth", bm, (-0.405, 0.0, 0.227), (0.0, math.radians(80), 0.0), material("BrassMouth", (0.8, 0.6, 0.2), 0.3))
-    sph_emitter(mouth, 1600, 5, 150, 3.2, 0.007, (0.3, 0.55, 0.95), name="Water")
-    plate = box("Plate", (0.02, 0.4, 0.3), (0.15, 0.0, 0.13), material("GreyPlate", (0.5, 0.5, 0.52), 0.4, 0.5), rot=(0.0, math.radians(-25), 0.0))
+    bmesh.ops.create_circle(bm, cap_ends=True, segments=10, radius=P["mouth_r"])
+    mouth = mesh_object("NozzleMouth", bm, tuple(P["mouth_loc"]), aim, material("BrassMouth", (0.8, 0.6, 0.2), 0.3))
+    sph_emitter(mouth, P["count"], P["jet_frames"][0], P["jet_frames"][1], P["speed"], P["drop_size"], P["water_rgb"], name="Water", viscosity=P["viscosity"])
+    plate = box("Plate", tuple(P["plate_size"]), tuple(P["plate_loc"]), material("GreyPlate", P["plate_rgb"], 0.4, 0.5), rot=(0.0, math.radians(-P["plate_tilt_deg"]), 0.0))
     collider(plate, thickness=0.015, damping=0.3)
     # a shallow drip tray around the plate's foot collects the water that runs down the plate
     bm = bmesh.new()
     bmesh.ops.create_cube(bm, size=1.0)
     top = [f for f in bm.faces if f.calc_center_median().z > 0.49]
     bmesh.ops.delete(bm, geom=top, context="FACES_ONLY")
+    tx, ty, tz = P["tray_size"]
     for v in bm.verts:
-        v.co = Vector((v.co.x * 0.36, v.co.y * 0.46, (v.co.z + 0.5) * 0.04))
-    tray = mesh_object("DripTray", bm, (0.12, 0.0, 0.002), mat=material("BlackDripTray", (0.06, 0.06, 0.07), 0.5))
+        v.co = Vector((v.co.x * tx, v.co.y * ty, (v.co.z + 0.5) * tz))
+    tray = mesh_object("DripTray", bm, tuple(P["tray_loc"]), mat=material("BlackDripTray", P["tray_rgb"], 0.5))
     collider(tray, thickness=0.01, damping=0.5)
     del nozzle
-    camera((0.0, -1.2, 0.55), (-0.1, 0.0, 0.12), lens=36)
+    camera(tuple(P["camera_loc"]), tuple(P["camera_target"]), lens=P["lens"])
     sun()
     return sc
-
 
 build()
 bake_save_render()
