@@ -9,13 +9,12 @@ alternation rule always holds.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 from physcodegym.llm.base import ChatResponse, ImagePart, Message, TextPart, ToolCall, ToolSpec, Usage
-from physcodegym.llm.transport import Prices, RetryPolicy, Transport
+from physcodegym.llm.transport import Prices, RetryPolicy, Transport, post_chat
 
 ANTHROPIC_VERSION = "2023-06-01"
 
@@ -157,21 +156,17 @@ class AnthropicMessages:
         max_tokens: int = 4096,
         temperature: float | None = None,
     ) -> ChatResponse:
-        from physcodegym.llm.errors import MalformedResponse
-
         payload = self.build_payload(messages, tools, max_tokens, temperature)
-        doc, call_id = self.transport.post(f"{self.base_url}/v1/messages", self._headers(), payload)
-        try:
-            resp = parse_anthropic_response(doc)
-        except (KeyError, TypeError, ValueError) as e:
-            raise MalformedResponse(
-                f"response is not a messages answer ({type(e).__name__}: {e})",
-                provider=self.name,
-                status=200,
-                body=json.dumps(doc)[:2000],
-            ) from e
-        self.transport.account(call_id, resp.usage, self.prices)
-        return resp
+        return post_chat(
+            self.transport,
+            f"{self.base_url}/v1/messages",
+            self._headers(),
+            payload,
+            parse_anthropic_response,
+            "a messages answer",
+            self.name,
+            self.prices,
+        )
 
     def list_models_request(self) -> tuple[str, dict[str, str]]:
         return f"{self.base_url}/v1/models", self._headers()

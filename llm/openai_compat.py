@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from physcodegym.llm.base import ChatResponse, ImagePart, Message, TextPart, ToolCall, ToolSpec, Usage
-from physcodegym.llm.transport import Prices, RetryPolicy, Transport
+from physcodegym.llm.transport import Prices, RetryPolicy, Transport, post_chat
 
 
 def _parts(content: list[TextPart | ImagePart]) -> list[dict]:
@@ -166,21 +166,17 @@ class OpenAIChat:
         max_tokens: int = 4096,
         temperature: float | None = None,
     ) -> ChatResponse:
-        from physcodegym.llm.errors import MalformedResponse
-
         payload = self.build_payload(messages, tools, max_tokens, temperature)
-        doc, call_id = self.transport.post(f"{self.base_url}/chat/completions", self._headers(), payload)
-        try:
-            resp = parse_openai_response(doc)
-        except (KeyError, TypeError, IndexError, ValueError) as e:
-            raise MalformedResponse(
-                f"response is not a chat completion ({type(e).__name__}: {e})",
-                provider=self.name,
-                status=200,
-                body=json.dumps(doc)[:2000],
-            ) from e
-        self.transport.account(call_id, resp.usage, self.prices)
-        return resp
+        return post_chat(
+            self.transport,
+            f"{self.base_url}/chat/completions",
+            self._headers(),
+            payload,
+            parse_openai_response,
+            "a chat completion",
+            self.name,
+            self.prices,
+        )
 
     def list_models_request(self) -> tuple[str, dict[str, str]]:
         """GET endpoint and headers `physcodegym doctor` uses to test reachability without spending tokens."""

@@ -329,3 +329,31 @@ class Transport:
             }
         )
         return usage
+
+
+def post_chat(
+    transport: Transport,
+    url: str,
+    headers: dict[str, str],
+    payload: dict,
+    parse: Callable[[dict], Any],
+    what: str,
+    provider: str,
+    prices: Prices | None,
+) -> Any:
+    """POST one chat request, parse the answer with the provider's `parse`, account its usage.
+
+    One place for both wire formats: a 200 whose body is not the expected shape is a MalformedResponse naming
+    the provider and carrying the body (retrying it would not help), never a KeyError from deep inside."""
+    doc, call_id = transport.post(url, headers, payload)
+    try:
+        resp = parse(doc)
+    except (KeyError, TypeError, IndexError, ValueError) as e:
+        raise MalformedResponse(
+            f"response is not {what} ({type(e).__name__}: {e})",
+            provider=provider,
+            status=200,
+            body=json.dumps(doc)[:2000],
+        ) from e
+    transport.account(call_id, resp.usage, prices)
+    return resp
