@@ -27,22 +27,28 @@ from physcodegym.tasks.loader import LoadedTask, load_task
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 HARBOR_SCHEMA_VERSION = "1.4"
-# package folders copied into the image; tasks/packs and submissions are left out (they hold truths/solutions)
-SOURCE_DIRS = (
-    "agent",
-    "evaluator",
-    "headless",
-    "tasks",
-    "probes",
-    "sandbox",
-    "batch",
-    "report",
-    "physcodegym_addon",
-    "operators",
-    "panels",
+# every package folder of the product goes into the image (a missing one breaks `pip install` there);
+# task data never does: see _source_ignore
+NOT_SOURCE = {"tests", "benchmarks", "submissions", "scripts", "results", "build", "dist"}
+SOURCE_DIRS = tuple(
+    sorted(d.name for d in REPO_ROOT.iterdir() if (d / "__init__.py").is_file() and d.name not in NOT_SOURCE)
 )
 SOURCE_FILES = ("__init__.py", "__main__.py", "pyproject.toml", "README.md", "blender_manifest.toml", "LICENSE")
-_IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "packs", "*.blend1")
+TRUTH_FILES = {"truth.py", "truth_trajectories.npz", "truth_counterfactuals.json", "family.json"}
+_IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "*.blend1")
+
+
+def _source_ignore(dirpath: str, names: list[str]) -> set[str]:
+    """What the agent's image must not hold: caches, and every task folder or truth file, wherever it sits.
+
+    Judged by content, not by folder name: a folder holding a task.json or a truth program is task data (the
+    shipped packs, the generated library, any folder added later), so no new place can leak a truth."""
+    out = set(_IGNORE(dirpath, names))
+    for n in names:
+        p = Path(dirpath) / n
+        if n in TRUTH_FILES or (p.is_dir() and ((p / "task.json").is_file() or (p / "truth.py").is_file())):
+            out.add(n)
+    return out
 
 DOCKERFILE = """\
 # PhysCodeGym task image: Blender as a Python module (bpy 5.0.1, Python 3.11) and the `pcg` task tools.
@@ -233,7 +239,7 @@ def export_harbor(
     src.mkdir(parents=True)
     for d in SOURCE_DIRS:
         if (REPO_ROOT / d).is_dir():
-            shutil.copytree(REPO_ROOT / d, src / d, ignore=_IGNORE)
+            shutil.copytree(REPO_ROOT / d, src / d, ignore=_source_ignore)
     for f in SOURCE_FILES:
         if (REPO_ROOT / f).is_file():
             shutil.copy2(REPO_ROOT / f, src / f)

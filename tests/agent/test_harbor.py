@@ -61,7 +61,12 @@ def test_export_validates_with_harbor_loader(tmp_path, agent_task):
     env_files = [p for p in env.rglob("*") if p.is_file()]
     assert (env / "task" / agent_task.video_path.name).is_file() and (env / "Dockerfile").is_file()
     assert not any(p.name in ("truth.py", "truth_trajectories.npz", "truth_counterfactuals.json") for p in env_files)
-    assert not any("packs" in p.parts or "submissions" in p.parts for p in env_files)
+    assert not any("packs" in p.parts or "library" in p.parts or "submissions" in p.parts for p in env_files)
+    assert not any(p.name == "task.json" for p in env_files if "physcodegym-src" in p.parts)  # no task data at all
+    # every package of the product is in the image (pip install there needs them all)
+    root = Path(__file__).resolve().parents[2]
+    packages = {d.name for d in root.iterdir() if (d / "__init__.py").is_file() and d.name != "tests"}
+    assert {p.parent.name for p in env_files if p.name == "__init__.py" and p.parent.parent.name == "physcodegym-src"} >= packages
     assert json.loads((env / "task" / "task.json").read_text())["truth"] is None
     truth = agent_task.truth_program.read_text()
     assert truth not in (out / "instruction.md").read_text()
