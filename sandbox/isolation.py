@@ -366,16 +366,20 @@ def interpreter_roots(python: str | None = None, blender_binary: str | None = No
     return sorted(out)
 
 
+# task data inside the tasks package (shipped packs, generated family members): truths live there
+TASK_DATA_DIRS = ("packs", "library")
+
+
 def hidden_paths() -> list[Path]:
-    """Folders that must never be visible even if they sit inside a bound tree: task packs, task roots, configs."""
+    """Folders that must never be visible even if they sit inside a bound tree: task data, task roots, configs."""
     hide: set[Path] = set()
     try:
         spec = importlib.util.find_spec("physcodegym.tasks")
         if spec is not None and spec.origin:
-            hide.add(Path(spec.origin).resolve().parent / "packs")
+            hide.update(Path(spec.origin).resolve().parent / d for d in TASK_DATA_DIRS)
     except (ImportError, ValueError):
         pass
-    hide.add(HERE.parent / "tasks" / "packs")
+    hide.update(HERE.parent / "tasks" / d for d in TASK_DATA_DIRS)
     for p in os.environ.get("PHYSCODEGYM_TASKS", "").split(os.pathsep):
         if p:
             hide.add(Path(p).expanduser())

@@ -471,3 +471,13 @@ def test_silencing_the_status_channel_does_not_hide_a_breach(tmp_path: Path) -> 
     log = (tmp_path / "run" / "run.log").read_text(errors="replace")
     assert "SILENCED" in log and "READ" not in log and "REFUSED" not in log, log[-1500:]
     assert rec.status == "failed" and "status channel" in rec.reason, rec.reason
+
+
+def test_every_task_data_folder_of_the_package_is_hidden() -> None:
+    """Truths live in tasks/packs and tasks/library (generated family members): both are hidden wherever the
+    package is installed (a non-editable install puts them inside the bound .venv)."""
+    from physcodegym.sandbox import isolation
+    from physcodegym.tasks.loader import LIBRARY_DIR, PACKS_DIR
+
+    hidden = set(isolation.hidden_paths())
+    assert {PACKS_DIR.resolve(), LIBRARY_DIR.resolve()} <= hidden
