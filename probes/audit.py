@@ -105,6 +105,7 @@ DETECTORS: list[tuple[str, Any]] = [
     ("not_simulated", _method("not_simulated")),
     ("effects", _method("measure_effects")),
     ("force_fields", _method("force_fields")),
+    ("actuators", _method("actuators")),
     ("parameters", _params),
     ("pairs", _method("pairs")),
     ("particles_through", _method("particles_through")),
@@ -184,6 +185,7 @@ def audit_scene(
         "screen_motion": screen,
         "solvers_off": owner_doc,
         "effects": getattr(a, "effects_doc", None),
+        "actuators": getattr(a, "actuators_doc", []),
         "thresholds": {k: v for k, v in vars(_base).items() if k.isupper() and isinstance(v, int | float)},
     }
     return AuditReport(findings=a.findings, samples_path=None, scene=scene_doc,

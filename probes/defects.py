@@ -21,9 +21,12 @@ DEFECTS: dict[str, tuple[str, ...]] = {
     "hidden_follower": ("scripted_motion",),  # the simulated core stops rendering; a visible copy follows it
     "gravity_clock": ("non_physical_parameter",),  # gravity weight 0.25 with the solver clock at 2x
     "static_embed": ("interpenetration",),  # two rendered solids sunk into each other, neither moves
+    "glue_joint": ("hidden_support",),  # the moving core glued (FIXED joint) to its support: a joint nobody sees
+    "hidden_motor": ("energy_gain", "hidden_support"),  # a linear MOTOR joint drags the moving core along
 }
 # The concealment-mechanism defects (CI runs them on a few rigid tasks; `selftest --all` on every task).
-MECHANISM_DEFECTS: tuple[str, ...] = ("nla_world_off", "hidden_follower", "gravity_clock", "static_embed")
+MECHANISM_DEFECTS: tuple[str, ...] = ("nla_world_off", "hidden_follower", "gravity_clock", "static_embed",
+                                      "glue_joint", "hidden_motor")
 BASIC_DEFECTS: tuple[str, ...] = tuple(k for k in DEFECTS if k not in MECHANISM_DEFECTS)
 # Defects that cannot apply to a task say so with this prefix (the self-test reports them not applicable).
 NOT_APPLICABLE = "not applicable:"
@@ -341,6 +344,8 @@ def inject_defect(scene: Any, kind: str, mapping: dict[str, str]) -> dict[str, A
         return _gravity_clock(scene, mapping)
     if kind == "static_embed":
         return _static_embed(scene, mapping)
+    if kind in ("glue_joint", "hidden_motor"):
+        return _hidden_joint(scene, mapping, kind)
     raise ValueError(f"unknown defect {kind!r}; known: {', '.join(DEFECTS)}")
 
 
@@ -450,3 +455,43 @@ def _static_embed(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
         names.append(o.name)
     return {"kind": "static_embed", "object": names[0],
             "detail": f"{names[0]} and {names[1]} overlap by {0.4 * size:.3f} m, no physics"}
+
+
+def _hidden_joint(scene: Any, mapping: dict[str, str], kind: str) -> dict[str, Any]:
+    """A rigid-body joint the video does not show, between the moving rigid core and its (rendered) support:
+    `glue_joint` a FIXED joint holding the core where it starts, `hidden_motor` a linear MOTOR joint dragging it
+    along x at 1 m/s. Not applicable where the task admits that joint type (then it is no cheat)."""
+    import bpy
+
+    jtype = "FIXED" if kind == "glue_joint" else "MOTOR"
+    if jtype in json.loads(mapping.get("__admits__", "[]")):
+        raise ValueError(f"{NOT_APPLICABLE} the task admits {jtype} joints")
+    ob = _still_core(scene, mapping, kind)
+    if ob.rigid_body is None or scene.rigidbody_world is None:
+        raise ValueError(f"{NOT_APPLICABLE} the moving core {ob.name} is not a rigid body")
+    sups = [o for o in _support_objects(scene, mapping) if o.rigid_body is not None]
+    scene.frame_set(scene.frame_start)
+    if sups:
+        anchor = sups[0]
+    else:  # no passive body: an unrendered one that collides with nothing
+        bpy.ops.mesh.primitive_cube_add(size=0.05, location=ob.matrix_world.translation)
+        anchor = bpy.context.active_object
+        anchor.name = "JointAnchor"
+        anchor.hide_render = True
+        with bpy.context.temp_override(object=anchor, active_object=anchor, selected_objects=[anchor]):
+            bpy.ops.rigidbody.object_add(type="PASSIVE")
+        anchor.rigid_body.collision_collections = [False] * 20
+    holder = bpy.data.objects.new("Glue" if jtype == "FIXED" else "Drive", None)
+    scene.collection.objects.link(holder)
+    holder.location = ob.matrix_world.translation.copy()
+    bpy.context.view_layer.objects.active = holder  # constraint_add acts on the active object only
+    bpy.ops.rigidbody.constraint_add(type=jtype)
+    c = holder.rigid_body_constraint
+    c.object1, c.object2 = anchor, ob
+    if jtype == "MOTOR":
+        c.use_motor_lin = True
+        c.motor_lin_target_velocity = 1.0
+        c.motor_lin_max_impulse = 5.0
+    return {"kind": kind, "object": holder.name,
+            "detail": f"{jtype} joint {holder.name} between {anchor.name} and {ob.name}"
+            + (" (linear motor 1 m/s)" if jtype == "MOTOR" else "")}

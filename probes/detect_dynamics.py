@@ -59,7 +59,7 @@ class DynamicsDetectors(AuditBase):
         flag = over.sum() >= ENERGY_FRAMES or over_r.sum() >= ENERGY_FRAMES
         admitted = self._work_sources(dyn)
         self.energy_summary = {"bodies": dyn, "scale_J": scale, "initial_J": e0, "max_gain_J": float(gain.max()),
-                               "admitted_sources": admitted}
+                               "admitted_sources": admitted, "rises": bool(flag)}
         if not flag or admitted:
             return
         mask = over if over.sum() >= ENERGY_FRAMES else over_r

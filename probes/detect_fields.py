@@ -17,6 +17,8 @@ from physcodegym.probes.audit_base import (
     _series,
 )
 
+MEASURED_FIELDS = 6  # force fields re-baked without them, one branch each (the rest: judged by their targets)
+
 
 class FieldDetectors(AuditBase):
     # ================================================================ measured effects
@@ -49,7 +51,7 @@ class FieldDetectors(AuditBase):
             self.effects_doc["reason"] = "nothing simulated to act on" if not things else "no saved scene to re-bake"
             return
         branches = []
-        for f in self.fields[:4]:
+        for f in self.fields[:MEASURED_FIELDS]:
             o = f["field"]
             branches.append({"label": f"field:{o}",
                              "interventions": [Intervention(kind=InterventionKind.disable_field, roles=[o])],
@@ -58,8 +60,12 @@ class FieldDetectors(AuditBase):
             branches.append({"label": f"collider:{o}",
                              "interventions": [Intervention(kind=InterventionKind.remove_object, roles=[o])],
                              "mapping": {o: o}})
+        for kind, holders in self.joint_groups().items():  # one branch per joint type: admission is by type
+            branches.append({"label": f"joint:{kind}",
+                             "interventions": [Intervention(kind=InterventionKind.disable_joint, roles=holders)],
+                             "mapping": {h: h for h in holders}})
         if not branches:
-            self.effects_doc["reason"] = "no force field and no hidden collider"
+            self.effects_doc["reason"] = "no force field, no hidden collider and no joint"
             return
         from physcodegym.probes.effects import measure
 
@@ -79,6 +85,43 @@ class FieldDetectors(AuditBase):
                                                   t_: {kk: vv for kk, vv in e.items() if kk != "per_frame"}
                                                   for t_, e in v["effects"].items()}}
                                           for k, v in rows.items()})
+
+    def joint_groups(self) -> dict[str, list[str]]:
+        """Constraint type -> holders of the enabled rigid-body constraints that attach a dynamic body."""
+        out: dict[str, list[str]] = {}
+        for n, recs in self.constrained.items():
+            if n not in self.info or not _is_dynamic(self.info[n], self.si):
+                continue
+            for r in recs:
+                out.setdefault(r["type"], [])
+                if r["holder"] not in out[r["type"]]:
+                    out[r["type"]].append(r["holder"])
+        return {k: sorted(v) for k, v in sorted(out.items())}
+
+    def actuators(self) -> None:
+        """What every joint type and force field measurably does (`meta["actuators"]`): the task's rubric admits
+        some types (`Rubric.admitted_types`) and charges the others that act (`verifier.rubric_eval`)."""
+        rows: list[dict[str, Any]] = []
+        for kind, holders in self.joint_groups().items():
+            joined = sorted({o for n, recs in self.constrained.items() for r in recs if r["holder"] in holders
+                             for o in (r["object1"], r["object2"]) if o})
+            rows.append({"what": "joint", "type": kind, "objects": holders, "joins": joined,
+                         **self._measured(f"joint:{kind}")})
+        for f in self.fields:
+            rows.append({"what": "field", "type": f["type"], "objects": [f["field"]], "strength": f["strength"],
+                         "targets": list(f["targets"]), **self._measured(f"field:{f['field']}")})
+        self.actuators_doc = rows
+
+    def _measured(self, label: str) -> dict[str, Any]:
+        """{"acts_on": things it changes (None: not measured), "max_effect_m": the largest change}."""
+        acts = self._acts_on(label)
+        if acts is None:
+            why = (self.effects_doc or {}).get("reason") or "not measured (more than the measured branches)"
+            return {"acts_on": None, "max_effect_m": None, "unmeasured_reason": why}
+        eff = self.effects[label]["effects"]  # type: ignore[index]
+        worst = max([e.get("max_deviation_m") or e.get("particles_median_m") or 0.0 for e in eff.values()
+                     if e["acts"]], default=0.0)
+        return {"acts_on": acts, "max_effect_m": round(float(worst), 5)}
 
     def _acts_on(self, label: str) -> list[str] | None:
         """Things a field / collider measurably changes (None: not measured)."""

@@ -193,6 +193,23 @@ def disable_actuator(scene: Any, ob: Any) -> dict[str, Any]:
     return {"changed": f"{ob.name}: " + ", ".join(done), "verified": True}
 
 
+def disable_joint(scene: Any, ob: Any) -> dict[str, Any]:
+    """Switch off the rigid-body constraint that `ob` holds (nothing else of `ob` changes: a body that holds
+    its own constraint keeps its keys, its hand-off and its collider)."""
+    c = ob.rigid_body_constraint
+    if c is None:
+        raise InterventionError(f"{ob.name!r} holds no rigid-body constraint")
+    from physcodegym.probes.ownership import _drop_animation
+
+    kind = c.type
+    _drop_animation(ob, lambda path: path.startswith("rigid_body_constraint."))  # a keyed `enabled` switches it on
+    # Bullet keeps ignoring contacts between the joined bodies while a disabled constraint still asks it to
+    # (measured: an unglued block fell through the block under it); without the joint they are two solids
+    c.disable_collisions = False
+    c.enabled = False
+    return {"changed": f"{ob.name}: {kind} constraint disabled", "verified": not c.enabled}
+
+
 def scale_gravity(scene: Any, factor: float) -> dict[str, Any]:
     g0 = tuple(scene.gravity)
     scene.gravity = tuple(g * float(factor) for g in g0)
@@ -250,6 +267,10 @@ def apply_intervention(scene: Any, iv: Intervention, mapping: dict[str, str]) ->
     elif k is InterventionKind.disable_actuator:
         need(1)
         recs = [disable_actuator(scene, o) for o in obs]
+        rec = {"changed": "; ".join(r["changed"] for r in recs), "verified": all(r["verified"] for r in recs)}
+    elif k is InterventionKind.disable_joint:
+        need(1)
+        recs = [disable_joint(scene, o) for o in obs]
         rec = {"changed": "; ".join(r["changed"] for r in recs), "verified": all(r["verified"] for r in recs)}
     elif k is InterventionKind.scale_gravity:
         rec = scale_gravity(scene, float(iv.params.get("factor", 0.0)))

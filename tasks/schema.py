@@ -6,6 +6,7 @@ task is refused with the file, the field path and the problem instead of failing
 
 from __future__ import annotations
 
+import re
 from enum import Enum
 from typing import Any, Literal
 
@@ -172,6 +173,7 @@ class InterventionKind(str, Enum):
     disable_actuator = "disable_actuator"
     scale_gravity = "scale_gravity"  # params: factor
     enable_collider = "enable_collider"  # used by controls: give roles an operative collider
+    disable_joint = "disable_joint"  # the roles' rigid-body constraints (their holders) switched off
 
 
 class Intervention(_Strict):
@@ -266,14 +268,44 @@ class Aggregation(_Strict):
         return float(self.finding_caps.get(kind, DEFAULT_FINDING_CAPS.get(kind, self.default_cap)))
 
 
+# Rigid-body constraint (joint) and force-field types of Blender that a rubric can admit. A joint or field
+# that measurably changes the motion and whose type the task does not admit has no counterpart in the
+# video: a glued stack, a hidden motor pumping a swing, a wind nobody sees (SPEC §5).
+JOINT_TYPES: tuple[str, ...] = ("FIXED", "POINT", "HINGE", "SLIDER", "PISTON", "GENERIC", "GENERIC_SPRING", "MOTOR")
+FIELD_TYPES: tuple[str, ...] = ("FORCE", "WIND", "VORTEX", "MAGNET", "HARMONIC", "CHARGE", "LENNARDJ", "TEXTURE",
+                                "GUIDE", "BOID", "TURBULENCE", "DRAG", "FLUID_FLOW")
+_TYPE_WORD = re.compile(r"\b(" + "|".join(sorted(JOINT_TYPES + FIELD_TYPES, key=len, reverse=True)) + r")\b")
+
+
 class Rubric(_Strict):
     initial_conditions: list[str] = Field(default_factory=list)  # permitted initial conditions
     actuation: list[str] = Field(default_factory=list)  # permitted actuators
     equivalent_representations: list[str] = Field(default_factory=list)
+    # joint and field types the video explains (JOINT_TYPES, FIELD_TYPES); None: the type names written in
+    # capitals in `actuation` and `equivalent_representations` ("a MOTOR rigid-body constraint", "a WIND field")
+    admits: list[str] | None = None
     criteria: list[Criterion] = Field(min_length=1)
     aggregation: Aggregation = Field(default_factory=Aggregation)
     # effective gravity of every solver must be Earth's within this relative tolerance (non_physical_parameter)
     earth_gravity_tolerance: float = Field(default=0.1, gt=0.0, le=10.0)
+
+    @field_validator("admits")
+    @classmethod
+    def _known_types(cls, v: list[str] | None) -> list[str] | None:
+        if v is not None:
+            bad = [t for t in v if t not in JOINT_TYPES + FIELD_TYPES]
+            if bad:
+                raise ValueError(f"unknown joint/field types {bad}; known: {', '.join(JOINT_TYPES + FIELD_TYPES)}")
+        return v
+
+    def admitted_types(self) -> set[str]:
+        """Joint and field types this task admits as actuators or equivalent representations."""
+        if self.admits is not None:
+            return set(self.admits)
+        words: set[str] = set()
+        for line in [*self.actuation, *self.equivalent_representations]:
+            words.update(_TYPE_WORD.findall(line))
+        return words
 
 
 class TruthInfo(_Strict):

@@ -83,6 +83,8 @@ def validity_findings(report: Any, samples: Any, rubric: Rubric,
         if d.get("kind") == "non_physical_parameter" and (d.get("evidence") or {}).get("param") == "gravity":
             continue
         out.append(d)
+    meta = getattr(report, "meta", None) or (report.get("meta", {}) if isinstance(report, dict) else {})
+    out += actuator_findings(meta, rubric, out)
     try:
         from physcodegym.probes.params import parameter_problems
     except ImportError:  # pragma: no cover
@@ -96,6 +98,52 @@ def validity_findings(report: Any, samples: Any, rubric: Rubric,
             out.append({"kind": "non_physical_parameter", "objects": objs, "message": pr["message"],
                         "value": pr["value"], "unit": "gravity",
                         "evidence": {k: v for k, v in pr.items() if k != "message"}})
+    return out
+
+
+def actuator_findings(meta: dict[str, Any], rubric: Rubric, found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Joints and force fields whose type the task does not admit (`Rubric.admitted_types`) and that change
+    the motion (the audit's `meta["actuators"]`, measured by re-baking without them): nothing in the video
+    explains them. A joint holds or steers bodies (`hidden_support`; a motor whose bodies gain energy:
+    `energy_gain`); a field steers them (`unexplained_force_field`). A joint whose effect could not be
+    measured counts as acting: the scene carries the burden of showing it does nothing."""
+    admitted = rubric.admitted_types()
+    rises = bool((meta.get("energy") or {}).get("rises"))
+    out: list[dict[str, Any]] = []
+    for row in meta.get("actuators") or []:
+        kind_t = row.get("type")
+        if kind_t in admitted:
+            continue
+        acts = row.get("acts_on")
+        measured = acts is not None
+        if row.get("what") == "field":
+            if not measured:  # not re-baked: judged by what it can act on
+                acts = list(row.get("targets") or []) if (row.get("strength") or kind_t in ("GUIDE", "BOID")) else []
+            field = row["objects"][0]
+            if not acts or any(f.get("kind") == "unexplained_force_field" and field in (f.get("objects") or [])
+                               for f in found):
+                continue
+            bodies = sorted({a.split("/", 1)[0] for a in acts})
+            out.append({"kind": "unexplained_force_field", "objects": [field, *bodies],
+                        "value": row.get("max_effect_m"), "unit": "m", "message": (
+                            f"{kind_t} field {field!r} is not admitted by the task (admitted types: "
+                            f"{sorted(admitted) or 'none'}) and "
+                            + (f"changes the motion of {acts} (up to {row.get('max_effect_m'):.3f} m without it)"
+                               if measured else f"acts on {acts} (its effect was not measured)")),
+                        "evidence": {"actuator": row, "admitted": sorted(admitted)}})
+            continue
+        if measured and not acts:
+            continue
+        holders = list(row.get("objects") or [])
+        bodies = sorted({a.split("/", 1)[0] for a in (acts or row.get("joins") or [])})
+        kind = "energy_gain" if kind_t == "MOTOR" and rises else "hidden_support"
+        what = (f"changes the motion of {acts} (up to {row.get('max_effect_m'):.3f} m without it)" if measured
+                else f"joins {row.get('joins')} (its effect was not measured: {row.get('unmeasured_reason')})")
+        out.append({"kind": kind, "objects": sorted({*bodies, *holders}), "value": row.get("max_effect_m"), "unit": "m",
+                    "message": (f"{kind_t} joint(s) {holders} not admitted by the task (admitted types: "
+                                f"{sorted(admitted) or 'none'}) {what}"
+                                + ("; the bodies gain energy" if kind == "energy_gain" else "")),
+                    "evidence": {"actuator": row, "admitted": sorted(admitted)}})
     return out
 
 

@@ -189,6 +189,7 @@ def run_selftest(loaded_task: LoadedTask, defects: list[str] | None = None, work
         sup = [c.params["support"] for c in loaded_task.task.rubric.criteria if c.check == "supported_by"]
         sup += [c.params["other"] for c in loaded_task.task.rubric.criteria if c.check == "contacts"]
         mapping["__supports__"] = json.dumps([mapping[r] for r in dict.fromkeys(sup) if r in mapping])
+        mapping["__admits__"] = json.dumps(sorted(loaded_task.task.rubric.admitted_types()))
         out: dict[str, Any] = {
             "task": loaded_task.id,
             "baseline": {"S_val": base["S_val"], "failed": sorted(base_failed),
@@ -226,11 +227,14 @@ def run_selftest(loaded_task: LoadedTask, defects: list[str] | None = None, work
             scan = sorted({f["kind"] for f in doc.get("scan_findings", [])})
             by_audit = sorted(set(doc["audit_kinds"]) & set(DEFECTS[kind]))
             by_scan = sorted(set(scan) & set(DEFECTS[kind]))
+            # rubric-level findings: the audit's measurements judged against what the task admits (joints, fields)
+            by_charge = sorted({r["kind"] for r in doc.get("finding_charges", [])} & set(DEFECTS[kind]) - set(by_audit))
             row.update(
-                caught=bool(by_audit or by_scan or failed),
+                caught=bool(by_audit or by_scan or by_charge or failed),
                 penalised=bool(doc["S_val"] is not None and base["S_val"] is not None and doc["S_val"] < base["S_val"]),
                 by_audit=by_audit,
                 by_scan=by_scan,
+                by_charge=by_charge,
                 by_rubric=failed,
                 scan_kinds=scan,
                 S_val=doc["S_val"],

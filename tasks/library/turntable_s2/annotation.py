@@ -85,7 +85,7 @@ TASK = {
     "rubric": {
         "initial_conditions": ["platter and block at rest at the start"],
         "actuation": ["a MOTOR rigid-body constraint (or an equivalent angular actuator) turning the platter about its vertical axis"],
-        "equivalent_representations": ["platter held by a HINGE constraint", "motor on the same or a separate constraint object"],
+        "equivalent_representations": ["platter held by a HINGE constraint", "motor on the same or a separate constraint object", "stripe glued to the platter by a FIXED constraint, or modelled as part of the platter"],
         "criteria": [
             {"id": "sim_platter", "description": "the platter rotates by a simulated actuator, not keyframes", "weight": 1.5, "roles": ["platter"], "check": "moves_by_simulation", "structural": True},
             {"id": "sim_block", "description": "the block is carried by friction (simulated), not parented or keyframed", "weight": 2.0, "roles": ["block"], "check": "moves_by_simulation", "structural": True},
