@@ -3,6 +3,9 @@
 The parent discovers units, skips those whose row is final (same program and task hashes) when resuming,
 dispatches the rest, and writes each unit's row into the store as soon as it returns. Workers write only
 inside their unit folder. A progress bar (stderr) shows done / failed / running and an ETA.
+
+SIGTERM to the parent ends the pool's workers and their process trees (the running units' isolated children),
+closes the store (the running units have no row, so `--resume` redoes them) and then takes its usual course.
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import signal
+import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -20,6 +25,7 @@ from typing import Any
 from physcodegym.batch.store import ResultsStore
 from physcodegym.batch.units import UnitSpec, discover, execute_unit, read_task_selection, task_set
 from physcodegym.core.errors import InputError
+from physcodegym.core.limits import kill_tree
 
 
 def default_workers() -> int:
@@ -74,6 +80,37 @@ def _lock(results: Path) -> Any:
     return fh
 
 
+class _Terminated(BaseException):
+    """SIGTERM reached the batch's parent (a BaseException, so no `except Exception` of a unit's bookkeeping
+    swallows it)."""
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM does not interrupt the clean-up
+    raise _Terminated(signum)
+
+
+@contextlib.contextmanager
+def _sigterm_stops_the_batch():
+    """While the batch runs, SIGTERM raises `_Terminated` in the main thread, so the pool's workers are killed
+    (`_run_pool`) and the store closed and unlocked on the way out; then SIGTERM is delivered again under the
+    previous disposition (by default the process ends by SIGTERM, as it would have without this)."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) in (
+            signal.SIG_IGN, None):
+        yield
+        return
+    prev = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    except _Terminated:
+        signal.signal(signal.SIGTERM, prev)
+        signal.raise_signal(signal.SIGTERM)
+        raise SystemExit(128 + signal.SIGTERM) from None  # the previous handler returned
+    finally:
+        signal.signal(signal.SIGTERM, prev)
+
+
+@_sigterm_stops_the_batch()
 def run_batch(tasks_dir: Path, submissions_dir: Path, out: Path, *, workers: int | None = None,
               ray_address: str | None = None,
               resume: bool = False, overwrite: bool = False, timeout_s: float | None = None,
@@ -181,7 +218,7 @@ def _run_pool(todo: list[UnitSpec], workers: int, record, bar: _Progress) -> Non
     pending = list(todo)
     broken: dict[tuple, int] = {}
     while pending:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as ex:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as ex, _workers_die_with(ex):
             futs: dict[Future, UnitSpec] = {}
             queue = list(pending)
             pending = []
@@ -216,6 +253,20 @@ def _run_pool(todo: list[UnitSpec], workers: int, record, bar: _Progress) -> Non
                 bar.update()
             if pool_broken:
                 pending.extend(queue)
+
+
+@contextlib.contextmanager
+def _workers_die_with(ex: ProcessPoolExecutor):
+    """Leaving the pool by an exception (SIGTERM, Ctrl-C) kills each worker's process tree, the running units'
+    sandboxed children included (`core.limits.kill_tree`, as on a timeout): otherwise the pool's shutdown would
+    wait for the running units, and a parent that dies leaves them running."""
+    try:
+        yield
+    except BaseException:
+        for pid in list(getattr(ex, "_processes", None) or {}):
+            kill_tree(pid)
+        ex.shutdown(wait=False, cancel_futures=True)
+        raise
 
 
 def _run_ray(todo: list[UnitSpec], address: str, record, bar: _Progress) -> None:
