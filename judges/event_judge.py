@@ -24,11 +24,10 @@ from typing import Literal
 
 import numpy as np
 from physcodegym.judges.judge_common import (
-    FATAL_PROVIDER_ERRORS,
+    Asker,
     JudgeAnswerError,
     JudgeCache,
-    Tally,
-    ask_strict,
+    JudgeUnusable,
     check_frames,
     contact_sheet,
     image_part,
@@ -181,8 +180,7 @@ def judge_events(
             ),
             image_part(role_still(ref[0], r.name, r.screen_xy)),
         ]
-    cache = JudgeCache(cache_dir)
-    tally = Tally()
+    ask = Asker(NAME, provider, PROMPT_VERSION, JudgeCache(cache_dir), max_attempts)
     rows = []
     for item in task.events:
         user = [p for r in item.roles for p in stills[r]] + cand_content + [TextPart(text=item_prompt(task, item))]
@@ -190,23 +188,9 @@ def judge_events(
         judgments = []
         for s in range(n_judgments):
             try:
-                asked = ask_strict(
-                    provider,
-                    msgs,
-                    _validator(item, duration),
-                    prompt_version=PROMPT_VERSION,
-                    cache=cache,
-                    sample=s,
-                    max_attempts=max_attempts,
-                    tally=tally,
-                )
-            except FATAL_PROVIDER_ERRORS as e:
-                return MetricResult.missing(
-                    NAME,
-                    MetricState.error,
-                    f"judge unusable: {e}",
-                    details={"provider": provider.name, "model": provider.model},
-                )
+                asked = ask(msgs, _validator(item, duration), sample=s)
+            except JudgeUnusable as e:
+                return e.result
             j = {"sample": s, "cached": asked.cached, "attempts": asked.attempts}
             if asked.verdict is None:
                 j.update(verdict=None, reason=unjudged_reason(asked), evidence=[])
@@ -246,7 +230,7 @@ def judge_events(
         "weighted_pass": raw,
         "key_cap_applied": bool(failed_keys),
         "failed_key_items": failed_keys,
-        "usage": tally.as_dict(),
+        "usage": ask.tally.as_dict(),
         "shown": {
             "role_stills": "reference first frame, roles marked",
             "candidate_main_frames": N_MAIN,

@@ -26,6 +26,7 @@ import cv2
 import numpy as np
 from physcodegym.llm.base import ImagePart, Message, Provider, TextPart
 from physcodegym.llm.errors import AuthError, ModelNotFound, ProviderError
+from physcodegym.metrics.results import MetricResult, MetricState
 from physcodegym.tasks.schema import FPS
 from pydantic import BaseModel, ValidationError
 
@@ -295,3 +296,34 @@ def unjudged_reason(asked: Asked) -> str:
     last = asked.attempts[-1] if asked.attempts else {}
     detail = last.get("error") or last.get("text", "")
     return f"no valid verdict after {len(asked.attempts)} attempts ({', '.join(outcomes)}): {detail}"[:500]
+
+
+class JudgeUnusable(Exception):
+    """A fatal provider error (`FATAL_PROVIDER_ERRORS`): every item would fail alike, so the metric stops with
+    `result`, its missing result (state error)."""
+
+    def __init__(self, result: MetricResult) -> None:
+        super().__init__(result.reason)
+        self.result = result
+
+
+@dataclass
+class Asker:
+    """One judge metric's questions: `ask_strict` with the metric's prompt version, cache, attempt bound and usage
+    tally; a fatal provider error raises `JudgeUnusable`."""
+
+    metric: str
+    provider: Provider
+    prompt_version: str
+    cache: JudgeCache
+    max_attempts: int
+    tally: Tally = field(default_factory=Tally)
+
+    def __call__(self, messages: list[Message], validate: Callable[[str], BaseModel], sample: int = 0) -> Asked:
+        try:
+            return ask_strict(self.provider, messages, validate, prompt_version=self.prompt_version, cache=self.cache,
+                              sample=sample, max_attempts=self.max_attempts, tally=self.tally)
+        except FATAL_PROVIDER_ERRORS as e:
+            details = {"provider": self.provider.name, "model": self.provider.model}
+            raise JudgeUnusable(MetricResult.missing(self.metric, MetricState.error, f"judge unusable: {e}",
+                                                     details=details)) from e

@@ -14,11 +14,10 @@ from typing import Literal
 
 import numpy as np
 from physcodegym.judges.judge_common import (
-    FATAL_PROVIDER_ERRORS,
+    Asker,
     JudgeAnswerError,
     JudgeCache,
-    Tally,
-    ask_strict,
+    JudgeUnusable,
     check_frames,
     image_part,
     parse_model,
@@ -116,8 +115,7 @@ def judge_objects(
     for k, i in enumerate(idx):
         label = "initial layout" if k == 0 else "later"
         content += [TextPart(text=f"Candidate frame {i + 1} (t={t_of(i):.2f} s, {label}):"), image_part(frames[i])]
-    cache = JudgeCache(cache_dir)
-    tally = Tally()
+    ask = Asker(NAME, provider, PROMPT_VERSION, JudgeCache(cache_dir), max_attempts)
     items, unjudged = [], []
     for item in task.checklist:
         msgs = [
@@ -125,22 +123,9 @@ def judge_objects(
             Message(role="user", content=[*content, TextPart(text=item_prompt(item))]),
         ]
         try:
-            asked = ask_strict(
-                provider,
-                msgs,
-                _validator(item),
-                prompt_version=PROMPT_VERSION,
-                cache=cache,
-                max_attempts=max_attempts,
-                tally=tally,
-            )
-        except FATAL_PROVIDER_ERRORS as e:
-            return MetricResult.missing(
-                NAME,
-                MetricState.error,
-                f"judge unusable: {e}",
-                details={"provider": provider.name, "model": provider.model},
-            )
+            asked = ask(msgs, _validator(item))
+        except JudgeUnusable as e:
+            return e.result
         row = {"id": item.id, "verdict": None, "attempts": asked.attempts, "cached": asked.cached}
         if asked.verdict is None:
             row["reason"] = unjudged_reason(asked)
@@ -165,7 +150,7 @@ def judge_objects(
         "judged": len(judged),
         "passed": passed,
         "total": len(items),
-        "usage": tally.as_dict(),
+        "usage": ask.tally.as_dict(),
     }
     if not judged:
         return MetricResult.missing(
