@@ -9,12 +9,10 @@ alternation rule always holds.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Any
 
 from physcodegym.llm.base import ChatResponse, ImagePart, Message, TextPart, ToolCall, ToolSpec, Usage
-from physcodegym.llm.transport import Prices, RetryPolicy, Transport, post_chat
+from physcodegym.llm.transport import HttpChatClient
 
 ANTHROPIC_VERSION = "2023-06-01"
 
@@ -85,50 +83,20 @@ def parse_anthropic_response(doc: dict) -> ChatResponse:
     return ChatResponse(text="".join(texts), tool_calls=calls, stop_reason=doc.get("stop_reason"), usage=usage, raw=doc)
 
 
-class AnthropicMessages:
+class AnthropicMessages(HttpChatClient):
     """Client for the Anthropic messages API (or a compatible proxy at `base_url`)."""
 
     name = "anthropic"
+    default_base_url = "https://api.anthropic.com"
+    default_key_env = "ANTHROPIC_API_KEY"
+    chat_path, models_path = "/v1/messages", "/v1/models"
+    answer = "a messages answer"
+    parse = staticmethod(parse_anthropic_response)
 
-    def __init__(
-        self,
-        model: str,
-        base_url: str = "https://api.anthropic.com",
-        api_key_env: str | None = "ANTHROPIC_API_KEY",
-        timeout_s: float = 120.0,
-        max_retries: int = 4,
-        prices: Prices | dict | tuple | None = None,
-        log_path: Path | str | None = None,
-        *,
-        api_key: str | None = None,
-        backoff_base_s: float = 1.0,
-        backoff_max_s: float = 30.0,
-        max_retry_after_s: float = 120.0,
-        anthropic_version: str = ANTHROPIC_VERSION,
-        extra_headers: dict[str, str] | None = None,
-        seed: int | None = None,
-    ) -> None:
-        self.model = model
-        self.base_url = base_url.rstrip("/")
-        self._api_key = api_key if api_key is not None else (os.environ.get(api_key_env) if api_key_env else None)
-        self.prices = Prices.coerce(prices)
+    def __init__(self, model: str, *args: Any, anthropic_version: str = ANTHROPIC_VERSION, **kw: Any) -> None:
+        """`HttpChatClient`'s arguments and the `anthropic-version` header."""
+        super().__init__(model, *args, **kw)
         self.anthropic_version = anthropic_version
-        self.extra_headers = dict(extra_headers or {})
-        self.transport = Transport(
-            self.name,
-            model,
-            timeout_s=timeout_s,
-            retry=RetryPolicy(
-                max_retries=max_retries, base_s=backoff_base_s, max_s=backoff_max_s, max_retry_after_s=max_retry_after_s
-            ),
-            log_path=log_path,
-            secrets=lambda: [self._api_key or ""],
-            seed=seed,
-        )
-
-    @property
-    def stats(self):  # noqa: ANN201 - CallStats
-        return self.transport.stats
 
     def _headers(self) -> dict[str, str]:
         h = {"content-type": "application/json", "anthropic-version": self.anthropic_version, **self.extra_headers}
@@ -148,25 +116,3 @@ class AnthropicMessages:
         if tools:
             payload["tools"] = to_anthropic_tools(tools)
         return payload
-
-    def chat(
-        self,
-        messages: list[Message],
-        tools: list[ToolSpec] | None = None,
-        max_tokens: int = 4096,
-        temperature: float | None = None,
-    ) -> ChatResponse:
-        payload = self.build_payload(messages, tools, max_tokens, temperature)
-        return post_chat(
-            self.transport,
-            f"{self.base_url}/v1/messages",
-            self._headers(),
-            payload,
-            parse_anthropic_response,
-            "a messages answer",
-            self.name,
-            self.prices,
-        )
-
-    def list_models_request(self) -> tuple[str, dict[str, str]]:
-        return f"{self.base_url}/v1/models", self._headers()

@@ -10,12 +10,10 @@ tool follow in one user message right after the tool messages.
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 from typing import Any
 
 from physcodegym.llm.base import ChatResponse, ImagePart, Message, TextPart, ToolCall, ToolSpec, Usage
-from physcodegym.llm.transport import Prices, RetryPolicy, Transport, post_chat
+from physcodegym.llm.transport import HttpChatClient
 
 
 def _parts(content: list[TextPart | ImagePart]) -> list[dict]:
@@ -94,50 +92,21 @@ def parse_openai_response(doc: dict) -> ChatResponse:
     return ChatResponse(text=text, tool_calls=calls, stop_reason=stop, usage=usage, raw=doc)
 
 
-class OpenAIChat:
+class OpenAIChat(HttpChatClient):
     """Client for any OpenAI-compatible `/chat/completions` endpoint."""
 
     name = "openai"
+    default_base_url = "https://api.openai.com/v1"
+    default_key_env = "OPENAI_API_KEY"
+    chat_path, models_path = "/chat/completions", "/models"
+    answer = "a chat completion"
+    parse = staticmethod(parse_openai_response)
 
-    def __init__(
-        self,
-        model: str,
-        base_url: str = "https://api.openai.com/v1",
-        api_key_env: str | None = "OPENAI_API_KEY",
-        timeout_s: float = 120.0,
-        max_retries: int = 4,
-        prices: Prices | dict | tuple | None = None,
-        log_path: Path | str | None = None,
-        *,
-        api_key: str | None = None,
-        backoff_base_s: float = 1.0,
-        backoff_max_s: float = 30.0,
-        max_retry_after_s: float = 120.0,
-        max_tokens_field: str = "max_tokens",
-        extra_headers: dict[str, str] | None = None,
-        seed: int | None = None,
-    ) -> None:
-        self.model = model
-        self.base_url = base_url.rstrip("/")
-        self._api_key = api_key if api_key is not None else (os.environ.get(api_key_env) if api_key_env else None)
-        self.prices = Prices.coerce(prices)
-        self.max_tokens_field = max_tokens_field  # newer OpenAI reasoning models want "max_completion_tokens"
-        self.extra_headers = dict(extra_headers or {})
-        self.transport = Transport(
-            self.name,
-            model,
-            timeout_s=timeout_s,
-            retry=RetryPolicy(
-                max_retries=max_retries, base_s=backoff_base_s, max_s=backoff_max_s, max_retry_after_s=max_retry_after_s
-            ),
-            log_path=log_path,
-            secrets=lambda: [self._api_key or ""],
-            seed=seed,
-        )
-
-    @property
-    def stats(self):  # noqa: ANN201 - CallStats
-        return self.transport.stats
+    def __init__(self, model: str, *args: Any, max_tokens_field: str = "max_tokens", **kw: Any) -> None:
+        """`HttpChatClient`'s arguments; `max_tokens_field`: newer OpenAI reasoning models want
+        "max_completion_tokens"."""
+        super().__init__(model, *args, **kw)
+        self.max_tokens_field = max_tokens_field
 
     def _headers(self) -> dict[str, str]:
         h = {"content-type": "application/json", **self.extra_headers}
@@ -158,26 +127,3 @@ class OpenAIChat:
         if tools:
             payload["tools"] = to_openai_tools(tools)
         return payload
-
-    def chat(
-        self,
-        messages: list[Message],
-        tools: list[ToolSpec] | None = None,
-        max_tokens: int = 4096,
-        temperature: float | None = None,
-    ) -> ChatResponse:
-        payload = self.build_payload(messages, tools, max_tokens, temperature)
-        return post_chat(
-            self.transport,
-            f"{self.base_url}/chat/completions",
-            self._headers(),
-            payload,
-            parse_openai_response,
-            "a chat completion",
-            self.name,
-            self.prices,
-        )
-
-    def list_models_request(self) -> tuple[str, dict[str, str]]:
-        """GET endpoint and headers `physcodegym doctor` uses to test reachability without spending tokens."""
-        return f"{self.base_url}/models", self._headers()

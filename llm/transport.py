@@ -12,6 +12,7 @@ from __future__ import annotations
 import email.utils
 import hashlib
 import json
+import os
 import random
 import re
 import threading
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import requests
-from physcodegym.llm.base import Usage
+from physcodegym.llm.base import ChatResponse, Message, ToolSpec, Usage
 from physcodegym.llm.errors import (
     AuthError,
     BadRequest,
@@ -357,3 +358,78 @@ def post_chat(
         ) from e
     transport.account(call_id, resp.usage, prices)
     return resp
+
+
+class HttpChatClient:
+    """What the provider clients share: the API key (given, or from `api_key_env`, by default the provider's
+    usual variable), prices, extra headers, the transport with its retry policy and log, and `chat`: the
+    provider's payload POSTed to `chat_path` below `base_url`, its answer parsed by `parse` (`post_chat`).
+
+    A client sets `name`, `default_base_url`, `default_key_env`, `chat_path`, `models_path`, `answer` (what one
+    answer is called in a malformed-response error), `parse` (a staticmethod), `_headers` and `build_payload`."""
+
+    name = ""
+    default_base_url = ""
+    default_key_env: str | None = None
+    chat_path = ""
+    models_path = ""
+    answer = ""
+    parse: Callable[[dict], ChatResponse]
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None = None,
+        api_key_env: str | None = ...,  # type: ignore[assignment]  # ... = the provider's usual variable
+        timeout_s: float = 120.0,
+        max_retries: int = 4,
+        prices: Prices | dict | tuple | None = None,
+        log_path: Path | str | None = None,
+        *,
+        api_key: str | None = None,
+        backoff_base_s: float = 1.0,
+        backoff_max_s: float = 30.0,
+        max_retry_after_s: float = 120.0,
+        extra_headers: dict[str, str] | None = None,
+        seed: int | None = None,
+    ) -> None:
+        if api_key_env is ...:
+            api_key_env = self.default_key_env
+        self.model = model
+        self.base_url = (base_url or self.default_base_url).rstrip("/")
+        self._api_key = api_key if api_key is not None else (os.environ.get(api_key_env) if api_key_env else None)
+        self.prices = Prices.coerce(prices)
+        self.extra_headers = dict(extra_headers or {})
+        self.transport = Transport(
+            self.name,
+            model,
+            timeout_s=timeout_s,
+            retry=RetryPolicy(
+                max_retries=max_retries, base_s=backoff_base_s, max_s=backoff_max_s, max_retry_after_s=max_retry_after_s
+            ),
+            log_path=log_path,
+            secrets=lambda: [self._api_key or ""],
+            seed=seed,
+        )
+
+    @property
+    def stats(self) -> CallStats:
+        return self.transport.stats
+
+    def _headers(self) -> dict[str, str]:
+        raise NotImplementedError
+
+    def build_payload(
+        self, messages: list[Message], tools: list[ToolSpec] | None, max_tokens: int, temperature: float | None
+    ) -> dict:
+        raise NotImplementedError
+
+    def chat(self, messages: list[Message], tools: list[ToolSpec] | None = None, max_tokens: int = 4096,
+             temperature: float | None = None) -> ChatResponse:
+        payload = self.build_payload(messages, tools, max_tokens, temperature)
+        return post_chat(self.transport, self.base_url + self.chat_path, self._headers(), payload, self.parse,
+                         self.answer, self.name, self.prices)
+
+    def list_models_request(self) -> tuple[str, dict[str, str]]:
+        """GET endpoint and headers `physcodegym doctor` uses to test reachability without spending tokens."""
+        return self.base_url + self.models_path, self._headers()
