@@ -21,7 +21,7 @@ from typing import Any
 from physcodegym.agent import prompts
 from physcodegym.agent.budget import Budget, BudgetLimits
 from physcodegym.agent.tools import LAUNCH_TOOLS, Toolbox, ToolOutcome, outcome_parts, tool_specs
-from physcodegym.agent.trace import AGENT_RUN_FILE, Trace, read_trace, write_json_atomic
+from physcodegym.agent.trace import AGENT_RUN_FILE, Trace, agent_run_doc, read_trace, write_agent_run
 from physcodegym.llm.base import ChatResponse, ImagePart, Message, Provider, TextPart, ToolCall, ToolResult
 from physcodegym.llm.errors import ProviderError
 from physcodegym.tasks.loader import LoadedTask
@@ -272,40 +272,12 @@ class AgentRun:
 
     # -- bookkeeping ------------------------------------------------------------------------
     def run_doc(self) -> dict:
-        st = self.toolbox.state
-        return {
-            "status": self.status,
-            "reason": self.reason,
-            "task": self.loaded_task.id,
-            "provider": getattr(self.provider, "name", "?"),
-            "model": getattr(self.provider, "model", "?"),
-            "run_dir": str(self.run_dir),
-            "started": self.started,
-            "updated": _now(),
-            "steps": self.budget.steps,
-            "budget": {**self.budget.remaining(), **{k: v for k, v in self.budget.to_dict().items() if k != "limits"}},
-            "limits": self.budget.limits.__dict__,
-            "revisions": len(st["revisions"]),
-            "launches": [
-                {k: e.get(k) for k in ("launch", "tool", "mode", "status", "revision", "seconds")}
-                for e in st["launches"]
-            ],
-            "finalized": st.get("finalized"),
-            "submission": "submission" if st.get("finalized") else None,
-            "trace": "trace.jsonl",
-        }
+        return agent_run_doc(self.status, self.reason, self.loaded_task.id, getattr(self.provider, "name", "?"),
+                             getattr(self.provider, "model", "?"), self.run_dir, self.started, self.budget,
+                             self.toolbox.state)
 
-    def _write_run_json(self, extra: dict | None = None) -> dict:
-        doc = self.run_doc()
-        prev = self.run_dir / AGENT_RUN_FILE
-        if prev.is_file():
-            old = json.loads(prev.read_text(encoding="utf-8"))
-            if "score" in old:
-                doc["score"] = old["score"]
-        if extra:
-            doc.update(extra)
-        write_json_atomic(self.run_dir / AGENT_RUN_FILE, doc)
-        return doc
+    def _write_run_json(self) -> dict:
+        return write_agent_run(self.run_dir / AGENT_RUN_FILE, self.run_doc())
 
     def _emit(self, last: str) -> None:
         if self.progress:

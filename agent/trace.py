@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import os
 import time
+from dataclasses import asdict
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -58,3 +60,41 @@ def write_json_atomic(path: Path, doc: Any) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic.write_json(path, doc)
+
+
+def agent_run_doc(status: str, reason: str, task: str, provider: str, model: str, run_dir: Path, started: str,
+                  budget: Any, state: dict, *, transport: str | None = None, segments: int | None = None) -> dict:
+    """The agent run document (`AGENT_RUN_FILE`) of a run in progress or ended, from its budget
+    (`agent.budget.Budget`) and its toolbox state; the agent loop and the MCP session write the same one
+    (the MCP session adds its `transport` and its connection `segments`)."""
+    doc: dict[str, Any] = {"status": status, "reason": reason, "task": task, "provider": provider, "model": model}
+    if transport is not None:
+        doc["transport"] = transport
+    doc.update(run_dir=str(run_dir), started=started, updated=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+               steps=budget.steps)
+    if segments is not None:
+        doc["segments"] = segments
+    doc.update(
+        budget={**budget.remaining(), **{k: v for k, v in budget.to_dict().items() if k != "limits"}},
+        limits=asdict(budget.limits),
+        revisions=len(state["revisions"]),
+        launches=[{k: e.get(k) for k in ("launch", "tool", "mode", "status", "revision", "seconds")}
+                  for e in state["launches"]],
+        finalized=state.get("finalized"),
+        submission="submission" if state.get("finalized") else None,
+        trace="trace.jsonl",
+    )
+    return doc
+
+
+def write_agent_run(path: Path, doc: dict) -> dict:
+    """Write the agent run document, keeping the `score` a previous one was given (`physcodegym score` adds it)."""
+    if path.is_file():
+        try:
+            old = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError:
+            old = {}
+        if "score" in old:
+            doc["score"] = old["score"]
+    write_json_atomic(path, doc)
+    return doc

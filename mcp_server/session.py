@@ -42,7 +42,7 @@ from physcodegym.agent.tools import (
     WriteFileArgs,
     outcome_parts,
 )
-from physcodegym.agent.trace import AGENT_RUN_FILE, Trace, read_trace, write_json_atomic
+from physcodegym.agent.trace import AGENT_RUN_FILE, Trace, agent_run_doc, read_trace, write_agent_run, write_json_atomic
 from physcodegym.core.errors import InputError
 from physcodegym.llm.base import ImagePart, TextPart
 from physcodegym.tasks.loader import LoadedTask
@@ -471,45 +471,13 @@ class McpSession:
         return "running", ""
 
     def run_doc(self) -> dict:
-        st = self.toolbox.state
         status, reason = self.status()
-        b = self.budget
-        return {
-            "status": status,
-            "reason": reason,
-            "task": self.loaded_task.id,
-            "provider": PROVIDER,
-            "model": self.client,
-            "transport": self.transport,
-            "run_dir": str(self.run_dir),
-            "started": self.meta["started"],
-            "updated": _now(),
-            "steps": b.steps,
-            "segments": self.segment,
-            "budget": {**b.remaining(), **{k: v for k, v in b.to_dict().items() if k != "limits"}},
-            "limits": asdict(b.limits),
-            "revisions": len(st["revisions"]),
-            "launches": [
-                {k: e.get(k) for k in ("launch", "tool", "mode", "status", "revision", "seconds")}
-                for e in st["launches"]
-            ],
-            "finalized": st.get("finalized"),
-            "submission": "submission" if st.get("finalized") else None,
-            "trace": "trace.jsonl",
-        }
+        return agent_run_doc(status, reason, self.loaded_task.id, PROVIDER, self.client, self.run_dir,
+                             self.meta["started"], self.budget, self.toolbox.state, transport=self.transport,
+                             segments=self.segment)
 
     def write_run_json(self) -> dict:
-        doc = self.run_doc()
-        prev = self._p(AGENT_RUN_FILE)
-        if prev.is_file():
-            try:
-                old = json.loads(prev.read_text(encoding="utf-8"))
-                if "score" in old:
-                    doc["score"] = old["score"]
-            except json.JSONDecodeError:
-                pass
-        write_json_atomic(prev, doc)
-        return doc
+        return write_agent_run(self._p(AGENT_RUN_FILE), self.run_doc())
 
     def set_client(self, name: str | None) -> None:
         if name and name != self.client:
