@@ -128,8 +128,11 @@ def audit_scene(
     core_objects: list[str] | None = None,
     blend: Path | None = None,
     solvers_off: bool = True,
+    render_check: bool = True,
 ) -> AuditReport:
-    """Audit the live (baked or stepped) scene; returns every SPEC §5 finding with its evidence."""
+    """Audit the live (baked or stepped) scene; returns every SPEC §5 finding with its evidence. With
+    `frames_dir` (the handed-in renders) the frames are also checked against the scene's motion: on screen
+    (`probes.screen`) and against a small re-render of the scene itself (`probes.render_match`)."""
     import bpy
 
     scene = scene or bpy.context.scene
@@ -161,13 +164,19 @@ def audit_scene(
             t = time.perf_counter()
             detector(a)
             timings[name] = time.perf_counter() - t
-    screen = None
+    screen = render_doc = None
     if frames_dir is not None and Path(frames_dir).is_dir():
         t = time.perf_counter()
         from physcodegym.probes.screen import screen_motion_check
 
         screen = screen_motion_check(scene, samples, Path(frames_dir), a)
         timings["screen"] = time.perf_counter() - t
+        if render_check:
+            t = time.perf_counter()
+            from physcodegym.probes.render_match import render_match
+
+            render_doc = render_match(scene, samples, Path(frames_dir), a)
+            timings["render_match"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - t0
     scene_doc = {
         "name": scene.name,
@@ -183,6 +192,7 @@ def audit_scene(
         "fields": a.fields,
         "energy": getattr(a, "energy_summary", None),
         "screen_motion": screen,
+        "render_match": render_doc,
         "solvers_off": owner_doc,
         "effects": getattr(a, "effects_doc", None),
         "actuators": getattr(a, "actuators_doc", []),

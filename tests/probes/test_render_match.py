@@ -1,0 +1,106 @@
+"""The handed-in frames must be renders of the saved scene, and what changes in them must be moved by something
+(real bakes and Workbench renders; `probes.render_match`):
+
+- render one scene, save another: a keyframed ball sliding across is rendered, then a clean rigid-body ball that
+  falls is baked and audited against those frames (`scripted_motion`, cause `render_mismatch`); twin: the
+  frames of the falling ball itself;
+- a picture that changes with nothing moving: the world's colour is keyframed from dark to light behind a
+  falling ball (no object's footprint holds that change, so the screen check cannot see it; cause
+  `change_without_motion`); twin: a still world;
+- the re-render leaves the scene as it was (render settings, camera, visibility), since the panel audits the
+  artist's live scene.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from physcodegym.testing import demo_scenes as D
+
+FRAMES = 30
+
+
+def _scene(slide: bool = False, world_keys: bool = False) -> Any:
+    import bpy
+
+    sc = D.rigid_stage(FRAMES)
+    sc.render.engine = "BLENDER_WORKBENCH"
+    ball = D.sphere("Ball", (0, 0, 2.0), 0.25, rb=None if slide else "ACTIVE", restitution=0.5)
+    if slide:
+        for f, x, z in ((1, -2.0, 2.0), (FRAMES, 2.0, 0.25)):
+            ball.location = (x, 0.0, z)
+            ball.keyframe_insert("location", frame=f)
+    sc.world = bpy.data.worlds.new("Sky")
+    sc.world.color = (0.05, 0.05, 0.08)
+    if world_keys:
+        sc.world.keyframe_insert("color", frame=1)
+        sc.world.color = (0.7, 0.75, 0.9)
+        sc.world.keyframe_insert("color", frame=FRAMES)
+    D.bake()
+    return sc
+
+
+def _render_all(sc: Any, out: Path) -> Path:
+    import bpy
+
+    out.mkdir(parents=True, exist_ok=True)
+    for f in range(1, FRAMES + 1):
+        sc.frame_set(f)
+        sc.render.filepath = str(out / f"{f:04d}.png")
+        bpy.ops.render.render(write_still=True)
+    return out
+
+
+@pytest.fixture(scope="session")
+def render_audits(tmp_path_factory) -> dict[str, Any]:
+    from physcodegym.probes.audit import audit_scene
+
+    root = tmp_path_factory.mktemp("render_match")
+    out: dict[str, Any] = {}
+    fake = _render_all(_scene(slide=True), root / "slide")
+    out["swap"] = audit_scene(_scene(), frames_dir=fake)
+    own = _render_all(_scene(), root / "fall")
+    sc = _scene()
+    r = sc.render
+    before = (r.resolution_percentage, r.filepath, r.image_settings.file_format, sc.camera.name,
+              [o.hide_render for o in sc.objects], sorted(o.name for o in sc.objects))
+    out["honest"] = audit_scene(sc, frames_dir=own)
+    out["restored"] = (before, (r.resolution_percentage, r.filepath, r.image_settings.file_format, sc.camera.name,
+                                [o.hide_render for o in sc.objects], sorted(o.name for o in sc.objects)))
+    sky = _scene(world_keys=True)
+    out["sky"] = audit_scene(sky, frames_dir=_render_all(sky, root / "sky"))
+    return out
+
+
+def _causes(rep: Any) -> list[str]:
+    return [f.evidence.get("cause") for f in rep.by_kind("scripted_motion")]
+
+
+def test_frames_of_another_scene_are_scripted_motion(render_audits):
+    rep = render_audits["swap"]
+    hits = [f for f in rep.by_kind("scripted_motion") if f.evidence.get("cause") == "render_mismatch"]
+    assert hits and "Ball" in hits[0].objects, [(f.kind, f.message) for f in rep.findings]
+    doc = rep.meta["render_match"]
+    assert doc["state"] == "ok" and doc["disagree"] > doc["informative"] / 2, doc
+
+
+def test_frames_of_the_saved_scene_agree(render_audits):
+    rep = render_audits["honest"]
+    doc = rep.meta["render_match"]
+    assert doc["state"] == "ok" and doc["informative"] >= 4 and doc["disagree"] == 0, doc
+    assert min(r["agreement"] for r in doc["frames"] if r["agreement"] is not None) > 0.9, doc
+    assert all(r["changed_px_without_movers"] == 0 for r in doc["frames"]), doc
+    assert rep.findings == [], [(f.kind, f.message) for f in rep.findings]
+
+
+def test_picture_changing_with_nothing_moving_is_scripted(render_audits):
+    rep = render_audits["sky"]
+    assert "change_without_motion" in _causes(rep), [(f.kind, f.message) for f in rep.findings]
+    assert "render_mismatch" not in _causes(rep)  # the frames are the saved scene's own
+
+
+def test_re_render_leaves_the_live_scene_as_it_was(render_audits):
+    before, after = render_audits["restored"]
+    assert before == after
