@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 from physcodegym.probes import physics as ph
+from physcodegym.tasks.schema import FPS as VIDEO_FPS
 
 EARTH_G = 9.81
 GRAVITY_TOL_REL = 0.1  # effective gravity within 10 % of Earth's (a rubric can ask for less: earth_gravity_tolerance)
@@ -44,10 +45,15 @@ def effective_gravity(samples: Any) -> list[dict[str, Any]]:
     rbw = si.get("rigidbody_world")
     if dyn and rbw:
         w = _w(rbw.get("effector_weights"))
+        # Bullet steps time_scale / (scene frames per second) per frame, and the video shows 30 frames a second:
+        # a 60 fps scene is a half-speed clock (measured: 15 frames of free fall drop 1/4 as far)
+        fps = float(getattr(samples, "fps", VIDEO_FPS) or VIDEO_FPS)
         out.append({"solver": "rigid_body", "objects": dyn, "g": (g * w).tolist(), "weight": w,
-                    "clock": float(rbw.get("time_scale", 1.0)),
+                    "clock": float(rbw.get("time_scale", 1.0)) * VIDEO_FPS / fps,
                     "paths": {"weight": "scene.rigidbody_world.effector_weights.gravity * .all",
-                              "clock": "scene.rigidbody_world.time_scale"},
+                              "clock": "scene.rigidbody_world.time_scale"
+                                       + (f" x {VIDEO_FPS} / scene frame rate {fps:g} (render.fps / fps_base)"
+                                          if abs(fps - VIDEO_FPS) > 1e-6 else "")},
                     "substeps_per_frame": rbw.get("substeps_per_frame")})
     for n, info in samples.info.items():
         for key, rec in (info.get("physics") or {}).items():

@@ -30,3 +30,31 @@ def test_gravity_tolerance_and_clock_and_restitution() -> None:
     assert probs["restitution"]["path"] == "objects['Ball'].rigid_body.restitution"
     # a body in a disabled world is not simulated: its solver parameters are not judged
     assert parameter_problems(_samples(weight=0.25, world_on=False)) == []
+
+
+def test_scene_frame_rate_is_part_of_the_rigid_body_clock() -> None:
+    """Bullet steps time_scale / fps per frame and the video shows 30 frames a second: a 60 fps scene plays its
+    physics at half speed, and time_scale 2 at 60 fps is real time again."""
+    from dataclasses import replace
+
+    from physcodegym.probes.params import parameter_problems
+
+    slow = {p["param"]: p for p in parameter_problems(replace(_samples(), fps=60.0))}
+    assert set(slow) == {"time_scale"} and slow["time_scale"]["value"] == 0.5, slow
+    assert "scene frame rate 60" in slow["time_scale"]["path"]
+    assert parameter_problems(replace(_samples(clock=2.0), fps=60.0)) == []
+
+
+def test_scene_frame_rate_clock_on_a_real_bake() -> None:
+    """The same on a baked scene: a ball dropped in a 60 fps scene falls a quarter as far in 15 frames, and the
+    audit names the frame rate."""
+    from physcodegym.probes.audit import audit_scene
+    from physcodegym.testing import demo_scenes as D
+
+    sc = D.rigid_stage(30)
+    sc.render.fps = 60
+    D.sphere("Ball", (0, 0, 3.0), 0.25)
+    D.bake()
+    hits = [f for f in audit_scene(sc, solvers_off=False).by_kind("non_physical_parameter")
+            if f.evidence.get("param") == "time_scale"]
+    assert hits and hits[0].value == 0.5 and "Ball" in hits[0].objects, hits
