@@ -15,7 +15,7 @@ from typing import Any
 import bpy
 from physcodegym.agent import run_files
 from physcodegym.core import launch
-from physcodegym.operators.common import env_for_tasks, gate, work_dir
+from physcodegym.operators.common import JobOperator, env_for_tasks, needs_task, on_scene, work_dir
 from physcodegym.physcodegym_addon import features, jobs, preferences
 
 AGENT_JOB = "agent"
@@ -42,24 +42,16 @@ def apply_progress(scene: Any, run_dir: Path) -> None:
             im.reload()
 
 
-class PCG_OT_start_agent(bpy.types.Operator):
+class PCG_OT_start_agent(JobOperator, bpy.types.Operator):
     """Start an agent run on the loaded task in a background process (the UI stays responsive)"""
 
     bl_idname = "physcodegym.start_agent"
     bl_label = "Start Agent"
+    job_name, busy = AGENT_JOB, "an agent run is in progress"
 
     @classmethod
-    def poll(cls, context: Any) -> bool:
-        job = jobs.get(AGENT_JOB)
-        if job is not None and job.running:
-            cls.poll_message_set("an agent run is in progress")
-            return False
-        if not gate(cls, context, "agent"):
-            return False
-        if not context.scene.physcodegym.task_folder:
-            cls.poll_message_set("load a task first")
-            return False
-        return True
+    def ready(cls, context: Any) -> bool:
+        return needs_task(cls, context, "agent")
 
     def execute(self, context: Any) -> set[str]:
         prefs = preferences.get(context)
@@ -74,19 +66,13 @@ class PCG_OT_start_agent(bpy.types.Operator):
                 str(run_dir)]
         if prefs.base_url:
             args += ["--base-url", prefs.base_url]
-        scene_name = context.scene.name
 
-        def on_tick(job: jobs.Job) -> None:
-            sc = bpy.data.scenes.get(scene_name)
-            if sc is not None:
-                apply_progress(sc, run_dir)
-                last = job.log[-1].strip()[-80:] if job.log else ""
-                sc.physcodegym.agent_status = f"running ({job.seconds:.0f} s) {last}"
+        def on_tick(sc: Any, job: jobs.Job) -> None:
+            apply_progress(sc, run_dir)
+            last = job.log[-1].strip()[-80:] if job.log else ""
+            sc.physcodegym.agent_status = f"running ({job.seconds:.0f} s) {last}"
 
-        def done(job: jobs.Job) -> None:
-            sc = bpy.data.scenes.get(scene_name)
-            if sc is None:
-                return
+        def done(sc: Any, job: jobs.Job) -> None:
             apply_progress(sc, run_dir)
             status = run_files.read_progress(run_dir)["status"]
             sc.physcodegym.agent_status = f"{job.state}: {status or job.message}"
@@ -95,8 +81,8 @@ class PCG_OT_start_agent(bpy.types.Operator):
         default_env = PROVIDER_KEY_ENV.get(prefs.provider)
         if key_env and default_env and key_env != default_env and os.environ.get(key_env):
             extra[default_env] = os.environ[key_env]  # the provider reads its default variable; passed, never stored
-        jobs.submit(jobs.Job(AGENT_JOB, launch.cli_argv(args), on_done=done, on_tick=on_tick, cwd=str(run_dir),
-                             env=launch.child_env(extra)))
+        jobs.submit(jobs.Job(AGENT_JOB, launch.cli_argv(args), on_done=on_scene(context, done),
+                             on_tick=on_scene(context, on_tick), cwd=str(run_dir), env=launch.child_env(extra)))
         st.agent_status = "starting..."
         return {"FINISHED"}
 
@@ -184,24 +170,18 @@ def apply_scores(scene: Any, doc: dict[str, Any]) -> None:
     st.aggregates_json = json.dumps(agg, default=str)
 
 
-class PCG_OT_run_score(bpy.types.Operator):
+class PCG_OT_run_score(JobOperator, bpy.types.Operator):
     """Score a candidate (run folder or video) against the loaded task: six metrics and the aggregates"""
 
     bl_idname = "physcodegym.run_score"
     bl_label = "Score"
+    job_name, busy = SCORE_JOB, "scoring is running"
 
     @classmethod
-    def poll(cls, context: Any) -> bool:
-        job = jobs.get(SCORE_JOB)
-        if job is not None and job.running:
-            cls.poll_message_set("scoring is running")
-            return False
-        if not gate(cls, context, "score"):
+    def ready(cls, context: Any) -> bool:
+        if not needs_task(cls, context, "score"):
             return False
         st = context.scene.physcodegym
-        if not st.task_folder:
-            cls.poll_message_set("load a task first")
-            return False
         if not (st.score_candidate or st.run_dir):
             cls.poll_message_set("set a candidate run folder")
             return False
@@ -214,36 +194,29 @@ class PCG_OT_run_score(bpy.types.Operator):
         if st.score_with_lpips and features.available("lpips"):
             metrics.insert(1, "lpips")
         args = ["score", "--task", st.task_folder, "--candidate", cand, "--metrics", ",".join(metrics), "--json"]
-        scene_name = context.scene.name
 
-        def done(job: jobs.Job) -> None:
-            sc = bpy.data.scenes.get(scene_name)
-            if sc is None:
-                return
+        def done(sc: Any, job: jobs.Job) -> None:
             if job.state == "done" and isinstance(job.doc, dict):
                 apply_scores(sc, job.doc)
                 sc.physcodegym.score_status = f"scored in {job.seconds:.1f} s"
             else:
                 sc.physcodegym.score_status = f"score failed: {job.message}"
 
-        jobs.submit(jobs.Job(SCORE_JOB, launch.cli_argv(args), on_done=done,
+        jobs.submit(jobs.Job(SCORE_JOB, launch.cli_argv(args), on_done=on_scene(context, done),
                              env=launch.child_env(env_for_tasks(context))))
         st.score_status = "scoring..."
         return {"FINISHED"}
 
 
-class PCG_OT_render_preview(bpy.types.Operator):
+class PCG_OT_render_preview(JobOperator, bpy.types.Operator):
     """Render the current frame at 640x360 with the preview engine of the preferences (in a background process)"""
 
     bl_idname = "physcodegym.render_preview"
     bl_label = "Render Preview Frame"
+    job_name, busy = PREVIEW_JOB, "a preview is rendering"
 
     @classmethod
-    def poll(cls, context: Any) -> bool:
-        job = jobs.get(PREVIEW_JOB)
-        if job is not None and job.running:
-            cls.poll_message_set("a preview is rendering")
-            return False
+    def ready(cls, context: Any) -> bool:
         if context.scene.camera is None:
             cls.poll_message_set("the scene has no camera")
             return False
@@ -256,12 +229,8 @@ class PCG_OT_render_preview(bpy.types.Operator):
         d = work_dir(context, "preview")
         blend = save_copy(context, d / "scene.blend")
         png = d / f"frame_{context.scene.frame_current:04d}.png"
-        scene_name = context.scene.name
 
-        def done(job: jobs.Job) -> None:
-            sc = bpy.data.scenes.get(scene_name)
-            if sc is None:
-                return
+        def done(sc: Any, job: jobs.Job) -> None:
             if job.state == "done" and png.is_file():
                 im = bpy.data.images.get("PCG Frame Preview")
                 if im is not None:
@@ -273,7 +242,7 @@ class PCG_OT_render_preview(bpy.types.Operator):
 
         args = [str(blend), str(context.scene.frame_current), prefs.preview_engine, str(png)]
         jobs.submit(jobs.Job(PREVIEW_JOB, launch.module_argv("physcodegym.physcodegym_addon.preview_worker", args),
-                             on_done=done, cwd=str(d)))
+                             on_done=on_scene(context, done), cwd=str(d)))
         return {"FINISHED"}
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import bpy
 from physcodegym.core import launch
-from physcodegym.operators.common import env_for_tasks, fmt_frames, gate, save_copy, work_dir
+from physcodegym.operators.common import JobOperator, env_for_tasks, fmt_frames, gate, on_scene, save_copy, work_dir
 from physcodegym.physcodegym_addon import features, jobs, state
 
 JOB = "audit"
@@ -48,18 +48,15 @@ def apply_audit(scene: Any, doc: dict[str, Any]) -> None:
     state.WITNESS.pop(scene.name, None)
 
 
-class PCG_OT_run_audit(bpy.types.Operator):
+class PCG_OT_run_audit(JobOperator, bpy.types.Operator):
     """Audit the current scene for physical-validity findings (in a background process on a copy)"""
 
     bl_idname = "physcodegym.run_audit"
     bl_label = "Run Audit"
+    job_name, busy = JOB, "an audit is running"
 
     @classmethod
-    def poll(cls, context: Any) -> bool:
-        job = jobs.get(JOB)
-        if job is not None and job.running:
-            cls.poll_message_set("an audit is running")
-            return False
+    def ready(cls, context: Any) -> bool:
         return gate(cls, context, "audit")
 
     def execute(self, context: Any) -> set[str]:
@@ -70,12 +67,8 @@ class PCG_OT_run_audit(bpy.types.Operator):
         args = ["audit", str(blend), "--json"]
         if st.audit_with_rubric and st.task_folder and features.available("rubric_eval"):
             args += ["--task", st.task_folder]
-        scene_name = scene.name
 
-        def done(job: jobs.Job) -> None:
-            sc = bpy.data.scenes.get(scene_name)
-            if sc is None:
-                return
+        def done(sc: Any, job: jobs.Job) -> None:
             s = sc.physcodegym
             if job.state == "done" and isinstance(job.doc, dict):
                 apply_audit(sc, job.doc)
@@ -84,7 +77,7 @@ class PCG_OT_run_audit(bpy.types.Operator):
             else:
                 s.audit_status = f"audit failed: {job.message}"
 
-        job = jobs.Job(JOB, launch.cli_argv(args), on_done=done, cwd=str(d),
+        job = jobs.Job(JOB, launch.cli_argv(args), on_done=on_scene(context, done), cwd=str(d),
                        env=launch.child_env(env_for_tasks(context)))
         job.total = scene.frame_end - scene.frame_start + 1
         jobs.submit(job)

@@ -1,15 +1,17 @@
-"""Helpers the operators share: feature gating, work folders, saving an independent copy of the scene."""
+"""Helpers the operators share: feature gating, the poll mixins (a loaded task, a background job), job callbacks
+on the operator's scene, work folders, saving an independent copy of the scene."""
 
 from __future__ import annotations
 
 import re
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import bpy
-from physcodegym.physcodegym_addon import features, preferences
+from physcodegym.physcodegym_addon import features, jobs, preferences
 
 
 def gate(cls: Any, context: Any, feature: str) -> bool:
@@ -18,6 +20,65 @@ def gate(cls: Any, context: Any, feature: str) -> bool:
     if not ok:
         cls.poll_message_set(why)
     return ok
+
+
+def needs_task(cls: Any, context: Any, feature: str = "tasks") -> bool:
+    """poll() helper: `feature` is available (`gate`) and a task is loaded, else "load a task first"."""
+    if not gate(cls, context, feature):
+        return False
+    if not context.scene.physcodegym.task_folder:
+        cls.poll_message_set("load a task first")
+        return False
+    return True
+
+
+class NeedsTask:
+    """Mixin of the operators that work on the loaded task (annotation, saving the rubric): poll() needs the task
+    library and a loaded task (`needs_task`). A mixin: the operators that use it are registered, it is not."""
+
+    @classmethod
+    def poll(cls, context: Any) -> bool:
+        return needs_task(cls, context)
+
+
+class JobOperator:
+    """Mixin of an operator that starts the background job `job_name`: poll() is False with the message `busy`
+    while that job runs (one at a time), else `ready(context)` decides. Not registered itself."""
+
+    job_name = ""
+    busy = ""
+
+    @classmethod
+    def poll(cls, context: Any) -> bool:
+        job = jobs.get(cls.job_name)
+        if job is not None and job.running:
+            cls.poll_message_set(cls.busy)
+            return False
+        return cls.ready(context)
+
+    @classmethod
+    def ready(cls, context: Any) -> bool:
+        return True
+
+
+def on_scene(context: Any, fn: Callable[[Any, jobs.Job], None]) -> Callable[[jobs.Job], None]:
+    """A job callback (on_done / on_tick) that calls `fn(scene, job)` on the operator's scene, looked up by name
+    when the job reports: nothing when the user has removed that scene meanwhile."""
+    scene_name = context.scene.name
+
+    def callback(job: jobs.Job) -> None:
+        sc = bpy.data.scenes.get(scene_name)
+        if sc is not None:
+            fn(sc, job)
+
+    return callback
+
+
+def refuse(op: Any, st: Any, status: str, text: str) -> set[str]:
+    """An operator's result when its input is refused: `text` in the state's `status` field and reported."""
+    setattr(st, status, text)
+    op.report({"ERROR"}, text)
+    return {"CANCELLED"}
 
 
 def work_dir(context: Any, kind: str) -> Path:

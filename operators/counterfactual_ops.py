@@ -9,7 +9,7 @@ from typing import Any
 
 import bpy
 from physcodegym.core import launch
-from physcodegym.operators.common import gate, role_name, save_copy, work_dir
+from physcodegym.operators.common import JobOperator, gate, on_scene, role_name, save_copy, work_dir
 from physcodegym.physcodegym_addon import jobs, plot, state
 
 JOB = "counterfactual"
@@ -73,18 +73,15 @@ def apply_counterfactual(scene: Any, doc: dict[str, Any], d: Path) -> None:
     witness.ensure_draw_handler()
 
 
-class PCG_OT_run_counterfactual(bpy.types.Operator):
+class PCG_OT_run_counterfactual(JobOperator, bpy.types.Operator):
     """Run the chosen intervention on an independent copy of the scene and compare with the baseline"""
 
     bl_idname = "physcodegym.run_counterfactual"
     bl_label = "Run Counterfactual"
+    job_name, busy = JOB, "a counterfactual is running"
 
     @classmethod
-    def poll(cls, context: Any) -> bool:
-        job = jobs.get(JOB)
-        if job is not None and job.running:
-            cls.poll_message_set("a counterfactual is running")
-            return False
+    def ready(cls, context: Any) -> bool:
         if not gate(cls, context, "counterfactual"):
             return False
         st = context.scene.physcodegym
@@ -113,14 +110,10 @@ class PCG_OT_run_counterfactual(bpy.types.Operator):
         d = work_dir(context, "counterfactual")
         blend = save_copy(context, d / "scene.blend")
         st.counterfactual_objects = ",".join(o.name for o in sel)
-        scene_name = scene.name
         args = ["--blend", str(blend), "--intervention", iv.model_dump_json(), "--mapping", json.dumps(mapping),
                 "--out", str(d)]
 
-        def done(job: jobs.Job) -> None:
-            sc = bpy.data.scenes.get(scene_name)
-            if sc is None:
-                return
+        def done(sc: Any, job: jobs.Job) -> None:
             if isinstance(job.doc, dict):
                 apply_counterfactual(sc, job.doc, d)
             sc.physcodegym.counterfactual_status = (
@@ -129,7 +122,7 @@ class PCG_OT_run_counterfactual(bpy.types.Operator):
             )
 
         jobs.submit(jobs.Job(JOB, launch.module_argv("physcodegym.physcodegym_addon.counterfactual_worker", args),
-                             on_done=done, cwd=str(d)))
+                             on_done=on_scene(context, done), cwd=str(d)))
         st.counterfactual_status = f"running {iv.kind.value} on {', '.join(roles) or 'the scene'}..."
         return {"FINISHED"}
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import bpy
-from physcodegym.operators.common import gate, role_name
+from physcodegym.operators.common import NeedsTask, gate, refuse, role_name
 from physcodegym.physcodegym_addon import state
 
 if TYPE_CHECKING:
@@ -186,16 +186,25 @@ class PCG_OT_remove_draft_item(bpy.types.Operator):
         return _draft_changed(st)
 
 
-class PCG_OT_add_criterion(bpy.types.Operator):
-    """Add a criterion from the check library for the selected objects' roles"""
-
-    bl_idname = "physcodegym.add_criterion"
-    bl_label = "Add Criterion"
-    bl_options = {"REGISTER", "UNDO"}
+class _NeedsTasks:
+    """Mixin: poll() needs the task library (a draft is edited and validated without a loaded task)."""
 
     @classmethod
     def poll(cls, context: Any) -> bool:
         return gate(cls, context, "tasks")
+
+
+class _EditDraft(_NeedsTasks):
+    """Mixin of the operators that add to the rubric draft: undoable."""
+
+    bl_options = {"REGISTER", "UNDO"}
+
+
+class PCG_OT_add_criterion(_EditDraft, bpy.types.Operator):
+    """Add a criterion from the check library for the selected objects' roles"""
+
+    bl_idname = "physcodegym.add_criterion"
+    bl_label = "Add Criterion"
 
     def execute(self, context: Any) -> set[str]:
         st = context.scene.physcodegym
@@ -215,16 +224,15 @@ class PCG_OT_add_criterion(bpy.types.Operator):
         return _draft_changed(st)
 
 
-class PCG_OT_add_counterfactual_criterion(bpy.types.Operator):
+class PCG_OT_add_counterfactual_criterion(_EditDraft, bpy.types.Operator):
     """Add a counterfactual criterion from the intervention just run and the expected response fields"""
 
     bl_idname = "physcodegym.add_counterfactual_criterion"
     bl_label = "Add Counterfactual Criterion"
-    bl_options = {"REGISTER", "UNDO"}
 
     @classmethod
     def poll(cls, context: Any) -> bool:
-        if not gate(cls, context, "tasks"):
+        if not super().poll(context):
             return False
         if not _last_intervention(context.scene):
             cls.poll_message_set("run a counterfactual first")
@@ -271,15 +279,11 @@ def _last_intervention(scene: Any) -> dict[str, Any] | None:
     return None
 
 
-class PCG_OT_validate_rubric(bpy.types.Operator):
+class PCG_OT_validate_rubric(_NeedsTasks, bpy.types.Operator):
     """Validate the rubric draft against the task schema"""
 
     bl_idname = "physcodegym.validate_rubric"
     bl_label = "Validate Rubric"
-
-    @classmethod
-    def poll(cls, context: Any) -> bool:
-        return gate(cls, context, "tasks")
 
     def execute(self, context: Any) -> set[str]:
         from physcodegym.core.errors import InputError
@@ -288,28 +292,18 @@ class PCG_OT_validate_rubric(bpy.types.Operator):
         try:
             task, _ = validated_task(st)
         except (InputError, DraftError) as e:
-            st.rubric_valid, st.rubric_status = False, f"invalid: {e}"
-            self.report({"ERROR"}, st.rubric_status)
-            return {"CANCELLED"}
+            st.rubric_valid = False
+            return refuse(self, st, "rubric_status", f"invalid: {e}")
         st.rubric_valid = True
         st.rubric_status = f"valid: {len(task.roles)} roles, {len(task.rubric.criteria)} criteria"
         return {"FINISHED"}
 
 
-class PCG_OT_save_rubric(bpy.types.Operator):
+class PCG_OT_save_rubric(NeedsTask, bpy.types.Operator):
     """Validate the draft and save it into the task folder's task.json (previous file kept as a backup)"""
 
     bl_idname = "physcodegym.save_rubric"
     bl_label = "Save Rubric"
-
-    @classmethod
-    def poll(cls, context: Any) -> bool:
-        if not gate(cls, context, "tasks"):
-            return False
-        if not context.scene.physcodegym.task_folder:
-            cls.poll_message_set("load a task first")
-            return False
-        return True
 
     def execute(self, context: Any) -> set[str]:
         from physcodegym.core.errors import InputError
@@ -319,9 +313,8 @@ class PCG_OT_save_rubric(bpy.types.Operator):
         try:
             task, _doc = validated_task(st)
         except (InputError, DraftError) as e:
-            st.rubric_valid, st.rubric_status = False, f"not saved, invalid: {e}"
-            self.report({"ERROR"}, st.rubric_status)
-            return {"CANCELLED"}
+            st.rubric_valid = False
+            return refuse(self, st, "rubric_status", f"not saved, invalid: {e}")
         path = Path(st.task_folder) / TASK_FILE
         backup = path.with_name(f"{TASK_FILE}.{time.strftime('%Y%m%d-%H%M%S')}.bak")
         shutil.copy2(path, backup)

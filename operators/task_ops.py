@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import bpy
-from physcodegym.operators.common import gate, role_name
+from physcodegym.operators.common import JobOperator, NeedsTask, gate, on_scene, refuse, role_name
 from physcodegym.physcodegym_addon import preferences
 
 if TYPE_CHECKING:
@@ -339,17 +339,8 @@ class PCG_OT_jump_to_event(bpy.types.Operator):
         return {"FINISHED"}
 
 
-class _Annotate:
+class _Annotate(NeedsTask):
     bl_options = {"REGISTER", "UNDO"}
-
-    @classmethod
-    def poll(cls, context: Any) -> bool:
-        if not gate(cls, context, "tasks"):
-            return False
-        if not context.scene.physcodegym.task_folder:
-            cls.poll_message_set("load a task first")
-            return False
-        return True
 
 
 class PCG_OT_add_role(_Annotate, bpy.types.Operator):
@@ -485,9 +476,7 @@ class PCG_OT_save_task(_Annotate, bpy.types.Operator):
         try:
             r = save_task(st)
         except (InputError, DraftError) as e:
-            st.task_status = f"not saved, invalid: {e}"
-            self.report({"ERROR"}, st.task_status)
-            return {"CANCELLED"}
+            return refuse(self, st, "task_status", f"not saved, invalid: {e}")
         st.rubric_valid = r["complete"]
         st.task_status = f"saved {r['path']}" + ("; complete" if r["complete"] else "; still missing: "
                                                                                     f"{_missing_text(r['missing'])}")
@@ -513,9 +502,7 @@ class PCG_OT_validate_task(_Annotate, bpy.types.Operator):
             if not missing:
                 load_task(st.task_folder, check_media=True)
         except InputError as e:
-            st.task_status = f"invalid: {e}"
-            self.report({"ERROR"}, st.task_status)
-            return {"CANCELLED"}
+            return refuse(self, st, "task_status", f"invalid: {e}")
         st.task_status = "valid: complete, ready to score" if not missing else f"incomplete: {_missing_text(missing)}"
         self.report({"INFO"} if not missing else {"WARNING"}, st.task_status)
         return {"FINISHED"}
@@ -524,7 +511,7 @@ class PCG_OT_validate_task(_Annotate, bpy.types.Operator):
 IMPORT_JOB = "import"
 
 
-class PCG_OT_import_video(bpy.types.Operator):
+class PCG_OT_import_video(JobOperator, bpy.types.Operator):
     """Make a task skeleton from a video (normalised to 240 frames, 30 fps, 640x360, in a background process)
     in the preferences' task library (else the runs folder), then load it for annotation"""
 
@@ -538,14 +525,10 @@ class PCG_OT_import_video(bpy.types.Operator):
     start: bpy.props.FloatProperty(name="Start (s)", default=0.0, min=0.0)
     end: bpy.props.FloatProperty(name="End (s)", default=0.0, min=0.0, description="0: start + 8 s or the clip's end")
     encoder: bpy.props.EnumProperty(name="Encoder", items=[(k, k, "") for k in ("auto", "h264", "mp4v")])
+    job_name, busy = IMPORT_JOB, "an import is running"
 
     @classmethod
-    def poll(cls, context: Any) -> bool:
-        from physcodegym.physcodegym_addon import jobs
-
-        if jobs.get(IMPORT_JOB) is not None and jobs.get(IMPORT_JOB).running:
-            cls.poll_message_set("an import is running")
-            return False
+    def ready(cls, context: Any) -> bool:
         return gate(cls, context, "tasks") and gate(cls, context, "score")  # decoding needs cv2 (as scoring does)
 
     def invoke(self, context: Any, event: Any) -> set[str]:
@@ -565,12 +548,8 @@ class PCG_OT_import_video(bpy.types.Operator):
                 "--start", str(self.start), "--encoder", self.encoder, "--json"]
         if self.end > 0:
             args += ["--end", str(self.end)]
-        scene_name = context.scene.name
 
-        def done(job: jobs.Job) -> None:
-            sc = bpy.data.scenes.get(scene_name)
-            if sc is None:
-                return
+        def done(sc: Any, job: jobs.Job) -> None:
             st = sc.physcodegym
             if job.state != "done" or not isinstance(job.doc, dict) or not job.doc.get("folder"):
                 err = (job.doc.get("error", {}).get("message") if isinstance(job.doc, dict)
@@ -583,7 +562,8 @@ class PCG_OT_import_video(bpy.types.Operator):
             attach_reference(bpy.context, sc, loaded_task.video_path, st.sync_range)
             st.task_status = f"imported {loaded_task.id}; still missing: {_missing_text(job.doc.get('missing', []))}"
 
-        jobs.submit(jobs.Job(IMPORT_JOB, launch.cli_argv(args), on_done=done, env=launch.child_env()))
+        jobs.submit(jobs.Job(IMPORT_JOB, launch.cli_argv(args), on_done=on_scene(context, done),
+                             env=launch.child_env()))
         context.scene.physcodegym.task_status = f"importing {video.name}..."
         return {"FINISHED"}
 
