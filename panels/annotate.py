@@ -8,19 +8,15 @@ from __future__ import annotations
 from typing import Any
 
 import bpy
-from physcodegym.panels.main import _Base, _unavailable
+from physcodegym.panels.main import _drawer, _Sub
 
 
-class PCG_PT_annotate(_Base, bpy.types.Panel):
+class PCG_PT_annotate(_Sub, bpy.types.Panel):
     bl_label = "Annotate"
-    bl_parent_id = "PCG_PT_main"
     bl_options = {"DEFAULT_CLOSED"}
 
-    def draw(self, context: Any) -> None:
-        layout = self.layout
-        st = context.scene.physcodegym
-        if _unavailable(layout, "tasks"):
-            return
+    @_drawer("tasks")
+    def draw(layout: Any, st: Any, context: Any) -> None:
         layout.operator("physcodegym.import_video", icon="FILE_MOVIE")
         if not st.task_folder:
             layout.label(text="load a task first (or import a video: it becomes a task skeleton)", icon="INFO")

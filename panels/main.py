@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from typing import Any
 
 import bpy
@@ -39,81 +40,79 @@ class _Base:
     bl_category = "PhysCodeGym"
 
 
+class _Sub(_Base):
+    """A sub-panel of the main panel (mixins: only the concrete panels are registered)."""
+
+    bl_parent_id = "PCG_PT_main"
+
+
+def _drawer(feature: str | None = None) -> Callable[[Callable[[Any, Any, Any], None]], Callable[[Any, Any], None]]:
+    """Decorator: a Panel.draw(self, context) from a function of (layout, scene state, context); with `feature`,
+    only the reason is drawn while that feature is unavailable."""
+
+    def wrap(body: Callable[[Any, Any, Any], None]) -> Callable[[Any, Any], None]:
+        def draw(self: Any, context: Any) -> None:
+            if feature is None or not _unavailable(self.layout, feature):
+                body(self.layout, context.scene.physcodegym, context)
+
+        return draw
+
+    return wrap
+
+
+def _list_row(fill: Callable[[Any, Any, int], None]) -> Callable[..., None]:
+    """A UIList.draw_item that draws an item as one aligned row: `fill(row, item, index)`."""
+
+    def draw_item(self: Any, context: Any, layout: Any, data: Any, item: Any, icon: Any, active_data: Any,
+                  active_propname: str, index: int = 0) -> None:
+        fill(layout.row(align=True), item, index)
+
+    return draw_item
+
+
+def _event_row(row: Any, item: Any, index: int) -> None:
+    op = row.operator("physcodegym.jump_to_event", text="", icon="TIME", emboss=False)
+    op.index = index
+    row.label(
+        text=f"{item.start_s:.2f}-{item.end_s:.2f} s  {item.name}",
+        icon="KEYTYPE_KEYFRAME_VEC" if item.key else "NONE",
+    )
+    row.label(text=item.description)
+
+
 class PCG_UL_events(bpy.types.UIList):
-    def draw_item(
-        self,
-        context: Any,
-        layout: Any,
-        data: Any,
-        item: Any,
-        icon: Any,
-        active_data: Any,
-        active_propname: str,
-        index: int = 0,
-    ) -> None:
-        row = layout.row(align=True)
-        op = row.operator("physcodegym.jump_to_event", text="", icon="TIME", emboss=False)
-        op.index = index
-        row.label(
-            text=f"{item.start_s:.2f}-{item.end_s:.2f} s  {item.name}",
-            icon="KEYTYPE_KEYFRAME_VEC" if item.key else "NONE",
-        )
-        row.label(text=item.description)
+    draw_item = _list_row(_event_row)
+
+
+def _finding_row(row: Any, item: Any, index: int) -> None:
+    row.label(text=item.kind, icon="ERROR")
+    row.label(text=item.objects or "-")
+    val = f"{item.value:.4g} {item.unit}" if item.has_value else ""
+    row.label(text=f"f{item.frames} {val}".strip())
 
 
 class PCG_UL_findings(bpy.types.UIList):
-    def draw_item(
-        self,
-        context: Any,
-        layout: Any,
-        data: Any,
-        item: Any,
-        icon: Any,
-        active_data: Any,
-        active_propname: str,
-        index: int = 0,
-    ) -> None:
-        row = layout.row(align=True)
-        row.label(text=item.kind, icon="ERROR")
-        row.label(text=item.objects or "-")
-        val = f"{item.value:.4g} {item.unit}" if item.has_value else ""
-        row.label(text=f"f{item.frames} {val}".strip())
+    draw_item = _list_row(_finding_row)
+
+
+def _role_row(row: Any, item: Any, index: int) -> None:
+    row.prop(item, "name", text="", emboss=False)
+    row.label(text=item.object_name or "(unassigned)", icon="OBJECT_DATA")
+    row.prop(item, "core", text="core")
 
 
 class PCG_UL_roles(bpy.types.UIList):
-    def draw_item(
-        self,
-        context: Any,
-        layout: Any,
-        data: Any,
-        item: Any,
-        icon: Any,
-        active_data: Any,
-        active_propname: str,
-        index: int = 0,
-    ) -> None:
-        row = layout.row(align=True)
-        row.prop(item, "name", text="", emboss=False)
-        row.label(text=item.object_name or "(unassigned)", icon="OBJECT_DATA")
-        row.prop(item, "core", text="core")
+    draw_item = _list_row(_role_row)
+
+
+def _criterion_row(row: Any, item: Any, index: int) -> None:
+    row.prop(item, "name", text="", emboss=False)
+    row.label(text=item.check)
+    row.label(text=item.roles)
 
 
 class PCG_UL_criteria(bpy.types.UIList):
-    def draw_item(
-        self,
-        context: Any,
-        layout: Any,
-        data: Any,
-        item: Any,
-        icon: Any,
-        active_data: Any,
-        active_propname: str,
-        index: int = 0,
-    ) -> None:
-        row = layout.row(align=True)
-        row.prop(item, "name", text="", emboss=False)
-        row.label(text=item.check)
-        row.label(text=item.roles)
+    draw_item = _list_row(_criterion_row)
 
 
 class PCG_PT_main(_Base, bpy.types.Panel):
@@ -128,15 +127,11 @@ class PCG_PT_main(_Base, bpy.types.Panel):
         )
 
 
-class PCG_PT_task(_Base, bpy.types.Panel):
+class PCG_PT_task(_Sub, bpy.types.Panel):
     bl_label = "Task"
-    bl_parent_id = "PCG_PT_main"
 
-    def draw(self, context: Any) -> None:
-        layout = self.layout
-        st = context.scene.physcodegym
-        if _unavailable(layout, "tasks"):
-            return
+    @_drawer("tasks")
+    def draw(layout: Any, st: Any, context: Any) -> None:
         row = layout.row(align=True)
         row.prop(st, "task_ref", text="")
         row.operator("physcodegym.load_task", text="Load", icon="IMPORT")
@@ -153,14 +148,12 @@ class PCG_PT_task(_Base, bpy.types.Panel):
         layout.template_list("PCG_UL_events", "", st, "events", st, "events_index", rows=3)
 
 
-class PCG_PT_reference(_Base, bpy.types.Panel):
+class PCG_PT_reference(_Sub, bpy.types.Panel):
     bl_label = "Reference"
-    bl_parent_id = "PCG_PT_main"
     bl_options = {"DEFAULT_CLOSED"}
 
-    def draw(self, context: Any) -> None:
-        layout = self.layout
-        st = context.scene.physcodegym
+    @_drawer()
+    def draw(layout: Any, st: Any, context: Any) -> None:
         layout.prop(st, "sync_range")
         if st.reference_strip:
             layout.label(text=f"VSE strip: {st.reference_strip}", icon="SEQUENCE")
@@ -171,17 +164,13 @@ class PCG_PT_reference(_Base, bpy.types.Panel):
             layout.label(text="load a task to show its reference video")
 
 
-class PCG_PT_agent(_Base, bpy.types.Panel):
+class PCG_PT_agent(_Sub, bpy.types.Panel):
     bl_label = "Agent"
-    bl_parent_id = "PCG_PT_main"
     bl_options = {"DEFAULT_CLOSED"}
 
-    def draw(self, context: Any) -> None:
-        layout = self.layout
-        st = context.scene.physcodegym
+    @_drawer("agent")
+    def draw(layout: Any, st: Any, context: Any) -> None:
         prefs = preferences.get(context)
-        if _unavailable(layout, "agent"):
-            return
         layout.label(text=f"{prefs.provider} / {prefs.model}", icon="PREFERENCES")
         var = preferences.api_key_env(prefs)
         if var and not os.environ.get(var):
@@ -208,13 +197,11 @@ class PCG_PT_agent(_Base, bpy.types.Panel):
             layout.operator("physcodegym.load_submission", icon="SCENE_DATA")
 
 
-class PCG_PT_audit(_Base, bpy.types.Panel):
+class PCG_PT_audit(_Sub, bpy.types.Panel):
     bl_label = "Audit"
-    bl_parent_id = "PCG_PT_main"
 
-    def draw(self, context: Any) -> None:
-        layout = self.layout
-        st = context.scene.physcodegym
+    @_drawer()
+    def draw(layout: Any, st: Any, context: Any) -> None:
         col = layout.column()
         ok, why = features.status("audit")
         col.enabled = ok
@@ -253,14 +240,12 @@ class PCG_PT_audit(_Base, bpy.types.Panel):
             )
 
 
-class PCG_PT_counterfactual(_Base, bpy.types.Panel):
+class PCG_PT_counterfactual(_Sub, bpy.types.Panel):
     bl_label = "Counterfactual"
-    bl_parent_id = "PCG_PT_main"
     bl_options = {"DEFAULT_CLOSED"}
 
-    def draw(self, context: Any) -> None:
-        layout = self.layout
-        st = context.scene.physcodegym
+    @_drawer()
+    def draw(layout: Any, st: Any, context: Any) -> None:
         col = layout.column()
         ok, why = features.status("counterfactual")
         col.enabled = ok
@@ -283,16 +268,12 @@ class PCG_PT_counterfactual(_Base, bpy.types.Panel):
             layout.operator("physcodegym.clear_counterfactual", icon="X")
 
 
-class PCG_PT_rubric(_Base, bpy.types.Panel):
+class PCG_PT_rubric(_Sub, bpy.types.Panel):
     bl_label = "Rubric"
-    bl_parent_id = "PCG_PT_main"
     bl_options = {"DEFAULT_CLOSED"}
 
-    def draw(self, context: Any) -> None:
-        layout = self.layout
-        st = context.scene.physcodegym
-        if _unavailable(layout, "tasks"):
-            return
+    @_drawer("tasks")
+    def draw(layout: Any, st: Any, context: Any) -> None:
         row = layout.row(align=True)
         row.prop(st, "new_role_name", text="Role")
         row.operator("physcodegym.assign_role", text="Assign", icon="RESTRICT_SELECT_OFF")
@@ -333,16 +314,12 @@ class PCG_PT_rubric(_Base, bpy.types.Panel):
             layout.label(text=st.rubric_status, icon="CHECKMARK" if st.rubric_valid else "ERROR")
 
 
-class PCG_PT_scores(_Base, bpy.types.Panel):
+class PCG_PT_scores(_Sub, bpy.types.Panel):
     bl_label = "Scores"
-    bl_parent_id = "PCG_PT_main"
     bl_options = {"DEFAULT_CLOSED"}
 
-    def draw(self, context: Any) -> None:
-        layout = self.layout
-        st = context.scene.physcodegym
-        if _unavailable(layout, "score"):
-            return
+    @_drawer("score")
+    def draw(layout: Any, st: Any, context: Any) -> None:
         layout.prop(st, "score_candidate")
         row = layout.row(align=True)
         row.operator("physcodegym.run_score", icon="SORTSIZE")
