@@ -51,7 +51,7 @@ TASK = {
     "rubric": {
         "initial_conditions": ["flag flat and at rest at the start"],
         "actuation": ["a WIND force field (the video shows wind acting on the flag)"],
-        "equivalent_representations": ["cloth with a pinned vertex group", "wind with or without noise"],
+        "equivalent_representations": ["cloth with a pinned vertex group", "wind with or without noise", "gusts as a TURBULENCE field beside the wind"],
         "criteria": [
             {"id": "sim_flag", "description": "the flag deforms by cloth simulation", "weight": 2.0, "roles": ["flag"], "check": "moves_by_simulation", "structural": True},
             {"id": "no_scripted", "description": "no keyframed shapes or rotations move the flag", "weight": 1.0, "roles": ["flag"], "check": "no_scripted_motion", "structural": True},
