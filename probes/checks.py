@@ -8,6 +8,7 @@ A small task-independent scan (`scan_findings`) backs the checks when the audit 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -200,6 +201,28 @@ def _obj_names(ctx: CheckContext, roles: list[str]) -> tuple[list[str], list[str
     return names, missing
 
 
+Check = Callable[[CheckContext, Criterion], CheckResult]
+
+
+def _on_roles(plus: Callable[[Criterion], list[str]] = lambda crit: []) -> Callable[
+        [Callable[[CheckContext, Criterion, list[str]], CheckResult]], Check]:
+    """Decorator of a check of the objects that play the criterion's roles and the roles `plus(crit)` names in its
+    params: it fails naming the roles not mapped to a scene object, else runs `fn(ctx, crit, names)` with their
+    object names in that order."""
+
+    def wrap(fn: Callable[[CheckContext, Criterion, list[str]], CheckResult]) -> Check:
+        @functools.wraps(fn)
+        def check(ctx: CheckContext, crit: Criterion) -> CheckResult:
+            names, missing = _obj_names(ctx, [*crit.roles, *plus(crit)])
+            if missing:
+                return _fail_unmapped(missing)
+            return fn(ctx, crit, names)
+
+        return check
+
+    return wrap
+
+
 def _ok(passed: bool | None, evidence: dict[str, Any], reason: str = "", score: float | None = None) -> CheckResult:
     sc = (1.0 if passed else 0.0) if score is None else float(score)
     return {"passed": passed, "score": sc if passed is not None else 0.0, "evidence": evidence, "reason": reason}
@@ -343,10 +366,8 @@ def _scripted_findings(ctx: CheckContext, names: list[str]) -> dict[str, list[di
     return out
 
 
-def check_moves_by_simulation(ctx: CheckContext, crit: Criterion) -> CheckResult:
-    names, missing = _obj_names(ctx, crit.roles)
-    if missing:
-        return _fail_unmapped(missing)
+@_on_roles()
+def check_moves_by_simulation(ctx: CheckContext, crit: Criterion, names: list[str]) -> CheckResult:
     thr = float(crit.thresholds.get("min_motion_m", 0.01))
     found = _scripted_findings(ctx, names)
     ev, bad = {}, []
@@ -365,10 +386,8 @@ def check_moves_by_simulation(ctx: CheckContext, crit: Criterion) -> CheckResult
     return _ok(not bad, ev, "; ".join(bad))
 
 
-def check_no_scripted_motion(ctx: CheckContext, crit: Criterion) -> CheckResult:
-    names, missing = _obj_names(ctx, crit.roles)
-    if missing:
-        return _fail_unmapped(missing)
+@_on_roles()
+def check_no_scripted_motion(ctx: CheckContext, crit: Criterion, names: list[str]) -> CheckResult:
     found = _scripted_findings(ctx, names)
     flat = [f for fs in found.values() for f in fs]
     bad = list(dict.fromkeys(f["message"] for f in flat))
@@ -424,11 +443,8 @@ def _particle_min_distance(ctx: CheckContext, emitter: str, other: str, upto: in
     return float(best), None
 
 
-def check_contacts(ctx: CheckContext, crit: Criterion) -> CheckResult:
-    other = crit.params["other"]
-    names, missing = _obj_names(ctx, [*crit.roles, other])
-    if missing:
-        return _fail_unmapped(missing)
+@_on_roles(lambda crit: [crit.params["other"]])
+def check_contacts(ctx: CheckContext, crit: Criterion, names: list[str]) -> CheckResult:
     if ctx.scene is None:
         return _undetermined("contact needs the native scene's geometry")
     thr = float(crit.thresholds.get("contact_m", CONTACT_M))
@@ -450,11 +466,8 @@ def check_contacts(ctx: CheckContext, crit: Criterion) -> CheckResult:
     return _ok(not bad, ev, "; ".join(bad))
 
 
-def check_supported_by(ctx: CheckContext, crit: Criterion) -> CheckResult:
-    sup = crit.params["support"]
-    names, missing = _obj_names(ctx, [*crit.roles, sup])
-    if missing:
-        return _fail_unmapped(missing)
+@_on_roles(lambda crit: [crit.params["support"]])
+def check_supported_by(ctx: CheckContext, crit: Criterion, names: list[str]) -> CheckResult:
     if ctx.scene is None:
         return _undetermined("support needs the native scene's geometry")
     s = ctx.samples
@@ -485,11 +498,8 @@ def check_supported_by(ctx: CheckContext, crit: Criterion) -> CheckResult:
     return _ok(not bad, ev, "; ".join(bad))
 
 
-def check_no_interpenetration(ctx: CheckContext, crit: Criterion) -> CheckResult:
-    others = crit.params.get("others", [])
-    names, missing = _obj_names(ctx, [*crit.roles, *others])
-    if missing:
-        return _fail_unmapped(missing)
+@_on_roles(lambda crit: crit.params.get("others", []))
+def check_no_interpenetration(ctx: CheckContext, crit: Criterion, names: list[str]) -> CheckResult:
     if ctx.scene is None:
         return _undetermined("interpenetration needs the native scene's geometry")
     thr = float(crit.thresholds.get("depth_m", DEPTH_M))
@@ -528,12 +538,10 @@ def _release_index(ctx: CheckContext, names: list[str]) -> int:
     return int(np.clip(int(last) + 1 - int(ctx.samples.frames[0]), 0, len(ctx.samples.frames) - 1))
 
 
-def check_energy_non_increasing(ctx: CheckContext, crit: Criterion) -> CheckResult:
+@_on_roles()
+def check_energy_non_increasing(ctx: CheckContext, crit: Criterion, names: list[str]) -> CheckResult:
     from physcodegym.probes.kinematics import mechanical_energy, median_filter
 
-    names, missing = _obj_names(ctx, crit.roles)
-    if missing:
-        return _fail_unmapped(missing)
     s = ctx.samples
     tol = float(crit.thresholds.get("tolerance", 0.1))
     g = np.asarray(s.scene_info.get("gravity", [0, 0, -G]), dtype=float)
@@ -561,10 +569,8 @@ def check_energy_non_increasing(ctx: CheckContext, crit: Criterion) -> CheckResu
                "" if ok else f"mechanical energy rises {worst:.3f} J (> {tol:.0%} of {scale:.3f} J) by frame {fr}")
 
 
-def check_pinned(ctx: CheckContext, crit: Criterion) -> CheckResult:
-    names, missing = _obj_names(ctx, crit.roles)
-    if missing:
-        return _fail_unmapped(missing)
+@_on_roles()
+def check_pinned(ctx: CheckContext, crit: Criterion, names: list[str]) -> CheckResult:
     if ctx.scene is None:
         return _undetermined("pinning needs the native scene's vertex groups")
     grp = crit.params["group"]
@@ -588,11 +594,8 @@ def check_pinned(ctx: CheckContext, crit: Criterion) -> CheckResult:
     return _ok(not bad, ev, "; ".join(bad))
 
 
-def check_stays_within(ctx: CheckContext, crit: Criterion) -> CheckResult:
-    cont = crit.params["container"]
-    names, missing = _obj_names(ctx, [*crit.roles, cont])
-    if missing:
-        return _fail_unmapped(missing)
+@_on_roles(lambda crit: [crit.params["container"]])
+def check_stays_within(ctx: CheckContext, crit: Criterion, names: list[str]) -> CheckResult:
     s = ctx.samples
     from physcodegym.probes.counterfactual import frame_index
 
@@ -624,10 +627,8 @@ def check_stays_within(ctx: CheckContext, crit: Criterion) -> CheckResult:
     return _ok(not bad, ev, "; ".join(bad))
 
 
-def check_no_self_intersection(ctx: CheckContext, crit: Criterion) -> CheckResult:
-    names, missing = _obj_names(ctx, crit.roles)
-    if missing:
-        return _fail_unmapped(missing)
+@_on_roles()
+def check_no_self_intersection(ctx: CheckContext, crit: Criterion, names: list[str]) -> CheckResult:
     from mathutils.bvhtree import BVHTree
 
     step = int(crit.params.get("frame_step", 10))
@@ -652,10 +653,8 @@ def check_no_self_intersection(ctx: CheckContext, crit: Criterion) -> CheckResul
     return _ok(not bad, ev, "; ".join(bad))
 
 
-def check_numerically_stable(ctx: CheckContext, crit: Criterion) -> CheckResult:
-    names, missing = _obj_names(ctx, crit.roles)
-    if missing:
-        return _fail_unmapped(missing)
+@_on_roles()
+def check_numerically_stable(ctx: CheckContext, crit: Criterion, names: list[str]) -> CheckResult:
     s = ctx.samples
     vmax = float(crit.thresholds.get("max_speed", 50.0))
     ev, bad = {}, []
@@ -675,20 +674,16 @@ def check_numerically_stable(ctx: CheckContext, crit: Criterion) -> CheckResult:
     return _ok(not bad, ev, "; ".join(bad))
 
 
-def check_collider_matches_mesh(ctx: CheckContext, crit: Criterion) -> CheckResult:
-    names, missing = _obj_names(ctx, crit.roles)
-    if missing:
-        return _fail_unmapped(missing)
+@_on_roles()
+def check_collider_matches_mesh(ctx: CheckContext, crit: Criterion, names: list[str]) -> CheckResult:
     found = [f for f in ctx.findings() if f["kind"] == "collider_mismatch" and set(f["objects"]) & set(names)]
     ev = {n: {k: ctx.samples.info[n]["rigid_body"][k] for k in ("collision_shape", "collision_margin", "use_margin")}
           for n in names if ctx.samples.info[n].get("rigid_body")}
     return _ok(not found, {"colliders": ev, "findings": found}, "; ".join(f["message"] for f in found))
 
 
-def check_audit_clean(ctx: CheckContext, crit: Criterion) -> CheckResult:
-    names, missing = _obj_names(ctx, crit.roles)
-    if missing:
-        return _fail_unmapped(missing)
+@_on_roles()
+def check_audit_clean(ctx: CheckContext, crit: Criterion, names: list[str]) -> CheckResult:
     kinds = set(crit.params.get("kinds", [])) or None
     found = [
         f for f in ctx.findings() if (kinds is None or f["kind"] in kinds) and (
@@ -697,13 +692,11 @@ def check_audit_clean(ctx: CheckContext, crit: Criterion) -> CheckResult:
                "; ".join(f["message"] for f in found[:5]))
 
 
-def check_responds_to(ctx: CheckContext, crit: Criterion) -> CheckResult:
+@_on_roles(lambda crit: [crit.params["field"]])
+def check_responds_to(ctx: CheckContext, crit: Criterion, names: list[str]) -> CheckResult:
     from physcodegym.tasks.schema import Intervention, InterventionKind
 
     fld = crit.params["field"]
-    names, missing = _obj_names(ctx, [*crit.roles, fld])
-    if missing:
-        return _fail_unmapped(missing)
     if ctx.counterfactual is None:
         return _undetermined("responds_to needs a counterfactual re-bake (no saved .blend)")
     thr = float(crit.thresholds.get("min_deviation_m", 0.05))
