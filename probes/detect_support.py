@@ -170,43 +170,22 @@ class SupportDetectors(AuditBase):
                              "nearest": o} for k, f, g_, o in verdicts],
                 "body_collision": info.get("rigid_body"),
             }
+            holder = sel[0][3]
+            kind, objects = ("collider_mismatch" if top == "mismatch" else "hidden_support"), [body, holder]
             if top == "hidden":
-                holder = sel[0][3]
-                self.add(
-                    kind="hidden_support",
-                    objects=[body, holder],
-                    frames=fr,
-                    value=gap,
-                    unit="m",
-                    message=f"{body} is held by {holder!r}, a collider that does not render"
-                    + (f" ({gap:.3f} m from any rendered material)" if gap is not None else ""),
-                    evidence=ev | {"holder": holder, "holder_info": self.info[holder]},
-                )
+                message = f"{body} is held by {holder!r}, a collider that does not render" + (
+                    f" ({gap:.3f} m from any rendered material)" if gap is not None else "")
+                ev |= {"holder": holder, "holder_info": self.info[holder]}
             elif top == "mismatch":
-                holder = sel[0][3]
-                self.add(
-                    kind="collider_mismatch",
-                    objects=[body, holder],
-                    frames=fr,
-                    value=gap,
-                    unit="m",
-                    message=(f"{body} is held {gap:.3f} m away from the material of {holder!r}: a collision shape or "
-                             "margin extends beyond the visible mesh"),
-                    evidence=ev | {"holder": holder,
-                                   "holder_collision": self.info[holder].get("rigid_body")
-                                   or self.info[holder].get("collision")},
-                )
+                message = (f"{body} is held {gap:.3f} m away from the material of {holder!r}: a collision shape or "
+                           "margin extends beyond the visible mesh")
+                ev |= {"holder": holder,
+                       "holder_collision": self.info[holder].get("rigid_body") or self.info[holder].get("collision")}
             else:
-                self.add(
-                    kind="hidden_support",
-                    objects=[body],
-                    frames=fr,
-                    value=gap,
-                    unit="m",
-                    message=f"{body} is held against gravity with no material under it"
-                    + (f" (nearest rendered material {gap:.3f} m away)" if gap is not None else ""),
-                    evidence=ev,
-                )
+                objects = [body]
+                message = f"{body} is held against gravity with no material under it" + (
+                    f" (nearest rendered material {gap:.3f} m away)" if gap is not None else "")
+            self.add(kind=kind, objects=objects, frames=fr, value=gap, unit="m", message=message, evidence=ev)
 
     def _nearest(self, body: str, others: list[str], f: int, reach: float, tol: float) -> tuple[float, str | None]:
         """Nearest material among `others` (AABB broad phase, nearest boxes first, early exit on contact)."""
