@@ -36,6 +36,16 @@ def _w(ew: dict[str, Any] | None) -> float:
     return float(ew.get("gravity", 1.0)) * float(ew.get("all", 1.0))
 
 
+def _solver_gravity(solver: str, name: str, rec: dict[str, Any], g: np.ndarray, settings: str,
+                    clock: str) -> dict[str, Any]:
+    """The gravity and clock of one object's cloth, soft-body or particle solver (`rec`: its physics record,
+    `settings`: the property path of its settings, `clock`: the name of its clock property there)."""
+    w = _w(rec.get("effector_weights"))
+    return {"solver": solver, "objects": [name], "g": (g * w).tolist(), "weight": w,
+            "clock": float(rec.get(clock, 1.0)),
+            "paths": {"weight": f"{settings}.effector_weights.gravity * .all", "clock": f"{settings}.{clock}"}}
+
+
 def effective_gravity(samples: Any) -> list[dict[str, Any]]:
     """Per solver that has something to move: the gravity vector it applies and its clock factor."""
     si = samples.scene_info
@@ -58,27 +68,15 @@ def effective_gravity(samples: Any) -> list[dict[str, Any]]:
     for n, info in samples.info.items():
         for key, rec in (info.get("physics") or {}).items():
             if rec.get("type") == "CLOTH" and rec.get("enabled", True):
-                w = _w(rec.get("effector_weights"))
-                out.append({"solver": "cloth", "objects": [n], "g": (g * w).tolist(), "weight": w,
-                            "clock": float(rec.get("time_scale", 1.0)),
-                            "paths": {"weight": f"objects[{n!r}].modifiers[{key!r}].settings.effector_weights.gravity "
-                                                "* .all",
-                                      "clock": f"objects[{n!r}].modifiers[{key!r}].settings.time_scale"}})
+                out.append(_solver_gravity("cloth", n, rec, g, f"objects[{n!r}].modifiers[{key!r}].settings",
+                                           "time_scale"))
             elif rec.get("type") == "SOFT_BODY" and rec.get("enabled", True):
-                w = _w(rec.get("effector_weights"))
-                out.append({"solver": "soft_body", "objects": [n], "g": (g * w).tolist(), "weight": w,
-                            "clock": float(rec.get("speed", 1.0)),
-                            "paths": {"weight": f"objects[{n!r}].modifiers[{key!r}].settings.effector_weights.gravity "
-                                                "* .all",
-                                      "clock": f"objects[{n!r}].modifiers[{key!r}].settings.speed"}})
+                out.append(_solver_gravity("soft_body", n, rec, g, f"objects[{n!r}].modifiers[{key!r}].settings",
+                                           "speed"))
             elif rec.get("type") == "PARTICLES" and rec.get("physics_type") in ph.SOLVER_PARTICLES:
                 ps = key.split(":", 1)[1]
-                w = _w(rec.get("effector_weights"))
-                out.append({"solver": "particles", "objects": [n], "g": (g * w).tolist(), "weight": w,
-                            "clock": float(rec.get("time_tweak", 1.0)),
-                            "paths": {"weight": f"objects[{n!r}].particle_systems["
-                                                f"{ps!r}].settings.effector_weights.gravity * .all",
-                                      "clock": f"objects[{n!r}].particle_systems[{ps!r}].settings.time_tweak"}})
+                out.append(_solver_gravity("particles", n, rec, g, f"objects[{n!r}].particle_systems[{ps!r}].settings",
+                                           "time_tweak"))
     return out
 
 
