@@ -176,32 +176,17 @@ def physics_settings(ob: Any) -> dict[str, Any]:
     damping, effector weights, particle physics type, mass, damping and effector weights."""
     out: dict[str, Any] = {}
     for m in ob.modifiers:
+        if m.type not in ("CLOTH", "SOFT_BODY"):
+            continue
+        st = m.settings
+        rec = {"type": m.type, "enabled": bool(m.show_viewport or m.show_render), "mass": float(st.mass)}
         if m.type == "CLOTH":
-            st = m.settings
-            out[m.name] = {
-                "type": "CLOTH",
-                "enabled": bool(m.show_viewport or m.show_render),
-                "mass": float(st.mass),
-                "gravity": [float(x) for x in st.gravity],
-                "air_damping": float(st.air_damping),
-                "time_scale": float(st.time_scale),
-                "quality": int(st.quality),
-                "pin_group": st.vertex_group_mass,
-                "effector_weights": _weights(st.effector_weights),
-            }
-        elif m.type == "SOFT_BODY":
-            st = m.settings
-            out[m.name] = {
-                "type": "SOFT_BODY",
-                "enabled": bool(m.show_viewport or m.show_render),
-                "mass": float(st.mass),
-                "gravity": float(st.gravity),
-                "friction": float(st.friction),
-                "speed": float(st.speed),
-                "use_goal": bool(st.use_goal),
-                "goal_default": float(st.goal_default),
-                "effector_weights": _weights(st.effector_weights),
-            }
+            rec.update(gravity=[float(x) for x in st.gravity], air_damping=float(st.air_damping),
+                       time_scale=float(st.time_scale), quality=int(st.quality), pin_group=st.vertex_group_mass)
+        else:
+            rec.update(gravity=float(st.gravity), friction=float(st.friction), speed=float(st.speed),
+                       use_goal=bool(st.use_goal), goal_default=float(st.goal_default))
+        out[m.name] = rec | {"effector_weights": _weights(st.effector_weights)}
     for ps in ob.particle_systems:
         st = ps.settings
         out[f"particles:{ps.name}"] = {
