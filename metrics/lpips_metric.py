@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from physcodegym.metrics.results import MetricResult, MetricState
@@ -99,21 +100,14 @@ def lpips_distances(
     return out
 
 
-def s_lpips(
-    ref: np.ndarray,
-    cand: np.ndarray,
-    random_backbone: bool = False,
-    batch_size: int = 8,
-    device: str | None = None,
-    progress: bool = False,
-) -> MetricResult:
-    """S_lpips, or `uncomputable` with the reason (and the searched path) when torch or the weights are absent."""
+def s_lpips(ref: np.ndarray, cand: np.ndarray, random_backbone: bool = False, device: str | None = None,
+            **options: Any) -> MetricResult:
+    """S_lpips, or `uncomputable` with the reason (and the searched path) when torch or the weights are absent.
+    `options`: `lpips_distances`' batch_size and progress."""
     ok, reason, details = availability(random_backbone)
     if not ok:
         return MetricResult.missing("S_lpips", MetricState.uncomputable, reason, details=details)
-    d = lpips_distances(
-        ref, cand, random_backbone=random_backbone, batch_size=batch_size, device=device, progress=progress
-    )
+    d = lpips_distances(ref, cand, random_backbone=random_backbone, device=device, **options)
     sim = np.clip(1.0 - d, 0.0, 1.0)
     details = {**details, "mean_distance": float(d.mean()), "frames": len(d), "device": _device(device)}
     if random_backbone:
