@@ -230,13 +230,18 @@ def tick() -> float | None:
 _PROGRESS_ON: list[bool] = [False]
 
 
-def _cursor_progress(busy: bool) -> None:
-    """Blender's own progress indicator (window manager) follows the running jobs' mean progress."""
+def _window_manager() -> Any:
+    """Blender's window manager; None outside Blender or while it has none."""
     try:
         import bpy
     except ImportError:
-        return
-    wm = getattr(bpy.context, "window_manager", None)
+        return None
+    return getattr(bpy.context, "window_manager", None)
+
+
+def _cursor_progress(busy: bool) -> None:
+    """Blender's own progress indicator (window manager) follows the running jobs' mean progress."""
+    wm = _window_manager()
     if wm is None:
         return
     running = [j for j in JOBS.values() if j.running]
@@ -289,11 +294,7 @@ def stop_all() -> None:
 
 
 def _redraw() -> None:
-    try:
-        import bpy
-    except ImportError:
-        return
-    wm = getattr(bpy.context, "window_manager", None)
+    wm = _window_manager()
     if wm is None:
         return
     for win in wm.windows:
