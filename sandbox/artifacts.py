@@ -908,14 +908,19 @@ def copy_verified(run_dir: Path, rel: str, arts: dict[str, Any], dest: Path) -> 
 # ----------------------------------------------------------------------------------------------- bare inputs
 
 
+def _open_bare(path: Path, max_bytes: int) -> tuple[int, os.stat_result]:
+    """A file given directly, opened as a run's files are (`open_regular` in its folder): fd and stat."""
+    parent = open_dir(path.parent)
+    try:
+        return open_regular(parent, path.name, max_bytes)
+    finally:
+        os.close(parent)
+
+
 def check_bare_video(path: Path, expected_frames: int | None) -> dict[str, Any]:
     """The header checks of a run's render.mp4, for a video given directly (score of a bare video)."""
     path = Path(path)
-    parent = open_dir(path.parent)
-    try:
-        fd, st = open_regular(parent, path.name, MAX_VIDEO_BYTES)
-    finally:
-        os.close(parent)
+    fd, st = _open_bare(path, MAX_VIDEO_BYTES)
     try:
         info = mp4_info(_FdReader(fd), st.st_size, path.name)
         check_video(info, path.name, expected_frames)
@@ -927,11 +932,7 @@ def check_bare_video(path: Path, expected_frames: int | None) -> dict[str, Any]:
 def check_bare_blend(path: Path, expected_frames: int | None = None) -> dict[str, Any]:
     """Header, block walk and refused blocks of a .blend given directly (audit of a .blend)."""
     path = Path(path)
-    parent = open_dir(path.parent)
-    try:
-        fd, _st = open_regular(parent, path.name, MAX_BLEND_BYTES)
-    finally:
-        os.close(parent)
+    fd, _st = _open_bare(path, MAX_BLEND_BYTES)
     try:
         info = blend_info(fd, path.name)
     finally:
