@@ -253,6 +253,22 @@ def _cache_state(scene: Any) -> dict[str, Any]:
     return out
 
 
+def _frames_from_video(video: Path, out: Path) -> Path | None:
+    """Decode a handed-in `render.mp4` to numbered PNGs at a quarter size (the frame checks work at 160x90)."""
+    import cv2
+    from physcodegym.core.errors import InputError
+    from physcodegym.metrics.video import load_video
+
+    try:
+        frames = load_video(video, expected_frames=None)
+    except InputError:
+        return None  # the artifact validation already refused what cannot be decoded
+    for i, rgb in enumerate(frames, start=1):
+        small = cv2.resize(rgb, (rgb.shape[1] // 4, rgb.shape[0] // 4), interpolation=cv2.INTER_AREA)
+        cv2.imwrite(str(out / f"{i:04d}.png"), cv2.cvtColor(small, cv2.COLOR_RGB2BGR))
+    return out
+
+
 def audit_path(path: Path, program: Path | None = None) -> AuditReport:
     """Open a run folder (scene.blend [+ scene.py, frames/]) or a .blend and audit it in this process."""
     return audit_path_full(path, program)[0]
@@ -294,7 +310,13 @@ def audit_path_full(path: Path, program: Path | None = None,
     cache = _cache_state(scene)
     samples = sample_scene(scene)
     t_sample = time.perf_counter() - t
-    rep = audit_scene(scene, program_text=text, samples=samples, frames_dir=frames_dir, blend=blend)
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="pcg_video_frames_") as td:
+        video = run_dir / "render.mp4" if run_dir is not None else None
+        if frames_dir is None and video is not None and video.is_file():
+            frames_dir = _frames_from_video(video, Path(td))  # a run that handed in a video is checked alike
+        rep = audit_scene(scene, program_text=text, samples=samples, frames_dir=frames_dir, blend=blend)
     rep.scene["cache"] = cache
     rep.timings["open"] = round(t_open, 4)
     rep.timings["sample"] = round(t_sample, 4)

@@ -122,17 +122,20 @@ def render_match(scene: Any, samples: Any, frames_dir: Path, audit: Any) -> dict
 
     files = sorted(p for p in Path(frames_dir).glob("*.png") if p.stem.isdigit())
     n = len(samples.frames)
-    if len(files) < 2 or n < 2:
-        return {"state": "skipped", "reason": f"{len(files)} numbered PNG frames, {n} scene frames"}
-    if scene.camera is None:
-        return {"state": "skipped", "reason": "the saved scene has no camera"}
+    if len(files) < 2:
+        return {"state": "skipped", "reason": f"{len(files)} numbered PNG frames"}
+    if n < 2 or scene.camera is None:  # the saved scene cannot have made these frames: no re-render to hide behind
+        why = "has no camera" if scene.camera is None else f"has {n} frame(s) against {len(files)} handed-in frames"
+        _cannot_render(audit, samples, f"the saved scene {why}", len(files))
+        return {"state": "mismatch", "reason": f"the saved scene {why}"}
     # frame file k (1-based) is the k-th frame of the scene's range
     ks = np.unique(np.linspace(0, min(len(files), n) - 1, MATCH_FRAMES + 1).astype(int))
     scene_frames = [int(samples.frames[k]) for k in ks]
     with tempfile.TemporaryDirectory(prefix="pcg_render_match_") as td:
         try:
             rendered = _render(scene, scene_frames, Path(td))
-        except RuntimeError as e:
+        except RuntimeError as e:  # it rendered for the program with the same Blender: not a reason to pass
+            _cannot_render(audit, samples, f"re-rendering the saved scene failed ({e})", len(files))
             return {"state": "error", "reason": f"re-render failed: {e}"}
         re_imgs, sub_imgs = [], []
         for k, p in zip(ks, rendered, strict=True):
@@ -239,3 +242,12 @@ def _static_under(scene: Any, samples: Any, audit: Any, region: np.ndarray) -> l
         if cover:
             hits.append((cover, n))
     return [n for _, n in sorted(hits, reverse=True)[:3]]
+
+
+def _cannot_render(audit: Any, samples: Any, why: str, n_files: int) -> None:
+    movers = sorted(n_ for n_ in audit.moving if audit.info.get(n_, {}).get("type") not in ("CAMERA", "LIGHT"))
+    frames = [int(samples.frames[0]), int(samples.frames[-1])] if len(samples.frames) else [1, n_files]
+    audit.add(kind="scripted_motion", objects=movers[:8] or sorted(audit.info)[:1], frames=frames, value=0.0,
+              unit="agreement of change masks",
+              message=f"the {n_files} handed-in frames cannot be renders of the saved scene: {why}",
+              evidence={"cause": "render_mismatch", "reason": why})

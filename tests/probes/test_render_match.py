@@ -54,14 +54,20 @@ def _render_all(sc: Any, out: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def render_audits(tmp_path_factory) -> dict[str, Any]:
+def rendered(tmp_path_factory) -> dict[str, Path]:
+    """The frames of the sliding (keyframed) ball and of the falling (simulated) ball, rendered once."""
+    root = tmp_path_factory.mktemp("render_match")
+    return {"slide": _render_all(_scene(slide=True), root / "slide"), "fall": _render_all(_scene(), root / "fall")}
+
+
+@pytest.fixture(scope="session")
+def render_audits(tmp_path_factory, rendered) -> dict[str, Any]:
     from physcodegym.probes.audit import audit_scene
 
-    root = tmp_path_factory.mktemp("render_match")
+    root = tmp_path_factory.mktemp("render_match_sky")
     out: dict[str, Any] = {}
-    fake = _render_all(_scene(slide=True), root / "slide")
+    fake, own = rendered["slide"], rendered["fall"]
     out["swap"] = audit_scene(_scene(), frames_dir=fake)
-    own = _render_all(_scene(), root / "fall")
     sc = _scene()
     r = sc.render
     before = (r.resolution_percentage, r.filepath, r.image_settings.file_format, sc.camera.name,
@@ -104,3 +110,46 @@ def test_picture_changing_with_nothing_moving_is_scripted(render_audits):
 def test_re_render_leaves_the_live_scene_as_it_was(render_audits):
     before, after = render_audits["restored"]
     assert before == after
+
+
+def _run_folder(sc: Any, frames: Path, out: Path, as_video: bool) -> Path:
+    """A run folder as the runner leaves it: scene.blend plus the frames, as PNGs or as render.mp4 (30 fps)."""
+    import shutil
+
+    import bpy
+    import cv2
+
+    out.mkdir(parents=True, exist_ok=True)
+    bpy.ops.wm.save_as_mainfile(filepath=str(out / "scene.blend"), copy=True)
+    files = sorted(frames.glob("*.png"))
+    if not as_video:
+        shutil.copytree(frames, out / "frames")
+        return out
+    w = cv2.VideoWriter(str(out / "render.mp4"), cv2.VideoWriter_fourcc(*"mp4v"), 30.0, (640, 360))
+    for p in files:
+        w.write(cv2.imread(str(p), cv2.IMREAD_COLOR))
+    w.release()
+    return out
+
+
+def test_a_video_handed_in_instead_of_frames_is_checked_too(tmp_path, rendered):
+    """`render.mp4` runs are decoded for the frame checks: the swap is found there as well, and the honest
+    video agrees."""
+    from physcodegym.probes.audit import audit_path
+
+    swap = audit_path(_run_folder(_scene(), rendered["slide"], tmp_path / "swap_run", as_video=True))
+    assert "render_mismatch" in _causes(swap), [(f.kind, f.message) for f in swap.findings]
+    honest = audit_path(_run_folder(_scene(), rendered["fall"], tmp_path / "honest_run", as_video=True))
+    assert honest.meta["render_match"]["state"] == "ok" and honest.meta["render_match"]["disagree"] == 0
+    assert honest.findings == [], [(f.kind, f.message) for f in honest.findings]
+
+
+def test_a_saved_scene_without_camera_cannot_have_made_the_frames(tmp_path, rendered):
+    import bpy
+    from physcodegym.probes.audit import audit_path
+
+    sc = _scene()
+    bpy.data.objects.remove(sc.camera, do_unlink=True)
+    rep = audit_path(_run_folder(sc, rendered["fall"], tmp_path / "nocam_run", as_video=False))
+    hits = [f for f in rep.by_kind("scripted_motion") if f.evidence.get("cause") == "render_mismatch"]
+    assert hits and "no camera" in hits[0].message, [(f.kind, f.message) for f in rep.findings]
