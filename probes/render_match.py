@@ -20,6 +20,7 @@ import numpy as np
 
 RENDER_PERCENT = 25  # re-render at this percentage of the scene's resolution (640x360 -> 160x90)
 MATCH_FRAMES = 6  # frames re-rendered (evenly spaced after the first, which is the reference of both masks)
+SLOW_ENGINE_FRAMES = 3  # ... with EEVEE, whose CPU renders take seconds even at 160x90 (measured 5-13 s a frame)
 DIFF_LEVEL = 25  # levels (0-255) of any colour channel for a pixel to count as changed
 MIN_CHANGED_PX = 12  # a frame where neither picture changes this much says nothing
 AGREE_MIN = 0.4  # min(share of the frames' change covered by the re-render's, and the reverse) for a frame to agree
@@ -129,7 +130,8 @@ def render_match(scene: Any, samples: Any, frames_dir: Path, audit: Any) -> dict
         _cannot_render(audit, samples, f"the saved scene {why}", len(files))
         return {"state": "mismatch", "reason": f"the saved scene {why}"}
     # frame file k (1-based) is the k-th frame of the scene's range
-    ks = np.unique(np.linspace(0, min(len(files), n) - 1, MATCH_FRAMES + 1).astype(int))
+    k = SLOW_ENGINE_FRAMES if scene.render.engine.startswith("BLENDER_EEVEE") else MATCH_FRAMES
+    ks = np.unique(np.linspace(0, min(len(files), n) - 1, k + 1).astype(int))
     scene_frames = [int(samples.frames[k]) for k in ks]
     with tempfile.TemporaryDirectory(prefix="pcg_render_match_") as td:
         try:

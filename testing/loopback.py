@@ -151,6 +151,15 @@ class RecordedRequest:
 # ---------------------------------------------------------------- validation
 
 
+def _items(value: Any, where: str, need: str, errs: list[str]) -> list[tuple[str, Any]]:
+    """(location, item) of each item of a non-empty list at `where`; for anything else the error `need` and
+    no items."""
+    if not isinstance(value, list) or not value:
+        errs.append(f"{where}: {need}")
+        return []
+    return [(f"{where}[{j}]", v) for j, v in enumerate(value)]
+
+
 def _check_image_bytes(data: str, media_type: str, where: str, errs: list[str]) -> None:
     if media_type not in _MAGIC:
         errs.append(f"{where}: unsupported media type {media_type!r}")
@@ -243,11 +252,7 @@ def validate_openai(body: Any, headers: dict[str, str], api_key: str | None) -> 
         elif role == "user":
             if isinstance(content, str):
                 continue
-            if not isinstance(content, list) or not content:
-                errs.append(f"{w}.content: must be a string or a non-empty list of parts")
-                continue
-            for j, p in enumerate(content):
-                pw = f"{w}.content[{j}]"
+            for pw, p in _items(content, f"{w}.content", "must be a string or a non-empty list of parts", errs):
                 typ = p.get("type") if isinstance(p, dict) else None
                 if typ == "text":
                     if not isinstance(p.get("text"), str):
@@ -271,11 +276,7 @@ def validate_openai(body: Any, headers: dict[str, str], api_key: str | None) -> 
             if content is not None and not isinstance(content, str | list):
                 errs.append(f"{w}.content: must be a string, a list or null")
             if calls is not None:
-                if not isinstance(calls, list) or not calls:
-                    errs.append(f"{w}.tool_calls: must be a non-empty list")
-                    continue
-                for j, c in enumerate(calls):
-                    cw = f"{w}.tool_calls[{j}]"
+                for cw, c in _items(calls, f"{w}.tool_calls", "must be a non-empty list", errs):
                     fn = c.get("function") if isinstance(c, dict) else None
                     if (
                         not isinstance(c, dict)
@@ -319,11 +320,7 @@ def _check_anthropic_blocks(content: Any, role: str, w: str, errs: list[str], to
         if not content:
             errs.append(f"{w}.content: empty string")
         return uses, results
-    if not isinstance(content, list) or not content:
-        errs.append(f"{w}.content: must be a string or a non-empty list of blocks")
-        return uses, results
-    for j, b in enumerate(content):
-        bw = f"{w}.content[{j}]"
+    for bw, b in _items(content, f"{w}.content", "must be a string or a non-empty list of blocks", errs):
         typ = b.get("type") if isinstance(b, dict) else None
         if typ == "text":
             if not isinstance(b.get("text"), str) or not b["text"]:
