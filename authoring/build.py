@@ -30,15 +30,12 @@ from typing import Any
 
 from physcodegym.core import atomic, launch
 from physcodegym.core.errors import InputError
+from physcodegym.core.hashing import sha256_file
 from physcodegym.tasks.loader import LIBRARY_DIR, PACKS_DIR, TASK_FILE
 from physcodegym.tasks.schema import Task
 
 ANNOTATION = "annotation.py"
 TRUTH = "truth.py"
-
-
-def sha256_file(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def shipped_ids() -> list[str]:

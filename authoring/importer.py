@@ -23,7 +23,6 @@ annotator still has to add. It has no truth scene, so truth-dependent parts are 
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import subprocess
 import tempfile
@@ -33,6 +32,7 @@ from typing import Any
 import numpy as np
 from physcodegym.core import atomic, launch
 from physcodegym.core.errors import InputError, from_validation
+from physcodegym.core.hashing import sha256_file
 from physcodegym.tasks.loader import TASK_FILE, load_task, video_info
 from physcodegym.tasks.schema import (
     FPS,
@@ -49,14 +49,6 @@ from pydantic import ValidationError
 
 DURATION_S = FRAMES / FPS
 ENCODERS = ("auto", "h264", "mp4v")
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def parse_category(spec: str) -> tuple[str, str | None]:

@@ -22,6 +22,7 @@ from typing import Any
 
 from physcodegym.core import atomic
 from physcodegym.core.errors import InputError
+from physcodegym.core.hashing import sha256_file
 
 CONFIG_KEYS = {"model", "harness", "label", "cost_usd_per_task", "tokens_per_task", "timeout_s", "timeout_s_by_task",
                "memory_mb", "notes",
@@ -51,14 +52,6 @@ class UnitSpec:
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def task_hash(lt: Any) -> str:
