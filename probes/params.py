@@ -21,6 +21,11 @@ CLOCK_TOL_REL = 0.05  # solver time scale within 5 % of 1
 MAX_RESTITUTION = 1.0
 MAX_LINEAR_DAMPING = 0.5  # Bullet: fraction of linear velocity lost per second
 MAX_ANGULAR_DAMPING = 0.98
+RIGID_DAMPING = {  # rigid-body property: (limit, message of a finding above it)
+    "linear_damping": (MAX_LINEAR_DAMPING,
+                       "{n} loses {v:.0%} of its speed per second to damping (no medium does that)"),
+    "angular_damping": (MAX_ANGULAR_DAMPING, "{n} angular damping {v:g}"),
+}
 MAX_CLOTH_AIR_DAMPING = 20.0
 MAX_PARTICLE_DAMPING = 0.5
 
@@ -127,17 +132,11 @@ def parameter_problems(samples: Any, gravity_tol: float = GRAVITY_TOL_REL) -> li
                               "value": rb["mass"], "expected": "> 0", "always": True,
                               "message": f"{n} has non-positive mass {rb['mass']:g} (Bullet then holds an active body "
                                          "still: a pin, not a material)"})
-            if rb["type"] == "ACTIVE" and rb["linear_damping"] > MAX_LINEAR_DAMPING:
-                probs.append({"objects": [n], "param": "linear_damping",
-                              "path": f"objects[{n!r}].rigid_body.linear_damping", "value": rb["linear_damping"],
-                              "expected": f"<= {MAX_LINEAR_DAMPING}",
-                              "message": f"{n} loses {rb['linear_damping']:.0%} of its speed per second to damping (no "
-                                         "medium does that)"})
-            if rb["type"] == "ACTIVE" and rb["angular_damping"] > MAX_ANGULAR_DAMPING:
-                probs.append({"objects": [n], "param": "angular_damping",
-                              "path": f"objects[{n!r}].rigid_body.angular_damping", "value": rb["angular_damping"],
-                              "expected": f"<= {MAX_ANGULAR_DAMPING}",
-                              "message": f"{n} angular damping {rb['angular_damping']:g}"})
+            for prop, (limit, text) in RIGID_DAMPING.items():
+                if rb["type"] == "ACTIVE" and rb[prop] > limit:
+                    probs.append({"objects": [n], "param": prop, "path": f"objects[{n!r}].rigid_body.{prop}",
+                                  "value": rb[prop], "expected": f"<= {limit}",
+                                  "message": text.format(n=n, v=rb[prop])})
         for key, rec in (info.get("physics") or {}).items():
             base = (f"objects[{n!r}].modifiers[{key!r}].settings" if not key.startswith("particles:")
                     else f"objects[{n!r}].particle_systems[{key.split(':', 1)[1]!r}].settings")
