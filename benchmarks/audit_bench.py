@@ -62,6 +62,23 @@ def cloth_scene(frames: int):
     return sc
 
 
+def render_estimate(sc, render_frames: int, frames: int) -> float:
+    """Seconds a render of `frames` frames would take, from a PNG render of the first `render_frames` (the scene's
+    frame range is set back afterwards)."""
+    import bpy
+
+    end = sc.frame_end
+    with tempfile.TemporaryDirectory() as td:
+        sc.render.image_settings.file_format = "PNG"
+        sc.frame_end = sc.frame_start + render_frames - 1
+        sc.render.filepath = str(Path(td) / "####")
+        t = time.perf_counter()
+        bpy.ops.render.render(animation=True)
+        seconds = time.perf_counter() - t
+    sc.frame_end = end
+    return seconds / render_frames * frames
+
+
 def measure(name: str, build, frames: int, render_frames: int) -> dict:
     import bpy
     from physcodegym.probes.audit import audit_scene
@@ -79,15 +96,8 @@ def measure(name: str, build, frames: int, render_frames: int) -> dict:
     audit = time.perf_counter() - t
     render = None
     if render_frames > 0:
-        with tempfile.TemporaryDirectory() as td:
-            sc.render.engine = "BLENDER_WORKBENCH"
-            sc.render.image_settings.file_format = "PNG"
-            sc.frame_end = sc.frame_start + render_frames - 1
-            sc.render.filepath = str(Path(td) / "####")
-            t = time.perf_counter()
-            bpy.ops.render.render(animation=True)
-            render = (time.perf_counter() - t) / render_frames * frames
-            sc.frame_end = sc.frame_start + frames - 1
+        sc.render.engine = "BLENDER_WORKBENCH"
+        render = render_estimate(sc, render_frames, frames)
     total = sample + audit
     return {
         "scene": name,
@@ -129,14 +139,7 @@ def task_measure(task_id: str, render_frames: int, work: Path) -> dict:
     if render_frames > 0:
         bpy.ops.wm.open_mainfile(filepath=str(out / "scene.blend"))
         sc = bpy.context.scene
-        frames = sc.frame_end - sc.frame_start + 1
-        with tempfile.TemporaryDirectory() as td:
-            sc.render.image_settings.file_format = "PNG"
-            sc.frame_end = sc.frame_start + render_frames - 1
-            sc.render.filepath = str(Path(td) / "####")
-            t = time.perf_counter()
-            bpy.ops.render.render(animation=True)
-            render = (time.perf_counter() - t) / render_frames * frames
+        render = render_estimate(sc, render_frames, sc.frame_end - sc.frame_start + 1)
     cost = audit + rubric
     return {
         "task": task_id,
