@@ -295,12 +295,14 @@ def score_run(
     progress: bool = False,
     val_timeout_s: float = 900,
     lpips_options: dict | None = None,
+    codec_parity: bool = True,
 ) -> dict:
     """The SPEC §7 score document for one candidate.
 
     judge: {"provider": "openai"|"anthropic", "model": ..., "base_url": ..., "cache_dir": ..., "n_judgments": 3}
     (or {"provider_obj": Provider}); None leaves S_obj / S_evt uncomputable. lpips_options go to s_lpips
-    (tests pass random_backbone=True to exercise the plumbing).
+    (tests pass random_backbone=True to exercise the plumbing). codec_parity: lossless candidate frames go through
+    the reference's encoder before the pixel metrics (`evaluator.codec_parity`).
     """
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
@@ -327,6 +329,14 @@ def score_run(
 
     results: dict[str, MetricResult] = {}
     cand_masks = None
+    parity: dict[str, Any] = {"applied": False, "reason": "no candidate frames"}
+    if cand is not None and set(wanted) & {"S_ssim", "S_lpips", "S_mot"}:
+        from physcodegym.evaluator.codec_parity import candidate_for_pixels
+
+        t = time.perf_counter()
+        lossless = (vr.render == "frames") if vr is not None else candidate.is_dir()
+        cand, parity = candidate_for_pixels(loaded_task, cand, lossless, enabled=codec_parity)
+        timings["codec_parity_s"] = time.perf_counter() - t
     if no_artifact is not None:
         zeros = zero_results(no_artifact)
         results = {n: zeros[n] for n in wanted}
@@ -386,6 +396,7 @@ def score_run(
         per_frame["motion_iou"] = per_frame.pop("S_mot")
     doc["per_frame"] = per_frame
     doc["details"] = {n: r.details for n, r in results.items() if r.details}
+    doc["codec_parity"] = parity
     if plot is not None and no_artifact is None and cand_masks is not None:
         from physcodegym.metrics.plots import write_score_plot
 
