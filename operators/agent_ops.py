@@ -15,7 +15,7 @@ from typing import Any
 import bpy
 from physcodegym.agent import run_files
 from physcodegym.core import launch
-from physcodegym.operators.common import JobOperator, env_for_tasks, needs_task, on_scene, work_dir
+from physcodegym.operators.common import JobOperator, env_for_tasks, on_scene, task_loaded, work_dir
 from physcodegym.physcodegym_addon import features, jobs, preferences
 
 AGENT_JOB = "agent"
@@ -47,11 +47,8 @@ class PCG_OT_start_agent(JobOperator, bpy.types.Operator):
 
     bl_idname = "physcodegym.start_agent"
     bl_label = "Start Agent"
-    job_name, busy = AGENT_JOB, "an agent run is in progress"
-
-    @classmethod
-    def ready(cls, context: Any) -> bool:
-        return needs_task(cls, context, "agent")
+    job_name, busy, feature = AGENT_JOB, "an agent run is in progress", "agent"
+    ready = classmethod(task_loaded)
 
     def execute(self, context: Any) -> set[str]:
         prefs = preferences.get(context)
@@ -175,11 +172,11 @@ class PCG_OT_run_score(JobOperator, bpy.types.Operator):
 
     bl_idname = "physcodegym.run_score"
     bl_label = "Score"
-    job_name, busy = SCORE_JOB, "scoring is running"
+    job_name, busy, feature = SCORE_JOB, "scoring is running", "score"
 
     @classmethod
     def ready(cls, context: Any) -> bool:
-        if not needs_task(cls, context, "score"):
+        if not task_loaded(cls, context):
             return False
         st = context.scene.physcodegym
         if not (st.score_candidate or st.run_dir):

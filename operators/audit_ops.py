@@ -8,7 +8,7 @@ from typing import Any
 
 import bpy
 from physcodegym.core import launch
-from physcodegym.operators.common import JobOperator, env_for_tasks, fmt_frames, gate, on_scene, save_copy, work_dir
+from physcodegym.operators.common import JobOperator, env_for_tasks, fmt_frames, on_scene, save_copy, work_dir
 from physcodegym.physcodegym_addon import features, jobs, state
 
 JOB = "audit"
@@ -53,11 +53,7 @@ class PCG_OT_run_audit(JobOperator, bpy.types.Operator):
 
     bl_idname = "physcodegym.run_audit"
     bl_label = "Run Audit"
-    job_name, busy = JOB, "an audit is running"
-
-    @classmethod
-    def ready(cls, context: Any) -> bool:
-        return gate(cls, context, "audit")
+    job_name, busy, feature = JOB, "an audit is running", "audit"
 
     def execute(self, context: Any) -> set[str]:
         scene = context.scene

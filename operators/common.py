@@ -22,28 +22,40 @@ def gate(cls: Any, context: Any, feature: str) -> bool:
     return ok
 
 
-def needs_task(cls: Any, context: Any, feature: str = "tasks") -> bool:
-    """poll() helper: `feature` is available (`gate`) and a task is loaded, else "load a task first"."""
-    if not gate(cls, context, feature):
-        return False
+def task_loaded(cls: Any, context: Any) -> bool:
+    """poll() helper: a task is loaded, else "load a task first"."""
     if not context.scene.physcodegym.task_folder:
         cls.poll_message_set("load a task first")
         return False
     return True
 
 
-class NeedsTask:
-    """Mixin of the operators that work on the loaded task (annotation, saving the rubric): poll() needs the task
-    library and a loaded task (`needs_task`). A mixin: the operators that use it are registered, it is not."""
+class Gated:
+    """Mixin: poll() needs the class's `feature` (`gate`; none: always) and then `ready(context)`. Mixins are not
+    registered: the operators that use them are."""
+
+    feature = ""
 
     @classmethod
     def poll(cls, context: Any) -> bool:
-        return needs_task(cls, context)
+        return (not cls.feature or gate(cls, context, cls.feature)) and cls.ready(context)
+
+    @classmethod
+    def ready(cls, context: Any) -> bool:
+        return True
 
 
-class JobOperator:
+class NeedsTask(Gated):
+    """Mixin of the operators that work on the loaded task (annotation, saving the rubric): the task library and
+    a loaded task."""
+
+    feature = "tasks"
+    ready = classmethod(task_loaded)
+
+
+class JobOperator(Gated):
     """Mixin of an operator that starts the background job `job_name`: poll() is False with the message `busy`
-    while that job runs (one at a time), else `ready(context)` decides. Not registered itself."""
+    while that job runs (one at a time), else `Gated`'s."""
 
     job_name = ""
     busy = ""
@@ -54,11 +66,7 @@ class JobOperator:
         if job is not None and job.running:
             cls.poll_message_set(cls.busy)
             return False
-        return cls.ready(context)
-
-    @classmethod
-    def ready(cls, context: Any) -> bool:
-        return True
+        return super().poll(context)
 
 
 def on_scene(context: Any, fn: Callable[[Any, jobs.Job], None]) -> Callable[[jobs.Job], None]:
@@ -74,11 +82,11 @@ def on_scene(context: Any, fn: Callable[[Any, jobs.Job], None]) -> Callable[[job
     return callback
 
 
-def refuse(op: Any, st: Any, status: str, text: str) -> set[str]:
-    """An operator's result when its input is refused: `text` in the state's `status` field and reported."""
+def report_status(op: Any, st: Any, status: str, text: str, level: str = "INFO") -> set[str]:
+    """An operator's result: `text` in the state's `status` field and reported at `level`; an ERROR cancels."""
     setattr(st, status, text)
-    op.report({"ERROR"}, text)
-    return {"CANCELLED"}
+    op.report({level}, text)
+    return {"CANCELLED"} if level == "ERROR" else {"FINISHED"}
 
 
 def work_dir(context: Any, kind: str) -> Path:

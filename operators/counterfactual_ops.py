@@ -9,7 +9,7 @@ from typing import Any
 
 import bpy
 from physcodegym.core import launch
-from physcodegym.operators.common import JobOperator, gate, on_scene, role_name, save_copy, work_dir
+from physcodegym.operators.common import JobOperator, on_scene, role_name, save_copy, work_dir
 from physcodegym.physcodegym_addon import jobs, plot, state
 
 JOB = "counterfactual"
@@ -78,12 +78,10 @@ class PCG_OT_run_counterfactual(JobOperator, bpy.types.Operator):
 
     bl_idname = "physcodegym.run_counterfactual"
     bl_label = "Run Counterfactual"
-    job_name, busy = JOB, "a counterfactual is running"
+    job_name, busy, feature = JOB, "a counterfactual is running", "counterfactual"
 
     @classmethod
     def ready(cls, context: Any) -> bool:
-        if not gate(cls, context, "counterfactual"):
-            return False
         st = context.scene.physcodegym
         if st.counterfactual_kind not in NO_OBJECT_KINDS and not context.selected_objects:
             cls.poll_message_set("select the objects to intervene on")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import bpy
-from physcodegym.operators.common import NeedsTask, gate, refuse, role_name
+from physcodegym.operators.common import Gated, NeedsTask, report_status, role_name
 from physcodegym.physcodegym_addon import state
 
 if TYPE_CHECKING:
@@ -186,18 +186,12 @@ class PCG_OT_remove_draft_item(bpy.types.Operator):
         return _draft_changed(st)
 
 
-class _NeedsTasks:
-    """Mixin: poll() needs the task library (a draft is edited and validated without a loaded task)."""
-
-    @classmethod
-    def poll(cls, context: Any) -> bool:
-        return gate(cls, context, "tasks")
-
-
-class _EditDraft(_NeedsTasks):
-    """Mixin of the operators that add to the rubric draft: undoable."""
+class _EditDraft(Gated):
+    """Mixin of the operators that add to the rubric draft: undoable; they need the task library (not a loaded
+    task)."""
 
     bl_options = {"REGISTER", "UNDO"}
+    feature = "tasks"
 
 
 class PCG_OT_add_criterion(_EditDraft, bpy.types.Operator):
@@ -231,9 +225,7 @@ class PCG_OT_add_counterfactual_criterion(_EditDraft, bpy.types.Operator):
     bl_label = "Add Counterfactual Criterion"
 
     @classmethod
-    def poll(cls, context: Any) -> bool:
-        if not super().poll(context):
-            return False
+    def ready(cls, context: Any) -> bool:
         if not _last_intervention(context.scene):
             cls.poll_message_set("run a counterfactual first")
             return False
@@ -279,42 +271,50 @@ def _last_intervention(scene: Any) -> dict[str, Any] | None:
     return None
 
 
-class PCG_OT_validate_rubric(_NeedsTasks, bpy.types.Operator):
-    """Validate the rubric draft against the task schema"""
+class _ChecksDraft:
+    """Mixin of Validate and Save Rubric: execute() validates the draft (`validated_task`); a draft that does not
+    validate is refused with "<refused>: <error>", a valid one goes to `accept(st, task)`."""
 
-    bl_idname = "physcodegym.validate_rubric"
-    bl_label = "Validate Rubric"
-
-    def execute(self, context: Any) -> set[str]:
-        from physcodegym.core.errors import InputError
-
-        st = context.scene.physcodegym
-        try:
-            task, _ = validated_task(st)
-        except (InputError, DraftError) as e:
-            st.rubric_valid = False
-            return refuse(self, st, "rubric_status", f"invalid: {e}")
-        st.rubric_valid = True
-        st.rubric_status = f"valid: {len(task.roles)} roles, {len(task.rubric.criteria)} criteria"
-        return {"FINISHED"}
-
-
-class PCG_OT_save_rubric(NeedsTask, bpy.types.Operator):
-    """Validate the draft and save it into the task folder's task.json (previous file kept as a backup)"""
-
-    bl_idname = "physcodegym.save_rubric"
-    bl_label = "Save Rubric"
+    refused = "invalid"
 
     def execute(self, context: Any) -> set[str]:
         from physcodegym.core.errors import InputError
-        from physcodegym.tasks.loader import TASK_FILE
 
         st = context.scene.physcodegym
         try:
             task, _doc = validated_task(st)
         except (InputError, DraftError) as e:
             st.rubric_valid = False
-            return refuse(self, st, "rubric_status", f"not saved, invalid: {e}")
+            return report_status(self, st, "rubric_status", f"{self.refused}: {e}", "ERROR")
+        return self.accept(st, task)
+
+    def accept(self, st: Any, task: Task) -> set[str]:
+        raise NotImplementedError
+
+
+class PCG_OT_validate_rubric(_ChecksDraft, Gated, bpy.types.Operator):
+    """Validate the rubric draft against the task schema"""
+
+    bl_idname = "physcodegym.validate_rubric"
+    bl_label = "Validate Rubric"
+    feature = "tasks"
+
+    def accept(self, st: Any, task: Task) -> set[str]:
+        st.rubric_valid = True
+        st.rubric_status = f"valid: {len(task.roles)} roles, {len(task.rubric.criteria)} criteria"
+        return {"FINISHED"}
+
+
+class PCG_OT_save_rubric(_ChecksDraft, NeedsTask, bpy.types.Operator):
+    """Validate the draft and save it into the task folder's task.json (previous file kept as a backup)"""
+
+    bl_idname = "physcodegym.save_rubric"
+    bl_label = "Save Rubric"
+    refused = "not saved, invalid"
+
+    def accept(self, st: Any, task: Task) -> set[str]:
+        from physcodegym.tasks.loader import TASK_FILE
+
         path = Path(st.task_folder) / TASK_FILE
         backup = path.with_name(f"{TASK_FILE}.{time.strftime('%Y%m%d-%H%M%S')}.bak")
         shutil.copy2(path, backup)
@@ -322,9 +322,8 @@ class PCG_OT_save_rubric(NeedsTask, bpy.types.Operator):
         tmp.write_text(json.dumps(task.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")
         os.replace(tmp, path)
         st.rubric_valid, st.rubric_saved_path = True, str(path)
-        st.rubric_status = f"saved {len(task.rubric.criteria)} criteria to {path} (backup {backup.name})"
-        self.report({"INFO"}, st.rubric_status)
-        return {"FINISHED"}
+        return report_status(self, st, "rubric_status",
+                             f"saved {len(task.rubric.criteria)} criteria to {path} (backup {backup.name})")
 
 
 CLASSES = (

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import bpy
-from physcodegym.operators.common import JobOperator, NeedsTask, gate, on_scene, refuse, role_name
+from physcodegym.operators.common import Gated, JobOperator, NeedsTask, gate, on_scene, report_status, role_name
 from physcodegym.physcodegym_addon import preferences
 
 if TYPE_CHECKING:
@@ -253,7 +253,7 @@ def _missing_text(missing: list[dict[str, str]]) -> str:
     return "; ".join(f"{m['field']}: {m['need']}" for m in missing)
 
 
-class PCG_OT_load_task(bpy.types.Operator):
+class PCG_OT_load_task(Gated, bpy.types.Operator):
     """Load a task: its checklist, events and rubric, and its reference video beside the scene"""
 
     bl_idname = "physcodegym.load_task"
@@ -262,10 +262,7 @@ class PCG_OT_load_task(bpy.types.Operator):
 
     task: bpy.props.StringProperty(name="Task", description="Task id or folder (default: the panel's task field)")
     with_reference: bpy.props.BoolProperty(name="Reference video", default=True)
-
-    @classmethod
-    def poll(cls, context: Any) -> bool:
-        return gate(cls, context, "tasks")
+    feature = "tasks"
 
     def execute(self, context: Any) -> set[str]:
         from physcodegym.core.errors import InputError
@@ -293,9 +290,7 @@ class PCG_OT_load_task(bpy.types.Operator):
             else:
                 msg += f"; reference video missing: {loaded_task.video_path}"
                 self.report({"WARNING"}, f"reference video missing: {loaded_task.video_path}")
-        st.task_status = msg
-        self.report({"INFO"}, msg)
-        return {"FINISHED"}
+        return report_status(self, st, "task_status", msg)
 
 
 class PCG_OT_remove_reference(bpy.types.Operator):
@@ -476,12 +471,10 @@ class PCG_OT_save_task(_Annotate, bpy.types.Operator):
         try:
             r = save_task(st)
         except (InputError, DraftError) as e:
-            return refuse(self, st, "task_status", f"not saved, invalid: {e}")
+            return report_status(self, st, "task_status", f"not saved, invalid: {e}", "ERROR")
         st.rubric_valid = r["complete"]
-        st.task_status = f"saved {r['path']}" + ("; complete" if r["complete"] else "; still missing: "
-                                                                                    f"{_missing_text(r['missing'])}")
-        self.report({"INFO"}, st.task_status)
-        return {"FINISHED"}
+        return report_status(self, st, "task_status", f"saved {r['path']}" + (
+            "; complete" if r["complete"] else f"; still missing: {_missing_text(r['missing'])}"))
 
 
 class PCG_OT_validate_task(_Annotate, bpy.types.Operator):
@@ -502,10 +495,10 @@ class PCG_OT_validate_task(_Annotate, bpy.types.Operator):
             if not missing:
                 load_task(st.task_folder, check_media=True)
         except InputError as e:
-            return refuse(self, st, "task_status", f"invalid: {e}")
-        st.task_status = "valid: complete, ready to score" if not missing else f"incomplete: {_missing_text(missing)}"
-        self.report({"INFO"} if not missing else {"WARNING"}, st.task_status)
-        return {"FINISHED"}
+            return report_status(self, st, "task_status", f"invalid: {e}", "ERROR")
+        if missing:
+            return report_status(self, st, "task_status", f"incomplete: {_missing_text(missing)}", "WARNING")
+        return report_status(self, st, "task_status", "valid: complete, ready to score")
 
 
 IMPORT_JOB = "import"
@@ -525,11 +518,11 @@ class PCG_OT_import_video(JobOperator, bpy.types.Operator):
     start: bpy.props.FloatProperty(name="Start (s)", default=0.0, min=0.0)
     end: bpy.props.FloatProperty(name="End (s)", default=0.0, min=0.0, description="0: start + 8 s or the clip's end")
     encoder: bpy.props.EnumProperty(name="Encoder", items=[(k, k, "") for k in ("auto", "h264", "mp4v")])
-    job_name, busy = IMPORT_JOB, "an import is running"
+    job_name, busy, feature = IMPORT_JOB, "an import is running", "tasks"
 
     @classmethod
     def ready(cls, context: Any) -> bool:
-        return gate(cls, context, "tasks") and gate(cls, context, "score")  # decoding needs cv2 (as scoring does)
+        return gate(cls, context, "score")  # decoding needs cv2 (as scoring does)
 
     def invoke(self, context: Any, event: Any) -> set[str]:
         context.window_manager.fileselect_add(self)
