@@ -15,7 +15,7 @@ from typing import Any
 import bpy
 from physcodegym.agent import run_files
 from physcodegym.core import launch
-from physcodegym.operators.common import JobOperator, env_for_tasks, on_scene, task_loaded, work_dir
+from physcodegym.operators.common import JobOperator, env_for_tasks, on_scene, task_loaded, when_set, work_dir
 from physcodegym.physcodegym_addon import features, jobs, preferences
 
 AGENT_JOB = "agent"
@@ -89,10 +89,7 @@ class PCG_OT_refresh_agent(bpy.types.Operator):
 
     bl_idname = "physcodegym.refresh_agent"
     bl_label = "Refresh Run"
-
-    @classmethod
-    def poll(cls, context: Any) -> bool:
-        return bool(context.scene.physcodegym.run_dir)
+    poll = when_set("run_dir")
 
     def execute(self, context: Any) -> set[str]:
         apply_progress(context.scene, Path(bpy.path.abspath(context.scene.physcodegym.run_dir)))
@@ -106,10 +103,6 @@ class PCG_OT_load_submission(bpy.types.Operator):
     bl_label = "Load Submission Scene"
 
     filepath: bpy.props.StringProperty(subtype="FILE_PATH", options={"SKIP_SAVE"})
-
-    @classmethod
-    def poll(cls, context: Any) -> bool:
-        return True
 
     def execute(self, context: Any) -> set[str]:
         from physcodegym.operators.counterfactual_ops import append_scene

@@ -8,7 +8,7 @@ from typing import Any
 
 import bpy
 from physcodegym.core import launch
-from physcodegym.operators.common import JobOperator, env_for_tasks, fmt_frames, on_scene, save_copy, work_dir
+from physcodegym.operators.common import JobOperator, env_for_tasks, fmt_frames, on_scene, save_copy, when_set, work_dir
 from physcodegym.physcodegym_addon import features, jobs, state
 
 JOB = "audit"
@@ -107,10 +107,7 @@ class PCG_OT_select_finding(bpy.types.Operator):
     bl_label = "Select Finding"
 
     index: bpy.props.IntProperty(default=0)
-
-    @classmethod
-    def poll(cls, context: Any) -> bool:
-        return len(context.scene.physcodegym.findings) > 0
+    poll = when_set("findings")
 
     def execute(self, context: Any) -> set[str]:
         st = context.scene.physcodegym

@@ -69,6 +69,11 @@ class JobOperator(Gated):
         return super().poll(context)
 
 
+def when_set(*fields: str) -> classmethod:
+    """A poll() that is True while any of the scene state's `fields` is set (a non-empty string or collection)."""
+    return classmethod(lambda cls, context: any(getattr(context.scene.physcodegym, f) for f in fields))
+
+
 def on_scene(context: Any, fn: Callable[[Any, jobs.Job], None]) -> Callable[[jobs.Job], None]:
     """A job callback (on_done / on_tick) that calls `fn(scene, job)` on the operator's scene, looked up by name
     when the job reports: nothing when the user has removed that scene meanwhile."""

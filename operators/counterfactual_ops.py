@@ -9,7 +9,7 @@ from typing import Any
 
 import bpy
 from physcodegym.core import launch
-from physcodegym.operators.common import JobOperator, on_scene, role_name, save_copy, work_dir
+from physcodegym.operators.common import JobOperator, on_scene, role_name, save_copy, when_set, work_dir
 from physcodegym.physcodegym_addon import jobs, plot, state
 
 JOB = "counterfactual"
@@ -130,11 +130,7 @@ class PCG_OT_clear_counterfactual(bpy.types.Operator):
 
     bl_idname = "physcodegym.clear_counterfactual"
     bl_label = "Clear Counterfactual"
-
-    @classmethod
-    def poll(cls, context: Any) -> bool:
-        return bool(
-            context.scene.physcodegym.counterfactual_copy_scene or context.scene.physcodegym.counterfactual_result_json)
+    poll = when_set("counterfactual_copy_scene", "counterfactual_result_json")
 
     def execute(self, context: Any) -> set[str]:
         st = context.scene.physcodegym

@@ -8,7 +8,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import bpy
-from physcodegym.operators.common import Gated, JobOperator, NeedsTask, gate, on_scene, report_status, role_name
+from physcodegym.operators.common import (
+    Gated,
+    JobOperator,
+    NeedsTask,
+    gate,
+    on_scene,
+    report_status,
+    role_name,
+    when_set,
+)
 from physcodegym.physcodegym_addon import preferences
 
 if TYPE_CHECKING:
@@ -299,10 +308,7 @@ class PCG_OT_remove_reference(bpy.types.Operator):
     bl_idname = "physcodegym.remove_reference"
     bl_label = "Remove Reference"
     bl_options = {"REGISTER", "UNDO"}
-
-    @classmethod
-    def poll(cls, context: Any) -> bool:
-        return bool(context.scene.physcodegym.reference_strip or context.scene.physcodegym.reference_clip)
+    poll = when_set("reference_strip", "reference_clip")
 
     def execute(self, context: Any) -> set[str]:
         detach_reference(context.scene)
@@ -317,10 +323,7 @@ class PCG_OT_jump_to_event(bpy.types.Operator):
 
     index: bpy.props.IntProperty(default=-1, options={"SKIP_SAVE"})
     to_end: bpy.props.BoolProperty(default=False, options={"SKIP_SAVE"})
-
-    @classmethod
-    def poll(cls, context: Any) -> bool:
-        return len(context.scene.physcodegym.events) > 0
+    poll = when_set("events")
 
     def execute(self, context: Any) -> set[str]:
         st = context.scene.physcodegym
@@ -336,6 +339,12 @@ class PCG_OT_jump_to_event(bpy.types.Operator):
 
 class _Annotate(NeedsTask):
     bl_options = {"REGISTER", "UNDO"}
+
+
+class _TaskFile(NeedsTask):
+    """Save / Validate Task: they act on task.json, not on the scene (no undo step)."""
+
+    bl_options = {"REGISTER"}
 
 
 class PCG_OT_add_role(_Annotate, bpy.types.Operator):
@@ -455,13 +464,12 @@ class PCG_OT_remove_annotation(_Annotate, bpy.types.Operator):
         return {"FINISHED"}
 
 
-class PCG_OT_save_task(_Annotate, bpy.types.Operator):
+class PCG_OT_save_task(_TaskFile, bpy.types.Operator):
     """Save checklist, events, roles and rubric into task.json (previous file kept as a backup); an incomplete
     annotation is saved too and the status lists what is still missing"""
 
     bl_idname = "physcodegym.save_task"
     bl_label = "Save Task"
-    bl_options = {"REGISTER"}
 
     def execute(self, context: Any) -> set[str]:
         from physcodegym.core.errors import InputError
@@ -477,12 +485,11 @@ class PCG_OT_save_task(_Annotate, bpy.types.Operator):
             "; complete" if r["complete"] else f"; still missing: {_missing_text(r['missing'])}"))
 
 
-class PCG_OT_validate_task(_Annotate, bpy.types.Operator):
+class PCG_OT_validate_task(_TaskFile, bpy.types.Operator):
     """Validate the saved task.json: complete (ready to score) or what an annotator still has to add"""
 
     bl_idname = "physcodegym.validate_task"
     bl_label = "Validate Task"
-    bl_options = {"REGISTER"}
 
     def execute(self, context: Any) -> set[str]:
         from physcodegym.core.errors import InputError
