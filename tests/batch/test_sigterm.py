@@ -1,5 +1,5 @@
 """SIGTERM to a running batch ends its pool workers and the running units' process trees; `--resume` then
-redoes the units that were running and completes."""
+keeps the finished unit, redoes the units that were running and completes."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from pathlib import Path
 from physcodegym.batch.store import ResultsStore
 
 SLEEPER = "import bpy\nimport time\ntime.sleep(300)\n"
+CRASH = "import bpy\nraise RuntimeError('deliberate crash')\n"
 
 
 def _stat(pid: int) -> tuple[int, str, int] | None:
@@ -51,12 +52,21 @@ def _alive(pids: dict[int, tuple[int, int]]) -> list[int]:
     return [p for p, (_, start) in pids.items() if (st := _stat(p)) is not None and st[2] == start and st[1] not in "ZX"]
 
 
+def _rows(out: Path) -> dict[tuple, dict]:
+    st = ResultsStore(out, readonly=True)
+    try:
+        return {(r["config"], r["task_id"], r["attempt"]): r for r in st.rows()}
+    finally:
+        st.close()
+
+
 def test_sigterm_ends_the_pool_workers_and_resume_completes(bench: tuple[Path, Path], tmp_path: Path) -> None:
     subs = tmp_path / "subs"
-    for tid in ("mini_a", "mini_b"):
-        (subs / "sleepy" / tid).mkdir(parents=True)
-        (subs / "sleepy" / tid / "scene.py").write_text(SLEEPER)
-    (subs / "sleepy" / "config.json").write_text(json.dumps({"model": "Sleepy-Model", "harness": "test"}))
+    # units run in config order: the quick one ends first (a final row), then both workers sleep
+    for cfg, tid, prog in (("a_quick", "mini_a", CRASH), ("sleepy", "mini_a", SLEEPER), ("sleepy", "mini_b", SLEEPER)):
+        (subs / cfg / tid).mkdir(parents=True)
+        (subs / cfg / tid / "scene.py").write_text(prog)
+        (subs / cfg / "config.json").write_text(json.dumps({"model": f"{cfg}-model", "harness": "test"}))
     out = tmp_path / "out"
     cmd = [sys.executable, "-m", "physcodegym", "batch", "--tasks", str(bench[0]), "--submissions", str(subs),
            "--out", str(out), "--workers", "2", "--metrics", "mot", "--no-progress", "--json"]
@@ -69,7 +79,8 @@ def test_sigterm_ends_the_pool_workers_and_resume_completes(bench: tuple[Path, P
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and proc.poll() is None:
             seen.update(_descendants(proc.pid))
-            if sum(1 for d, _ in _descendants(proc.pid).values() if d >= 2) >= 2:  # each worker runs its unit
+            running = sum(1 for d, _ in _descendants(proc.pid).values() if d >= 2)  # a worker's unit children
+            if running >= 2 and (out / "results.sqlite").is_file() and _rows(out):
                 break
             time.sleep(0.2)
         assert proc.poll() is None and seen, f"the batch's units did not start: {log.read_text()[-2000:]}"
@@ -89,20 +100,14 @@ def test_sigterm_ends_the_pool_workers_and_resume_completes(bench: tuple[Path, P
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=60)
-    st = ResultsStore(out, readonly=True)
-    try:
-        assert st.rows() == []  # the units that were running have no row
-    finally:
-        st.close()
+    before = _rows(out)
+    assert list(before) == [("a_quick", "mini_a", "1")]  # the finished unit only: the running ones have no row
     # resumed with a short limit, the sleeping units are redone and end as timed out: the batch completes
     p = subprocess.run([*cmd, "--timeout", "3", "--resume"], capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-2000:]
     doc = json.loads(p.stdout)
-    assert doc["units"] == 2 and doc["ran"] == 2 and doc["skipped_final"] == 0
-    st = ResultsStore(out, readonly=True)
-    try:
-        rows = st.rows()
-    finally:
-        st.close()
-    assert sorted(r["task_id"] for r in rows) == ["mini_a", "mini_b"]
-    assert {(r["status"], r["run_status"]) for r in rows} == {("failed", "timeout")}
+    assert doc["units"] == 3 and doc["ran"] == 2 and doc["skipped_final"] == 1
+    after = _rows(out)
+    assert after[("a_quick", "mini_a", "1")]["finished_at"] == before[("a_quick", "mini_a", "1")]["finished_at"]
+    assert {(k, r["status"], r["run_status"]) for k, r in after.items() if k[0] == "sleepy"} == {
+        (("sleepy", t, "1"), "failed", "timeout") for t in ("mini_a", "mini_b")}
