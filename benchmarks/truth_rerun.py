@@ -5,7 +5,7 @@ A truth program is the reconstruction the task was made from, so it must come ou
 finding) on the path `score` and `batch` take, not only in a bake-only audit; and its re-run must reproduce
 its own reference video (S_mot >= 0.9: particle solvers are not bit-reproducible between processes).
 
-    .venv/bin/python benchmarks/truth_rerun.py [TASK ...]     # default: every shipped task
+    .venv/bin/python benchmarks/truth_rerun.py [--keep DIR] [TASK ...]     # default: every shipped task
 
 Prints one JSON line: per task run_s, score_s, S_val, S_mot, S_ssim, the finding kinds charged and the failed
 criteria; then the tasks that missed either target.
@@ -56,11 +56,19 @@ def one(task: str, work: Path) -> dict:
 
 
 def main(argv: list[str]) -> int:
-    tasks = argv or sorted(p.name for p in (ROOT / "tasks" / "packs").iterdir() if (p / "task.json").is_file())
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--keep", default=None, help="keep the run folders here (default: a temporary folder)")
+    ap.add_argument("tasks", nargs="*")
+    a = ap.parse_args(argv)
+    tasks = a.tasks or sorted(p.name for p in (ROOT / "tasks" / "packs").iterdir() if (p / "task.json").is_file())
     rows = []
     with tempfile.TemporaryDirectory(prefix="pcg_truth_rerun_") as td:
+        work = Path(a.keep) if a.keep else Path(td)
+        work.mkdir(parents=True, exist_ok=True)
         for t in tasks:
-            r = one(t, Path(td))
+            r = one(t, work)
             rows.append(r)
             print(json.dumps(r), file=sys.stderr, flush=True)
     missed = [r["task"] for r in rows if r.get("S_val") != 1.0 or (r.get("S_mot") or 0.0) < 0.9]
