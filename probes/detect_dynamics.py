@@ -13,6 +13,7 @@ from physcodegym.probes.audit_base import (
     EXPLODE_DIST,
     EXPLODE_SPEED,
     EXPLODE_STRETCH,
+    HANDOFF_FRAMES,
     JITTER_NET,
     JITTER_PATH,
     JITTER_WINDOW,
@@ -39,6 +40,13 @@ class DynamicsDetectors(AuditBase):
             for fi, f in enumerate(self.frames):
                 if int(f) in kf:
                     kin_last = max(kin_last, fi)
+        # a field keyed off within the hand-off window gave the initial velocity: energy is judged after it
+        start = int(self.scene.frame_start)
+        for f in self.fields:
+            ob = self.scene.objects.get(f["field"])
+            last = src.field_last_active_frame(ob, self.scene) if ob is not None else None
+            if last is not None and last < start + HANDOFF_FRAMES:
+                kin_last = max(kin_last, int(np.searchsorted(self.frames, last)))
         s0 = kin_last + 2
         if len(self.frames) - s0 < 10:
             return

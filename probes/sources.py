@@ -268,6 +268,29 @@ def fields_and_targets(scene: Any) -> list[dict[str, Any]]:
     return out
 
 
+def field_last_active_frame(ob: Any, scene: Any) -> int | None:
+    """The last frame of the scene on which a field's strength is not zero, read from its keyframes in the active
+    action; None when it is not keyframed that way (a constant, NLA or driven strength: taken to act throughout).
+    A field that is off after the first frames gave an initial push, like a kinematic hand-off."""
+    ad = getattr(ob, "animation_data", None)
+    if ad is None or ad.action is None or len(ad.drivers) or len(ad.nla_tracks):
+        return None
+    try:
+        from bpy_extras import anim_utils
+
+        bag = anim_utils.action_get_channelbag_for_slot(ad.action, ad.action_slot)
+    except Exception:  # noqa: BLE001 - a layout this reader does not know: treated as acting throughout
+        return None
+    fc = bag.fcurves.find("field.strength") if bag is not None else None
+    if fc is None:
+        return None
+    last = None
+    for f in range(int(scene.frame_start), int(scene.frame_end) + 1):
+        if abs(fc.evaluate(f)) > 1e-9:
+            last = f
+    return last if last is not None else int(scene.frame_start) - 1
+
+
 def attractor_like(field: dict[str, Any]) -> bool:
     """Fields that steer bodies toward places instead of acting like a medium or a push."""
     t = field["type"]

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from physcodegym.probes.audit_base import HANDOFF_FRAMES
 from physcodegym.probes.checks import CheckContext, run_check
 from physcodegym.probes.roles import map_scene_roles, simple_mapping
 from physcodegym.tasks.loader import LoadedTask
@@ -105,8 +106,9 @@ def actuator_findings(meta: dict[str, Any], rubric: Rubric, found: list[dict[str
     """Joints and force fields whose type the task does not admit (`Rubric.admitted_types`) and that change
     the motion (the audit's `meta["actuators"]`, measured by re-baking without them): nothing in the video
     explains them. A joint holds or steers bodies (`hidden_support`; a motor whose bodies gain energy:
-    `energy_gain`); a field steers them (`unexplained_force_field`). A joint whose effect could not be
-    measured counts as acting: the scene carries the burden of showing it does nothing."""
+    `energy_gain`); a field steers them (`unexplained_force_field`), unless it is keyed off within the first
+    HANDOFF_FRAMES (an initial push). A joint whose effect could not be measured counts as acting: the scene
+    carries the burden of showing it does nothing."""
     admitted = rubric.admitted_types()
     rises = bool((meta.get("energy") or {}).get("rises"))
     out: list[dict[str, Any]] = []
@@ -117,6 +119,9 @@ def actuator_findings(meta: dict[str, Any], rubric: Rubric, found: list[dict[str
         acts = row.get("acts_on")
         measured = acts is not None
         if row.get("what") == "field":
+            last, start = row.get("last_active_frame"), row.get("start_frame")
+            if last is not None and start is not None and last < start + HANDOFF_FRAMES:
+                continue  # keyed off after the first frames: an initial push, like a kinematic hand-off
             if not measured:  # not re-baked: judged by what it can act on
                 acts = list(row.get("targets") or []) if (row.get("strength") or kind_t in ("GUIDE", "BOID")) else []
             field = row["objects"][0]

@@ -9,7 +9,9 @@ what each one measurably changes); the rubric then charges the types the task do
 - a hinged pendulum pumped by a hidden MOTOR joint: charged when the task admits only the hinge; twin: the
   same pendulum without the motor (the admitted hinge changes the motion, and is not charged);
 - a WIND field pushing a ball along the ground: `unexplained_force_field` when the task shows no wind; twin:
-  a wind field whose reach ends before the ball (present, but it touches nothing).
+  a wind field whose reach ends before the ball (present, but it touches nothing);
+- a FORCE field keyed off after four frames gave the ball its initial velocity (not charged, like a kinematic
+  hand-off); left on, it is charged.
 """
 
 from __future__ import annotations
@@ -98,7 +100,28 @@ def windy_ball(defect: bool) -> Any:
     return sc
 
 
-BUILDERS = {"glued_tower": glued_tower, "pumped_pendulum": pumped_pendulum, "windy_ball": windy_ball}
+def pushed_ball(defect: bool) -> Any:
+    """A ball on the ground beside a FORCE field that pushes it along +x. Twin: the field's strength is keyed off
+    after frame 4 (an initial push, like a kinematic hand-off of the initial velocity). Defect: it stays on."""
+    import bpy
+
+    sc = D.rigid_stage(FRAMES, friction=0.5)
+    D.sphere("Ball", (0, 0, 0.25), 0.25, mass=1.0)
+    bpy.ops.object.effector_add(type="FORCE", location=(-0.6, 0, 0.25))
+    f = bpy.context.active_object
+    f.name = "Push"
+    f.field.strength = 40.0
+    f.field.keyframe_insert("strength", frame=1)
+    if not defect:
+        f.field.keyframe_insert("strength", frame=4)
+        f.field.strength = 0.0
+        f.field.keyframe_insert("strength", frame=5)
+    D.bake()
+    return sc
+
+
+BUILDERS = {"glued_tower": glued_tower, "pumped_pendulum": pumped_pendulum, "windy_ball": windy_ball,
+            "pushed_ball": pushed_ball}
 
 
 @pytest.fixture(scope="session")
@@ -192,3 +215,13 @@ def test_rubric_admits_types_from_text_or_list() -> None:
     assert _rubric(admits=[], text=["a WIND field"]).admitted_types() == set()  # the explicit list wins
     with pytest.raises(ValueError, match="unknown joint/field types"):
         _rubric(admits=["GLUE"])
+
+
+def test_a_field_keyed_off_after_the_first_frames_is_an_initial_push(audited_actuators):
+    push = audited_actuators("pushed_ball", False)
+    row = _row(push[0], "field", "FORCE")
+    assert "Ball" in row["acts_on"] and row["last_active_frame"] == 4, row  # it did push the ball
+    assert _charged(push, _rubric()) == []
+    on = audited_actuators("pushed_ball", True)
+    assert _row(on[0], "field", "FORCE")["last_active_frame"] == FRAMES  # keyed on to the end
+    assert "unexplained_force_field" in [f["kind"] for f in _charged(on, _rubric())]
