@@ -168,16 +168,9 @@ class FieldDetectors(AuditBase):
                 hit = sorted({t.split("/", 1)[0] for t in acts})
                 if not hit or not src.attractor_like(f):
                     continue
-                self.add(
-                    kind="unexplained_force_field",
-                    objects=[f["field"], *hit],
-                    frames=[int(self.frames[0]), int(self.frames[-1])],
-                    value=f["strength"],
-                    unit="field strength",
-                    message=(f"{f['type']} field {f['field']!r} (strength {f['strength']:g}) steers {acts}: without it "
-                             "they move differently"),
-                    evidence={"field": f, "measured": self.effects_doc.get("branches", {}).get(f"field:{f['field']}")},
-                )
+                self._field_finding(f, hit, f"steers {acts}: without it they move differently",
+                                    {"field": f, "measured": self.effects_doc.get("branches", {}).get(
+                                        f"field:{f['field']}")})
                 continue
             hit = [t for t in f["targets"] if t in core]
             if not hit or not src.attractor_like(f) or f["strength"] == 0 and f["type"] not in ("GUIDE", "BOID"):
@@ -195,13 +188,10 @@ class FieldDetectors(AuditBase):
             if fl is not None and hit:
                 ev["series"] = _series(self.frames, np.linalg.norm(self.s.locations(hit[0]) - fl, axis=1),
                                        f"{hit[0]} to {f['field']}", "m")
-            self.add(
-                kind="unexplained_force_field",
-                objects=[f["field"], *hit],
-                frames=[int(self.frames[0]), int(self.frames[-1])],
-                value=f["strength"],
-                unit="field strength",
-                message=f"{f['type']} field {f['field']!r} (strength {f['strength']:g}) steers moving objects {hit}",
-                evidence=ev,
-            )
+            self._field_finding(f, hit, f"steers moving objects {hit}", ev)
+
+    def _field_finding(self, f: dict[str, Any], hit: list[str], what: str, evidence: dict[str, Any]) -> None:
+        self.add(kind="unexplained_force_field", objects=[f["field"], *hit],
+                 frames=[int(self.frames[0]), int(self.frames[-1])], value=f["strength"], unit="field strength",
+                 message=f"{f['type']} field {f['field']!r} (strength {f['strength']:g}) {what}", evidence=evidence)
 
