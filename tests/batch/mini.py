@@ -19,6 +19,7 @@ import os
 bpy.ops.wm.read_factory_settings(use_empty=True)
 sc = bpy.context.scene
 sc.frame_start, sc.frame_end = 1, {frames}
+sc.render.fps = 30
 bpy.ops.mesh.primitive_plane_add(size=20)
 ground = bpy.context.active_object
 ground.name = "Ground"

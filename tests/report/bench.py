@@ -1,7 +1,9 @@
 """A miniature results set for the report tests: one real task (truth trajectories, timed events, a reference
 video written by OpenCV's mp4v, which browsers cannot play, so the report must transcode it) and three
 configurations run by a real batch: a simulated ball (good), the same ball keyframed (a shortcut: the audit
-finds scripted motion) and a crash (no artifact). Scenes render 8 key frames held to 240 (tests/batch/mini.py)."""
+finds scripted motion) and a crash (no artifact). The truth and the good scene render all 240 frames of their saved
+scene: the audit compares the frames with a re-render of scene.blend, and 8 key frames held to 240 (the cheap form of
+tests/batch/mini.py, kept for the shortcut) are a time-warp it charges."""
 
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ def build(root: Path) -> tuple[Path, Path]:
     tdir, sdir = root / "tasks", root / "submissions"
     folder = tdir / TASK
     folder.mkdir(parents=True)
-    truth = mini.scene(0.0, 2.0)
+    truth = mini.scene(0.0, 2.0, frames=240)
     (folder / "truth.py").write_text(truth)
     rec = run_program(folder / "truth.py", root / "truth_run", timeout_s=120)
     assert rec.status == "ok", rec.log_tail
@@ -45,7 +47,7 @@ def build(root: Path) -> tuple[Path, Path]:
     doc["events"].append({"id": "ev_rest", "kind": "final_state", "description": "the ball rests on the ground", "roles": ["ball"],
                           "interval": {"start_s": 4.0, "end_s": 8.0}, "weight": 1.0, "key": False})
     (folder / "task.json").write_text(json.dumps(doc))
-    progs = {"good": mini.scene(0.2, 2.0), "shortcut": shortcut_scene(), "broken": "import bpy\nraise RuntimeError('deliberate crash')\n"}
+    progs = {"good": mini.scene(0.2, 2.0, frames=240), "shortcut": shortcut_scene(), "broken": "import bpy\nraise RuntimeError('deliberate crash')\n"}
     meta = {"good": (1.5, 6), "shortcut": (0.4, 2), "broken": (0.2, 1)}
     for cfg, prog in progs.items():
         (sdir / cfg / TASK).mkdir(parents=True)
