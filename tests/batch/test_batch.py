@@ -15,17 +15,9 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import METRICS
+from conftest import METRICS, store_rows
 from physcodegym.batch.accounting import leaderboard
 from physcodegym.batch.store import ResultsStore
-
-
-def _rows(out: Path) -> dict[tuple, dict]:
-    st = ResultsStore(out, readonly=True)
-    try:
-        return {(r["config"], r["task_id"], r["attempt"]): r for r in st.rows()}
-    finally:
-        st.close()
 
 
 def _comparable(r: dict) -> tuple:
@@ -33,7 +25,7 @@ def _comparable(r: dict) -> tuple:
 
 
 def test_faulty_submissions_are_recorded_and_good_ones_scored(baseline: Path) -> None:
-    rows = _rows(baseline)
+    rows = store_rows(baseline)
     assert len(rows) == 7
     good = [r for k, r in rows.items() if k[0] == "good"]
     assert all(r["status"] == "done" and r["run_status"] == "ok" and r["artifact"] for r in good)
@@ -121,13 +113,13 @@ def test_sigkill_then_resume_equals_uninterrupted(bench: tuple[Path, Path], base
         os.killpg(proc.pid, signal.SIGKILL)  # the whole process group, mid-run
     finally:
         proc.wait(timeout=60)
-    before = _rows(out)
+    before = store_rows(out)
     assert 2 <= len(before) < 7
     p = subprocess.run([*cmd, "--resume"], capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-2000:]
     doc = json.loads(p.stdout)
     assert doc["skipped_final"] == len(before) and doc["ran"] == 7 - len(before)
-    after, base = _rows(out), _rows(baseline)
+    after, base = store_rows(out), store_rows(baseline)
     assert set(after) == set(base)
     for k in base:
         assert _comparable(after[k]) == _comparable(base[k]), k
@@ -170,7 +162,7 @@ def test_ray_gives_the_pool_results(bench: tuple[Path, Path], baseline: Path, tm
             head.kill()
             head.wait()
         shutil.rmtree(tmp, ignore_errors=True)
-    got, base = _rows(out), _rows(baseline)
+    got, base = store_rows(out), store_rows(baseline)
     assert set(got) == {k for k in base if k[0] in ("good", "partial")}
     for k in got:
         assert _comparable(got[k]) == _comparable(base[k]), k

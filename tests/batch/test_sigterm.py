@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from physcodegym.batch.store import ResultsStore
+from conftest import store_rows
 
 SLEEPER = "import bpy\nimport time\ntime.sleep(300)\n"
 CRASH = "import bpy\nraise RuntimeError('deliberate crash')\n"
@@ -52,14 +52,6 @@ def _alive(pids: dict[int, tuple[int, int]]) -> list[int]:
     return [p for p, (_, start) in pids.items() if (st := _stat(p)) is not None and st[2] == start and st[1] not in "ZX"]
 
 
-def _rows(out: Path) -> dict[tuple, dict]:
-    st = ResultsStore(out, readonly=True)
-    try:
-        return {(r["config"], r["task_id"], r["attempt"]): r for r in st.rows()}
-    finally:
-        st.close()
-
-
 def test_sigterm_ends_the_pool_workers_and_resume_completes(bench: tuple[Path, Path], tmp_path: Path) -> None:
     subs = tmp_path / "subs"
     # units run in config order: the quick one ends first (a final row), then both workers sleep
@@ -80,7 +72,7 @@ def test_sigterm_ends_the_pool_workers_and_resume_completes(bench: tuple[Path, P
         while time.monotonic() < deadline and proc.poll() is None:
             seen.update(_descendants(proc.pid))
             running = sum(1 for d, _ in _descendants(proc.pid).values() if d >= 2)  # a worker's unit children
-            if running >= 2 and (out / "results.sqlite").is_file() and _rows(out):
+            if running >= 2 and (out / "results.sqlite").is_file() and store_rows(out):
                 break
             time.sleep(0.2)
         assert proc.poll() is None and seen, f"the batch's units did not start: {log.read_text()[-2000:]}"
@@ -100,14 +92,14 @@ def test_sigterm_ends_the_pool_workers_and_resume_completes(bench: tuple[Path, P
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=60)
-    before = _rows(out)
+    before = store_rows(out)
     assert list(before) == [("a_quick", "mini_a", "1")]  # the finished unit only: the running ones have no row
     # resumed with a short limit, the sleeping units are redone and end as timed out: the batch completes
     p = subprocess.run([*cmd, "--timeout", "3", "--resume"], capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-2000:]
     doc = json.loads(p.stdout)
     assert doc["units"] == 3 and doc["ran"] == 2 and doc["skipped_final"] == 1
-    after = _rows(out)
+    after = store_rows(out)
     assert after[("a_quick", "mini_a", "1")]["finished_at"] == before[("a_quick", "mini_a", "1")]["finished_at"]
     assert {(k, r["status"], r["run_status"]) for k, r in after.items() if k[0] == "sleepy"} == {
         (("sleepy", t, "1"), "failed", "timeout") for t in ("mini_a", "mini_b")}
