@@ -43,8 +43,7 @@ class DynamicsDetectors(AuditBase):
         # a field keyed off within the hand-off window gave the initial velocity: energy is judged after it
         start = int(self.scene.frame_start)
         for f in self.fields:
-            ob = self.scene.objects.get(f["field"])
-            last = src.field_last_active_frame(ob, self.scene) if ob is not None else None
+            last = f.get("last_active_frame")
             if last is not None and last < start + HANDOFF_FRAMES:
                 kin_last = max(kin_last, int(np.searchsorted(self.frames, last)))
         s0 = kin_last + 2

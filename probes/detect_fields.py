@@ -108,10 +108,8 @@ class FieldDetectors(AuditBase):
             rows.append({"what": "joint", "type": kind, "objects": holders, "joins": joined,
                          **self._measured(f"joint:{kind}")})
         for f in self.fields:
-            ob = self.scene.objects.get(f["field"])
-            last = src.field_last_active_frame(ob, self.scene) if ob is not None else None
             rows.append({"what": "field", "type": f["type"], "objects": [f["field"]], "strength": f["strength"],
-                         "targets": list(f["targets"]), "last_active_frame": last,
+                         "targets": list(f["targets"]), "last_active_frame": f.get("last_active_frame"),
                          "start_frame": int(self.scene.frame_start), **self._measured(f"field:{f['field']}")})
         self.actuators_doc = rows
 

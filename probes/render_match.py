@@ -171,7 +171,7 @@ def render_match(scene: Any, samples: Any, frames_dir: Path, audit: Any) -> dict
     doc = {"state": "ok", "frames": rows, "engine": scene.render.engine, "size": list(re_c.shape[1:][::-1]),
            "disagree": len(bad), "informative": len(told), "hidden_for_still_render": hide}
     if told and len(bad) > DISAGREE_FRAC * len(told):
-        movers = sorted(n_ for n_ in audit.moving if audit.info.get(n_, {}).get("type") not in ("CAMERA", "LIGHT"))
+        movers = _moving_objects(audit)
         audit.add(
             kind="scripted_motion",
             objects=movers[:8],
@@ -246,8 +246,13 @@ def _static_under(scene: Any, samples: Any, audit: Any, region: np.ndarray) -> l
     return [n for _, n in sorted(hits, reverse=True)[:3]]
 
 
+def _moving_objects(audit: Any) -> list[str]:
+    """The moving objects a finding names (not the camera or lights)."""
+    return sorted(n for n in audit.moving if audit.info.get(n, {}).get("type") not in ("CAMERA", "LIGHT"))
+
+
 def _cannot_render(audit: Any, samples: Any, why: str, n_files: int) -> None:
-    movers = sorted(n_ for n_ in audit.moving if audit.info.get(n_, {}).get("type") not in ("CAMERA", "LIGHT"))
+    movers = _moving_objects(audit)
     frames = [int(samples.frames[0]), int(samples.frames[-1])] if len(samples.frames) else [1, n_files]
     audit.add(kind="scripted_motion", objects=movers[:8] or sorted(audit.info)[:1], frames=frames, value=0.0,
               unit="agreement of change masks",

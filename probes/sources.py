@@ -263,6 +263,7 @@ def fields_and_targets(scene: Any) -> list[dict[str, Any]]:
                 "use_max_distance": bool(f.use_max_distance),
                 "distance_max": float(f.distance_max),
                 "targets": targets,
+                "last_active_frame": field_last_active_frame(fob, scene),
             }
         )
     return out
