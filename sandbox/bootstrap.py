@@ -26,6 +26,8 @@ import time
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# the runner passes the mode as a four-letter code: the command line has the same length in every mode
+MODE_CODES = {"full": "full", "bake": "bake_only", "prev": "preview"}
 
 
 def _load(name: str):
@@ -62,6 +64,22 @@ def _install_barrier(workdir: str, program: str, status_fd: int | None) -> None:
     )
 
 
+def _widen_cpus_when_rendering(bpy) -> None:
+    """The runner starts this process on one CPU, so that simulations bake the same way every run (sandbox.runner);
+    when rendering starts, the renderer may use every CPU again. A persistent handler survives a program's
+    read_factory_settings; a program that removes it only renders more slowly."""
+    from bpy.app.handlers import persistent
+
+    @persistent
+    def pcg_widen_cpus(*_a) -> None:
+        try:
+            os.sched_setaffinity(0, range(os.cpu_count() or 1))
+        except (AttributeError, OSError, ValueError):
+            pass
+
+    bpy.app.handlers.render_init.append(pcg_widen_cpus)
+
+
 def _args(argv: list[str]) -> argparse.Namespace:
     if "--" in argv:
         argv = argv[argv.index("--") + 1 :]
@@ -69,11 +87,13 @@ def _args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--program", required=True)
     ap.add_argument("--status-fd", type=int, default=None)
-    ap.add_argument("--mode", default="full", choices=("full", "bake_only", "preview"))
+    ap.add_argument("--mode", default="full", choices=(*MODE_CODES, *MODE_CODES.values()))
     ap.add_argument("--preview-frame", type=int, default=None)
     ap.add_argument("--no-barrier", action="store_true")
     ap.add_argument("--lifeline-fd", type=int, default=None)
-    return ap.parse_args(argv)
+    a = ap.parse_args(argv)
+    a.mode = MODE_CODES.get(a.mode, a.mode)
+    return a
 
 
 def main(argv: list[str]) -> int:
@@ -111,6 +131,7 @@ def main(argv: list[str]) -> int:
             importlib.import_module(extra)
         except Exception:
             pass
+    _widen_cpus_when_rendering(bpy)
     emit(
         {
             "event": "start",
@@ -151,20 +172,21 @@ def main(argv: list[str]) -> int:
         rendered["done"] = True
         return {"FINISHED"}
 
-    def pcg_render(*_a, **_kw) -> set:
+    def pcg_render(op: str, *args, **kw) -> set:
+        if a.mode == "full":
+            return getattr(bpy.ops.render, op)(*args, **kw)
         if a.mode == "bake_only":
             return {"FINISHED"}
         if rendered["done"]:
             return {"FINISHED"}
         return render_preview()
 
-    n_rewritten = 0
-    if a.mode != "full":
-        tree, n_rewritten = rewrite_mod.rewrite_renders(tree)
+    # render calls are rewritten in every mode (full mode's helper calls the real operator): the compiled program,
+    # and so the memory layout up to its bake, is the same in a bake-only and a full run of one program
+    tree, n_rewritten = rewrite_mod.rewrite_renders(tree)
     code = compile(tree, program, "exec")
     glb = {"__name__": "__main__", "__file__": program, "__builtins__": __builtins__}
-    if a.mode != "full":
-        glb[rewrite_mod.HELPER] = pcg_render
+    glb[rewrite_mod.HELPER] = pcg_render
 
     if not a.no_barrier:
         _install_barrier(workdir, program, status_fd)  # from here on, to the end of the process, with no way back

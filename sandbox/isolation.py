@@ -398,6 +398,69 @@ def hidden_paths() -> list[Path]:
     return sorted(set(out))
 
 
+# -- the fixed layout inside the wall ------------------------------------------------------------------
+# The child sees its run folder, program, sandbox code and virtual environment at the same paths on every run,
+# whatever the host's output folder or checkout is called. Why: Blender's SPH particle solver gives results that
+# depend on the process's memory layout (measured: one CPU, address randomisation off, and liquid_duck still baked
+# differently when only the length of the run folder's name changed), and every path string the child holds (its
+# argv, module file names, cwd) moves that layout. With these fixed, the same program bakes the same liquid in
+# every run folder, so a truth re-run reproduces its reference (SPEC §3, determinism).
+WALL_ROOT = "/pcg"
+WALL_RUN = f"{WALL_ROOT}/run"  # the scratch folder: cwd, the only writable place
+WALL_CODE = f"{WALL_ROOT}/sandbox"  # bootstrap.py and its siblings (read-only)
+WALL_VENV = f"{WALL_ROOT}/venv"  # the interpreter's virtual environment, when it runs in one (read-only)
+WALL_PROGRAM_DIR = f"{WALL_ROOT}/program"  # the program copy (read-only)
+
+
+def _venv_root(python: str | None) -> Path | None:
+    """The virtual environment this interpreter runs in (relocatable: found from the executable's path), or None."""
+    if python not in (None, sys.executable) or sys.prefix == sys.base_prefix:
+        return None
+    root = Path(sys.prefix).resolve()
+    return root if (root / "pyvenv.cfg").is_file() and not _under(root, Path("/usr")) else None
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where each bound host folder appears inside the wall, and how a host path reads from inside."""
+
+    readonly: tuple[tuple[Path, str], ...]  # (host folder or file, path inside), bound read-only
+    scratch: tuple[Path, str]  # (host scratch folder, path inside), bound writable
+
+    def inside(self, host: str | Path) -> str:
+        """The path inside the wall of a host path under one of the binds (the most specific wins); else as is."""
+        p = Path(host)
+        best: tuple[int, str] | None = None
+        for src, dst in (*self.readonly, self.scratch):
+            for cand in {Path(src), Path(src).resolve()}:
+                if _under(p, cand) and (best is None or len(cand.parts) > best[0]):
+                    rel = p.relative_to(cand)
+                    best = (len(cand.parts), dst if rel == Path(".") else f"{dst}/{rel.as_posix()}")
+        return best[1] if best else str(host)
+
+
+def layout(
+    scratch: Path,
+    readonly_files: list[Path] = (),
+    python: str | None = None,
+    blender_binary: str | None = None,
+) -> Layout:
+    """The binds of one run: interpreter roots (the venv at WALL_VENV, the rest at their own paths), the sandbox code
+    at WALL_CODE, the program copy under WALL_PROGRAM_DIR and the scratch folder at WALL_RUN."""
+    venv = _venv_root(python)
+    ro: list[tuple[Path, str]] = []
+    for r in interpreter_roots(python, blender_binary):
+        ro.append((r, WALL_VENV if venv is not None and r == venv else str(r)))
+    ro.append((HERE, WALL_CODE))
+    names: set[str] = set()
+    for f in readonly_files:
+        f = Path(f).resolve()
+        name = f.name if f.name not in names else f"{len(names)}_{f.name}"
+        names.add(name)
+        ro.append((f, f"{WALL_PROGRAM_DIR}/{name}"))
+    return Layout(tuple(ro), (Path(scratch).resolve(), WALL_RUN))
+
+
 def bwrap_argv(
     child: list[str],
     *,
@@ -409,33 +472,30 @@ def bwrap_argv(
 ) -> list[str]:
     """The full command line: bwrap with the wall, then `child` (run with the scratch folder as cwd).
 
-    `scratch` is the only writable host folder (bound at its own path, so paths in logs and saved files
-    match the host's); `readonly_files` (the program copy) are bound read-only at their own paths.
+    `scratch` is the only writable host folder, bound at WALL_RUN; `readonly_files` (the program copy) are bound
+    read-only under WALL_PROGRAM_DIR. `child` is written with host paths: every argument that names a bound path is
+    rewritten to where the child sees it (see `Layout.inside`).
     """
     exe = bwrap or find_bwrap()
     if not exe:
         raise IsolationUnavailable(
             f"the sandbox wall is unavailable: bubblewrap (bwrap) is not installed; {INSTALL_HINT}"
         )
-    scratch = Path(scratch).resolve()
+    lay = layout(scratch, readonly_files, python, blender_binary)
     args = [exe, *_namespace_args(), *_system_args()]
-    bound: list[Path] = []
-    for r in interpreter_roots(python, blender_binary):
-        args += ["--ro-bind", str(r), str(r)]
-        bound.append(r)
-    args += ["--ro-bind", str(HERE), str(HERE)]
-    bound.append(HERE)
-    for f in readonly_files:
-        f = Path(f).resolve()
-        args += ["--ro-bind", str(f), str(f)]
+    for src, dst in lay.readonly:
+        args += ["--ro-bind", str(src), dst]
     # anything secret that happens to live inside a bound tree is covered by an empty, read-only tmpfs
+    folders = [src for src, _ in lay.readonly if src.is_dir()]
     for h in hidden_paths():
-        if any(_under(h, b) for b in bound) and h.is_dir():
-            args += ["--perms", "0555", "--tmpfs", str(h)]
-        elif any(_under(h, b) for b in bound) and h.exists():
-            args += ["--ro-bind", "/dev/null", str(h)]
-    args += ["--bind", str(scratch), str(scratch), "--remount-ro", "/", "--chdir", str(scratch), "--"]
-    return [*args, *child]
+        if not any(_under(h, b) for b in folders):
+            continue
+        if h.is_dir():
+            args += ["--perms", "0555", "--tmpfs", lay.inside(h)]
+        elif h.exists():
+            args += ["--ro-bind", "/dev/null", lay.inside(h)]
+    args += ["--bind", str(lay.scratch[0]), WALL_RUN, "--remount-ro", "/", "--chdir", WALL_RUN, "--"]
+    return [*args, *(lay.inside(a) if a.startswith("/") else a for a in child)]
 
 
 def child_env(scratch: Path, isolation: str, extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -458,7 +518,7 @@ def child_env(scratch: Path, isolation: str, extra: dict[str, str] | None = None
         "XDG_DATA_HOME": f"{home}/.local/share",
         "PYTHONDONTWRITEBYTECODE": "1",
         "BLENDER_USER_RESOURCES": f"{tmp}/blender_user",
-        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2"),
+        "OMP_NUM_THREADS": "1",  # fixed, not the host's: the environment's size is part of the child's memory layout
     }
     if extra:
         env.update(extra)

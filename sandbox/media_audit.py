@@ -24,31 +24,34 @@ TIMEOUT_S = 120.0
 MEMORY_MB = 4096
 
 
-def audit(blend: str, root: str) -> list[dict[str, Any]]:
+def audit(blend: str, root: str, also_inside: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     import bpy
 
     with_prefs = getattr(bpy.context, "preferences", None)
     if with_prefs is not None:
         with_prefs.filepaths.use_scripts_auto_execute = False
     bpy.ops.wm.open_mainfile(filepath=blend, load_ui=False, use_scripts=False)
-    return scan_loaded_media(bpy, root, any_library=True)
+    return scan_loaded_media(bpy, root, any_library=True, also_inside=also_inside)
 
 
-def scan_loaded_media(bpy: Any, root: str, any_library: bool) -> list[dict[str, Any]]:
+def scan_loaded_media(
+    bpy: Any, root: str, any_library: bool, also_inside: tuple[str, ...] = ()
+) -> list[dict[str, Any]]:
     """What Blender decoded or linked, found in `bpy.data`: movies, images from outside `root`, clips, sounds,
     libraries (all of them with `any_library`, else only those from outside `root`) and media VSE strips.
 
     The one scan for both passes: the child's own first report (sandbox/bootstrap.py, `any_library=False`) and
-    this trusted process on the saved scene (`any_library=True`: a saved scene links nothing).
+    this trusted process on the saved scene (`any_library=True`: a saved scene links nothing). `also_inside`: other
+    names of the run folder (the fixed path the program saw it at inside the wall, sandbox.isolation.WALL_RUN).
     """
-    wd = os.path.realpath(root)
+    roots = [os.path.realpath(root), *(os.path.normpath(r) for r in also_inside)]
     out: list[dict[str, Any]] = []
 
     def outside(fp: str, lib: Any = None) -> bool:
         if not fp:
             return False
         ap = os.path.realpath(bpy.path.abspath(fp, library=lib))
-        return not (ap == wd or ap.startswith(wd + "/"))
+        return not any(ap == wd or ap.startswith(wd + "/") for wd in roots)
 
     for img in bpy.data.images:
         src = getattr(img, "source", "")
@@ -85,11 +88,12 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="physcodegym-media-audit")
     ap.add_argument("blend")
     ap.add_argument("--root", required=True)
+    ap.add_argument("--also-inside", action="append", default=[])
     a = ap.parse_args(argv)
     real_stdout = os.dup(1)
     os.dup2(2, 1)  # Blender's own prints go to stderr; stdout carries the one JSON line
     try:
-        found = audit(a.blend, a.root)
+        found = audit(a.blend, a.root, tuple(a.also_inside))
         doc: dict[str, Any] = {"ok": True, "breaches": found}
         rc = 0
     except Exception as e:  # noqa: BLE001 - the parent turns this into the run's reason
@@ -105,8 +109,9 @@ def run_trusted(blend: str, root: str, timeout_s: float = TIMEOUT_S, memory_mb: 
 
     from physcodegym.core import launch
     from physcodegym.core.limits import run_limited
+    from physcodegym.sandbox.isolation import WALL_RUN
 
-    cmd = launch.module_argv("physcodegym.sandbox.media_audit", [blend, "--root", root])
+    cmd = launch.module_argv("physcodegym.sandbox.media_audit", [blend, "--root", root, "--also-inside", WALL_RUN])
     parse = launch.last_json
     with tempfile.TemporaryDirectory(prefix="pcg_media_audit_") as home:
         env = {

@@ -3,8 +3,9 @@
 `bake_only` and `preview` must not render the 240-frame animation. Assigning to
 `bpy.ops.render.render` does not patch it (bpy.ops builds callers on attribute access, measured), so
 the program's render calls are rewritten to call a helper the bootstrap provides:
-`__pcg_render__(**original_keywords)`. Line numbers are kept, so tracebacks still point at the
-user's lines. Standard library only (loaded by path inside the child).
+`__pcg_render__("render" | "opengl", *original_arguments, **original_keywords)`; in a full run the
+helper calls the real operator, so the program compiles the same way in every mode. Line numbers
+are kept, so tracebacks still point at the user's lines. Standard library only (loaded by path inside the child).
 """
 
 from __future__ import annotations
@@ -55,7 +56,8 @@ class _RenderRewriter(ast.NodeTransformer):
         name = self._dotted(node.func)
         if name in RENDER_CALLS:
             self.count += 1
-            new = ast.Call(func=ast.Name(id=HELPER, ctx=ast.Load()), args=[], keywords=node.keywords)
+            op = ast.Constant(value=name.rsplit(".", 1)[1])
+            new = ast.Call(func=ast.Name(id=HELPER, ctx=ast.Load()), args=[op, *node.args], keywords=node.keywords)
             return ast.copy_location(new, node)
         return node
 

@@ -33,6 +33,7 @@ from pydantic import BaseModel, Field
 BOOTSTRAP = Path(__file__).resolve().parent / "bootstrap.py"
 WIDTH, HEIGHT = 640, 360
 MODES = ("full", "bake_only", "preview")
+MODE_CODES = {"full": "full", "bake_only": "bake", "preview": "prev"}  # equal length on the child's command line
 LOG_TAIL_LINES = 40
 
 
@@ -136,6 +137,41 @@ FILE_CAP_MB = 2048  # RLIMIT_FSIZE of the child: no single file above this
 FOLDER_CAP_MB = 6144  # the scratch folder (+ run.log) as a whole; the runner kills the child beyond it
 FOLDER_CAP_ENTRIES = 20000  # files + folders in the scratch folder (an inode bomb is a size bomb too)
 NOFILE = 4096
+ADDR_NO_RANDOMIZE = 0x0040000  # personality(2) flag: the child's memory layout is the same on every run
+# Reproducible runs (SPEC §3). Blender's SPH particle solver depends on thread scheduling and on the memory layout
+# (measured on liquid_duck: with both CPUs, 1 in 3 runs baked differently even with address randomisation off; on
+# one CPU with randomisation off, every run in the same layout baked the same). So the child starts on one CPU
+# (TBB sizes its pool then: one thread for every simulation), and the bootstrap gives it back the others once
+# rendering starts (render speed is unchanged, measured: 44 s vs 42 s for liquid_duck's full run).
+
+
+def pick_cpu() -> int | None:
+    """The allowed CPU with the fewest processes pinned to it alone (other sandbox children), None if one is allowed.
+
+    Why: each child runs its simulation on one CPU; parallel batch workers must not all land on the same one."""
+    try:
+        allowed = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return None
+    if len(allowed) < 2:
+        return None
+    use = dict.fromkeys(allowed, 0)
+    with contextlib.suppress(OSError):
+        for e in os.scandir("/proc"):
+            if not e.name.isdigit():
+                continue
+            with contextlib.suppress(OSError):
+                aff = os.sched_getaffinity(int(e.name))
+                if len(aff) == 1:
+                    (c,) = aff
+                    if c in use:
+                        use[c] += 1
+    return min(allowed, key=lambda c: (use[c], c))
+
+
+def _fixed_width(n: int) -> str:
+    """A descriptor number as five digits: the child's argv has the same length whichever numbers it got."""
+    return f"{int(n):05d}"
 
 
 def _preexec(
@@ -143,6 +179,7 @@ def _preexec(
     timeout_s: float | None = None,
     file_cap_mb: int | None = FILE_CAP_MB,
     cgroups: list[Path] = (),
+    cpu: int | None = None,
 ):
     libc = None
     with contextlib.suppress(Exception):
@@ -162,12 +199,20 @@ def _preexec(
             resource.setrlimit(resource.RLIMIT_FSIZE, (lim, lim))
         if timeout_s:
             # CPU seconds of any one process: the wall clock limit times the cores Blender may use, plus slack
-            cpu = int(float(timeout_s) * max(2, os.cpu_count() or 2)) + 60
-            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
+            cpu_s = int(float(timeout_s) * max(2, os.cpu_count() or 2)) + 60
+            resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 5))
         with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(resource.RLIMIT_NOFILE, (NOFILE, NOFILE))
+        if libc is not None:
+            with contextlib.suppress(Exception):
+                cur = libc.personality(0xFFFFFFFF)
+                if cur != -1:
+                    libc.personality(cur | ADDR_NO_RANDOMIZE)  # kept through exec (bwrap is not set-uid here)
+        if cpu is not None:
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(0, {cpu})
         if libc is not None:
             with contextlib.suppress(Exception):
                 libc.prctl(
@@ -235,7 +280,7 @@ def _spawn(
             env=env,
             start_new_session=True,
             pass_fds=fd if isinstance(fd, tuple) else (fd,),
-            preexec_fn=_preexec(memory_mb, timeout_s, FILE_CAP_MB, cgroups),
+            preexec_fn=_preexec(memory_mb, timeout_s, FILE_CAP_MB, cgroups, pick_cpu()),
         )
         deadline = time.monotonic() + float(timeout_s)
         next_check = time.monotonic() + 0.5
@@ -440,17 +485,18 @@ def run_program(
     # lifeline: the child holds the read end; when this process dies (even by SIGKILL) it reads EOF and exits,
     # and its PID namespace with it (bwrap's own parent-death link does not survive every launcher)
     life_r, life_w = os.pipe()
+    # the same argv length in every run and mode (the bootstrap maps the four-letter mode code back)
     args = [
         "--workdir",
         str(scratch),
         "--program",
         str(copy),
         "--status-fd",
-        str(fd),
+        _fixed_width(fd),
         "--mode",
-        mode,
+        MODE_CODES[mode],
         "--lifeline-fd",
-        str(life_r),
+        _fixed_width(life_r),
     ]
     if preview_frame is not None:
         args += ["--preview-frame", str(int(preview_frame))]

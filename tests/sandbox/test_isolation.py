@@ -341,7 +341,12 @@ def test_argv_binds_only_the_scratch_folder_writable(tmp_path: Path) -> None:
     assert not any(r in ("/", "/etc", "/home", "/root", os.path.expanduser("~")) for r in ro), ro
     for flag in ("--unshare-all", "--unshare-user", "--die-with-parent", "--new-session", "--disable-userns"):
         assert flag in argv
-    assert argv[argv.index("--chdir") + 1] == str(scratch.resolve()) and argv[-2:] == ["python", "x.py"]
+    assert argv[argv.index("--bind") + 2] == wall.WALL_RUN  # seen inside at a fixed path (sandbox.isolation.layout)
+    assert argv[argv.index("--chdir") + 1] == wall.WALL_RUN and argv[-2:] == ["python", "x.py"]
+    # host paths of the child's own command line are rewritten to where it sees them
+    argv = wall.bwrap_argv(["python", str(scratch / "f.txt"), str(tmp_path / "run" / "scene.py")], scratch=scratch,
+                           readonly_files=[tmp_path / "run" / "scene.py"])
+    assert argv[-2:] == [f"{wall.WALL_RUN}/f.txt", f"{wall.WALL_PROGRAM_DIR}/scene.py"]
 
 
 FORK_BOMB = '''
