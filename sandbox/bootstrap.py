@@ -91,6 +91,7 @@ def _args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--preview-frame", type=int, default=None)
     ap.add_argument("--no-barrier", action="store_true")
     ap.add_argument("--lifeline-fd", type=int, default=None)
+    ap.add_argument("--site-dir", action="append", default=[], help="package folder for sys.path (python -S)")
     a = ap.parse_args(argv)
     a.mode = MODE_CODES.get(a.mode, a.mode)
     return a
@@ -112,6 +113,9 @@ def main(argv: list[str]) -> int:
             except OSError:
                 pass
 
+    for d in a.site_dir:  # the runner starts the interpreter with -S: package folders without their .pth files
+        if d not in sys.path:
+            sys.path.append(d)
     t0 = time.time()
     import bpy  # preloaded before the barrier: their import reads files everywhere
 

@@ -169,6 +169,19 @@ def pick_cpu() -> int | None:
     return min(allowed, key=lambda c: (use[c], c))
 
 
+def _site_dirs() -> list[str]:
+    """This interpreter's package folders (a venv's own when it runs in one), in sys.path order."""
+    import site
+
+    try:
+        dirs = site.getsitepackages()
+    except AttributeError:  # an old virtualenv's site module
+        import sysconfig
+
+        dirs = [sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
+    return [d for d in dict.fromkeys(dirs) if os.path.isdir(d)]
+
+
 def _fixed_width(n: int) -> str:
     """A descriptor number as five digits: the child's argv has the same length whichever numbers it got."""
     return f"{int(n):05d}"
@@ -505,7 +518,10 @@ def run_program(
     if blender:
         cmd = [blender, "-b", "--factory-startup", "--python-exit-code", "1", "--python", str(BOOTSTRAP), "--", *args]
     else:
-        cmd = [sys.executable, "-I", str(BOOTSTRAP), *args]
+        # -S: no site module, so no .pth file runs in the child (an editable install's finder holds this checkout's
+        # path, which would move the child's memory layout); the bootstrap puts the package folders on sys.path
+        site_args = [x for d in _site_dirs() for x in ("--site-dir", d)]
+        cmd = [sys.executable, "-I", "-S", str(BOOTSTRAP), *args, *site_args]
     env = wall.child_env(scratch, isolation)
     log_path = out_dir / "run.log"
     rc: int | None = None

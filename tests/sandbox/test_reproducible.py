@@ -35,6 +35,7 @@ facts = {
     "scene_ptr": sc.as_pointer(),
     "object_ptr": ob.as_pointer(),
     "py_id": id(ob),
+    "no_site": sys.flags.no_site,
 }
 print("PCGFACTS " + repr(facts), flush=True)
 sc.render.engine = "BLENDER_WORKBENCH"
@@ -91,6 +92,8 @@ def test_the_child_sees_one_layout_one_cpu_and_no_address_randomisation(tmp_path
     assert first["cwd"] == wall.WALL_RUN and first["file"] == f"{wall.WALL_PROGRAM_DIR}/scene.py"
     assert first["executable"].startswith(wall.WALL_VENV) or sys.prefix == sys.base_prefix
     assert first["cpus"] == 1  # the simulation runs on one CPU: one TBB thread
+    # no .pth file ran (an editable install's finder names the checkout's path, which would move the layout)
+    assert first["no_site"] == 1, first
     # every address is the same in every run folder and in both modes: the layout does not move
     for key, f in facts.items():
         assert f == first, (key, f, first)
