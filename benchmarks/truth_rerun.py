@@ -3,7 +3,7 @@
 
 A truth program is the reconstruction the task was made from, so it must come out clean (S_val 1.0, no
 finding) on the path `score` and `batch` take, not only in a bake-only audit; and its re-run must reproduce
-its own reference video (S_mot >= 0.9: particle solvers are not bit-reproducible between processes).
+its own reference video (S_mot >= 0.9; the sandbox runner makes the particle solver reproducible, so 1.0 is expected).
 
     .venv/bin/python benchmarks/truth_rerun.py [--keep DIR] [TASK ...]     # default: every shipped task
 
