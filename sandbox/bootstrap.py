@@ -31,10 +31,17 @@ MODE_CODES = {"full": "full", "bake": "bake_only", "prev": "preview"}
 
 
 def _load(name: str):
-    """One of our sibling modules, loaded by path and *not* registered in sys.modules (unreachable by name)."""
-    spec = importlib.util.spec_from_file_location(f"_pcg_{name}", os.path.join(HERE, f"{name}.py"))
+    """One of our sibling modules, loaded by path and *not* registered in sys.modules (unreachable by name).
+
+    Compiled from its source every time, never from `__pycache__`: whether a host process has cached it yet must
+    not change what the child allocates (its memory layout, and so an SPH bake; see sandbox.runner)."""
+    path = os.path.join(HERE, f"{name}.py")
+    spec = importlib.util.spec_from_loader(f"_pcg_{name}", loader=None, origin=path)
     mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod.__file__ = path
+    with open(path, encoding="utf-8") as fh:
+        code = compile(fh.read(), path, "exec", dont_inherit=True)
+    exec(code, mod.__dict__)
     return mod
 
 
