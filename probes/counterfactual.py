@@ -30,6 +30,13 @@ def run_branches(blend: Path, jobs: list[dict[str, Any]], mapping: dict[str, str
     """Run several branches in ONE worker process (each re-opens `blend`); returns (samples or None, record) per job.
 
     A job is {"out": Path, "interventions": [Intervention], "frames": (s, e), "defect": kind, "save_blend": Path}.
+
+    Why a crash is resumed: Blender can segfault while re-opening the file after a branch that left its
+    scene inconsistent (measured: the self-test's keyframed pendulum bob, whose hinge still names it,
+    crashed the next `open_mainfile` in 2 of 6 workers). A crash must not lose the branches that had not
+    run yet, so the jobs without a record go to a fresh worker. A job that crashes a fresh worker as its
+    first job twice is recorded as failed (with the signal) and the rest go on; a timeout or a SIGKILL is
+    not retried (it would cost the same again).
     """
     if not jobs:
         return []
@@ -48,22 +55,46 @@ def run_branches(blend: Path, jobs: list[dict[str, Any]], mapping: dict[str, str
     first = Path(jobs[0]["out"])
     first.parent.mkdir(parents=True, exist_ok=True)
     jobs_file = first.with_name(first.stem + "_jobs.json")
-    jobs_file.write_text(json.dumps(spec))
-    cmd = launch.module_argv("physcodegym.probes.cf_worker",
-                             ["--blend", str(blend), "--jobs", str(jobs_file), "--mapping", json.dumps(mapping or {})])
-    err = None
-    # a trusted child with a time and memory limit; its whole process group goes with it
-    p = run_limited(cmd, timeout_s=timeout_s * len(jobs), memory_mb=WORKER_MEMORY_MB, env=dict(os.environ))
-    if p.killed_reason:
-        err = f"worker stopped: {p.killed_reason}"
-    elif p.returncode not in (0, 1):
-        err = f"worker exited {p.returncode}: {p.stderr[-800:]}"
+    for j in jobs:  # a record left by an earlier run would pass for this one's
+        Path(j["out"]).with_suffix(".json").unlink(missing_ok=True)
+    failed: dict[int, str] = {}  # job index -> why it has no record
+    first_crashes: dict[int, int] = {}  # job index -> fresh workers it crashed as their first job
+    crashes: dict[int, list[str]] = {}  # job index -> the crashes of the workers before the one it ran in
+    pending = list(range(len(jobs)))
+    while pending:
+        jobs_file.write_text(json.dumps([spec[i] for i in pending]))
+        args = ["--blend", str(blend), "--jobs", str(jobs_file), "--mapping", json.dumps(mapping or {})]
+        cmd = launch.module_argv("physcodegym.probes.cf_worker", args)
+        # a trusted child with a time and memory limit; its whole process group goes with it
+        p = run_limited(cmd, timeout_s=timeout_s * len(pending), memory_mb=WORKER_MEMORY_MB, env=dict(os.environ))
+        err = None
+        if p.killed_reason:
+            err = f"worker stopped: {p.killed_reason}"
+        elif p.returncode not in (0, 1):
+            err = f"worker exited {p.returncode}: {p.stderr[-800:]}"
+        left = [i for i in pending if not Path(jobs[i]["out"]).with_suffix(".json").is_file()]
+        crashed = err is not None and not p.timed_out and p.returncode is not None and p.returncode < 0 \
+            and p.returncode != -9  # SIGKILL: the memory limit or an outside kill, not a Blender crash
+        if not left or not crashed:
+            for i in left:
+                failed[i] = err or "worker wrote no record"
+            break
+        if left[0] == pending[0]:  # the first job of a fresh worker crashed it: that job may be the cause
+            first_crashes[left[0]] = first_crashes.get(left[0], 0) + 1
+            if first_crashes[left[0]] >= 2:
+                failed[left[0]] = f"{err} (the branch crashed a fresh worker twice)"
+                left = left[1:]
+        for i in left:  # said on their records: they ran in a worker started after a crash
+            crashes.setdefault(i, []).append(err)
+        pending = left
     res = []
-    for j in jobs:
+    for i, j in enumerate(jobs):
         out = Path(j["out"])
         rec_path = out.with_suffix(".json")
         rec = json.loads(rec_path.read_text()) if rec_path.is_file() else {
-            "ok": False, "errors": [err or "worker wrote no record"]}
+            "ok": False, "errors": [failed.get(i, "worker wrote no record")]}
+        if crashes.get(i):
+            rec["worker_crashes"] = crashes[i]
         samples = SceneSamples.load_npz(out) if out.is_file() and rec.get("ok") else None
         res.append((samples, rec))
     return res

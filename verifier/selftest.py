@@ -211,7 +211,8 @@ def run_selftest(loaded_task: LoadedTask, defects: list[str] | None = None, work
         for kind, job, (_, rec) in zip(kinds, jobs, branches, strict=True):
             d = Path(job["save_blend"]).parent
             row: dict[str, Any] = {"injected": rec.get("defect"), "expected_kinds": list(DEFECTS[kind]),
-                                   "bake_s": rec.get("bake_s")}
+                                   "bake_s": rec.get("bake_s"),
+                                   **({"worker_crashes": rec["worker_crashes"]} if rec.get("worker_crashes") else {})}
             if not (d / "scene.blend").is_file() or not rec.get("ok"):
                 err = "; ".join(rec.get("errors", [])) or "injection failed"
                 # a scene with no collider cannot lose one: the defect kind does not apply to this task
