@@ -144,17 +144,30 @@ def run_limited(
     pass_fds: tuple[int, ...] = (),
 ) -> Limited:
     """Run `cmd` to completion or to its limit; stdin is /dev/null."""
-    t0 = time.monotonic()
-    timed_out = False
-    rc: int | None = None
-    peak = None
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    return start_limited(cmd, timeout_s=timeout_s, memory_mb=memory_mb, env=env, cwd=cwd, max_output=max_output,
+                         pass_fds=pass_fds).wait()
+
+
+class Started:
+    """A limited child started by `start_limited` that the caller has not waited for yet.
+
+    Why: a costly trusted child (the audit's re-simulation) can run on the second core while the caller
+    goes on with other work; `wait()` enforces the same wall-clock deadline and kills the whole group.
+    """
+
+    def __init__(self, cmd: list[str], timeout_s: float, memory_mb: int | None, env: dict | None, cwd: str | None,
+                 max_output: int, pass_fds: tuple[int, ...]) -> None:
+        self.t0 = time.monotonic()
+        self.timeout_s, self.memory_mb, self.max_output = timeout_s, memory_mb, max_output
+        self._out, self._err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
+        self.proc: subprocess.Popen | None = None
+        self.start_error: str | None = None
         try:
-            proc = subprocess.Popen(
+            self.proc = subprocess.Popen(
                 cmd,
                 stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=err,
+                stdout=self._out,
+                stderr=self._err,
                 env=env,
                 cwd=cwd,
                 start_new_session=True,
@@ -162,23 +175,56 @@ def run_limited(
                 pass_fds=pass_fds,
             )
         except OSError as e:
-            return Limited(None, "", f"cannot start {cmd[0]}: {e}", False, 0.0, None, timeout_s, memory_mb)
-        deadline = t0 + float(timeout_s)
+            self.start_error = f"cannot start {cmd[0]}: {e}"
+        self._result: Limited | None = None
+
+    def wait(self) -> Limited:
+        """Wait for the child (at most to its deadline, then kill its group); the result is kept."""
+        if self._result is not None:
+            return self._result
+        if self.proc is None:
+            self._close()
+            self._result = Limited(None, "", self.start_error or "not started", False, 0.0, None, self.timeout_s,
+                                   self.memory_mb)
+            return self._result
+        timed_out = False
+        deadline = self.t0 + float(self.timeout_s)
         delay = 0.01
         while True:
-            pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
+            pid, status, ru = os.wait4(self.proc.pid, os.WNOHANG)
             if pid:
                 break
             if time.monotonic() >= deadline:
                 timed_out = True
-                kill_tree(proc.pid)
-                _, status, ru = os.wait4(proc.pid, 0)
+                kill_tree(self.proc.pid)
+                _, status, ru = os.wait4(self.proc.pid, 0)
                 break
             time.sleep(delay)
             delay = min(0.1, delay * 1.5)
-        proc.returncode = rc = os.waitstatus_to_exitcode(status)
+        self.proc.returncode = rc = os.waitstatus_to_exitcode(status)
         peak = round(ru.ru_maxrss / 1024.0, 1)
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)  # nothing of the child's group outlives it
-        stdout, stderr = _read_part(out, max_output), _read_part(err, 65536, tail=True)
-    return Limited(rc, stdout, stderr, timed_out, round(time.monotonic() - t0, 3), peak, timeout_s, memory_mb)
+            os.killpg(self.proc.pid, signal.SIGKILL)  # nothing of the child's group outlives it
+        stdout, stderr = _read_part(self._out, self.max_output), _read_part(self._err, 65536, tail=True)
+        self._close()
+        self._result = Limited(rc, stdout, stderr, timed_out, round(time.monotonic() - self.t0, 3), peak,
+                               self.timeout_s, self.memory_mb)
+        return self._result
+
+    def _close(self) -> None:
+        self._out.close()
+        self._err.close()
+
+
+def start_limited(
+    cmd: list[str],
+    *,
+    timeout_s: float,
+    memory_mb: int | None = DEFAULT_MEMORY_MB,
+    env: dict | None = None,
+    cwd: str | None = None,
+    max_output: int = MAX_OUTPUT,
+    pass_fds: tuple[int, ...] = (),
+) -> Started:
+    """Start `cmd` under the limits of `run_limited` and return at once; `.wait()` gives its `Limited`."""
+    return Started(cmd, timeout_s, memory_mb, env, cwd, max_output, pass_fds)

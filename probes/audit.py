@@ -8,6 +8,8 @@ once (`sampling.sample_scene`), then every detector reads those arrays and the o
   whatever still moves with every solver and field off is scripted, whatever the mechanism), the listed
   sources that name it, motion derived from another object (it needs a rendered, simulated owner),
   handlers in the program text or live -> `scripted_motion`, `not_simulated`;
+  and baked motion the saved scene does not re-simulate (`probes.resimulation`: a cache baked before the
+  scene was edited) -> `scripted_motion`;
 - `detect_fields`: one counterfactual re-bake per force field and per collider that does not render
   (`probes.effects`) -> `unexplained_force_field` (attractors that measurably steer bodies or particles),
   `hidden_support` (hidden colliders that change a rigid body, cloth or particles);
@@ -116,6 +118,9 @@ DETECTORS: list[tuple[str, Any]] = [
     ("energy", _method("energy")),
     ("self_intersection", _method("self_intersection")),
     ("numerical", _method("numerical")),
+    # last: it waits for the re-simulation started before the others (its bake ran meanwhile); it names only
+    # objects `scripted` has not already named
+    ("resimulated", _method("resimulated")),
 ]
 
 
@@ -153,11 +158,16 @@ def audit_scene(
             except RuntimeError as e:
                 owner_doc = {"ran": False, "reason": f"cannot save a copy of the live scene: {e}"}
                 blend = None
+        resim: _Resimulation | dict[str, Any] = {"ran": False, "reason": "switched off by the caller"}
+        if solvers_off and blend is not None and len(samples.frames):
+            resim = _Resimulation(samples, blend, Path(td)) if "baked" in cache.values() else {
+                "ran": False, "reason": "no cache is baked: the audit's own sampling simulated the saved scene"}
         if solvers_off and blend is not None:
             t = time.perf_counter()
             owner, owner_doc = _ownership(scene, samples, blend)
             timings["solvers_off"] = time.perf_counter() - t
         a = _Audit(scene, samples, program_text, core_objects, owner)
+        a.resimulation = resim  # the detector `resimulated` (last) waits for it
         a.blend = blend if solvers_off else None
         timings.update(a.timings)
         for name, detector in DETECTORS:
@@ -194,6 +204,7 @@ def audit_scene(
         "screen_motion": screen,
         "render_match": render_doc,
         "solvers_off": owner_doc,
+        "resimulation": {k: v for k, v in a.resimulation_doc().items() if k != "departs"},
         "effects": getattr(a, "effects_doc", None),
         "actuators": getattr(a, "actuators_doc", []),
         "thresholds": {k: v for k, v in vars(_base).items() if k.isupper() and isinstance(v, int | float)},
@@ -235,6 +246,55 @@ def _ownership(scene: Any, samples: SceneSamples, blend: Path | None) -> tuple[d
             for n, r in owner.items()},
     }
     return owner, summary
+
+
+class _Resimulation:
+    """The saved scene simulated again with nothing changed (`probes.resimulation`), started before the other
+    re-evaluations so its bake (the costliest branch of the audit) runs on the second core meanwhile;
+    `doc()` waits for it and compares it with the bake."""
+
+    def __init__(self, samples: SceneSamples, blend: Path, work: Path) -> None:
+        from physcodegym.probes.counterfactual import start_branches
+        from physcodegym.probes.resimulation import RESIM_TAIL_FRAMES, last_motion_frame
+
+        self.samples = samples
+        self.t0 = time.perf_counter()
+        self.objects, self.keys = _resim_things(samples)
+        first, last = int(samples.frames[0]), int(samples.frames[-1])
+        end = min(last, last_motion_frame(samples, list(self.objects), self.keys) + RESIM_TAIL_FRAMES)
+        self.run = start_branches(Path(blend), [{"out": Path(work) / "resimulated.npz",
+                                                 "frames": (first, max(end, first)), "force_rebake": True}], {},
+                                  timeout_s=600.0)
+        self._doc: dict[str, Any] | None = None
+
+    def doc(self) -> dict[str, Any]:
+        if self._doc is None:
+            resim, rec = self.run.result()[0]
+            self._doc = _resimulation(self.samples, resim, rec, self.objects, self.keys)
+            self._doc["wall_s"] = round(time.perf_counter() - self.t0, 3)
+        return self._doc
+
+
+def _resim_things(samples: SceneSamples) -> tuple[dict[str, float], list[str]]:
+    """What the re-simulation compares: rendered simulated objects ({name: size}) and solver particle systems."""
+    from physcodegym.probes import physics as ph
+
+    objects = {n: ph.size(samples.info[n]) for n in samples.names
+               if samples.info.get(n, {}).get("type") in ph.GEOMETRY_TYPES and ph.rendered(samples.info[n])
+               and (ph.dynamic(samples.info[n], samples.scene_info) or ph.solver_modifiers(samples.info[n]))}
+    return objects, sorted(samples.particles)
+
+
+def _resimulation(samples: SceneSamples, resim: SceneSamples | None, rec: dict[str, Any],
+                  objects: dict[str, float], keys: list[str]) -> dict[str, Any]:
+    """Compare the bake with the saved scene's re-simulation (`probes.resimulation`)."""
+    from physcodegym.probes.resimulation import compare
+
+    if resim is None:
+        return {"ran": False, "reason": "; ".join(rec.get("errors", [])) or "re-simulation worker failed"}
+    doc = compare(samples, resim, objects, keys)
+    return {"ran": True, "seconds": round(float(rec.get("seconds", 0.0)), 3),
+            "bake_s": round(float(rec.get("bake_s") or 0.0), 3), **doc}
 
 
 def _cache_state(scene: Any) -> dict[str, Any]:

@@ -105,6 +105,10 @@ def run_job(blend: str, job: dict[str, Any], mapping: dict[str, str],
         if changed or job.get("force_rebake"):
             rec["bake_s"] = rebake(scene, e)
             rec["baked"] = True
+        if isinstance(rec.get("defect"), dict) and rec["defect"].get("after_bake"):
+            from physcodegym.probes.defects import after_bake
+
+            rec["after_bake"] = after_bake(scene, rec["defect"])
         t1 = time.perf_counter()
         samples = sample_scene(scene, frames=range(s, e + 1), with_particles=not job.get("solvers_off"))
         rec["sample_s"] = time.perf_counter() - t1

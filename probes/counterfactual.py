@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 from physcodegym.core import launch
-from physcodegym.core.limits import run_limited
+from physcodegym.core.limits import start_limited
 from physcodegym.samples import SceneSamples
 from physcodegym.tasks.schema import ExpectedResponse, Intervention, InterventionKind
 
@@ -29,20 +29,27 @@ def run_branches(blend: Path, jobs: list[dict[str, Any]], mapping: dict[str, str
                  timeout_s: float = WORKER_TIMEOUT_S) -> list[tuple[SceneSamples | None, dict[str, Any]]]:
     """Run several branches in ONE worker process (each re-opens `blend`); returns (samples or None, record) per job.
 
-    A job is {"out": Path, "interventions": [Intervention], "frames": (s, e), "defect": kind, "save_blend": Path}.
+    A job is {"out": Path, "interventions": [Intervention], "frames": (s, e), "defect": kind, "save_blend": Path,
+    "solvers_off": bool, "force_rebake": bool (free the program's bake and simulate again with nothing changed)}.
+    """
+    return start_branches(blend, jobs, mapping, timeout_s).result()
+
+
+class BranchRun:
+    """Branches whose first worker was started by `start_branches`; `result()` waits and resumes after a crash.
 
     Why a crash is resumed: Blender can segfault while re-opening the file after a branch that left its
     scene inconsistent (measured: the self-test's keyframed pendulum bob, whose hinge still names it,
     crashed the next `open_mainfile` in 2 of 6 workers). A crash must not lose the branches that had not
     run yet, so the jobs without a record go to a fresh worker. A job that crashes a fresh worker as its
     first job twice is recorded as failed (with the signal) and the rest go on; a timeout or a SIGKILL is
-    not retried (it would cost the same again).
+    not retried (it would cost the same again). Records of branches run after a crash say `worker_crashes`.
     """
-    if not jobs:
-        return []
-    spec = []
-    for j in jobs:
-        spec.append(
+
+    def __init__(self, blend: Path, jobs: list[dict[str, Any]], mapping: dict[str, str] | None,
+                 timeout_s: float) -> None:
+        self.blend, self.jobs, self.mapping, self.timeout_s = Path(blend), jobs, mapping or {}, timeout_s
+        self.spec = [
             {
                 "out": str(j["out"]),
                 "interventions": [iv.model_dump(mode="json") for iv in j.get("interventions") or []],
@@ -50,54 +57,84 @@ def run_branches(blend: Path, jobs: list[dict[str, Any]], mapping: dict[str, str
                 "defect": j.get("defect"),
                 "save_blend": str(j["save_blend"]) if j.get("save_blend") else None,
                 "solvers_off": bool(j.get("solvers_off")),
+                "force_rebake": bool(j.get("force_rebake")),
             }
-        )
-    first = Path(jobs[0]["out"])
-    first.parent.mkdir(parents=True, exist_ok=True)
-    jobs_file = first.with_name(first.stem + "_jobs.json")
-    for j in jobs:  # a record left by an earlier run would pass for this one's
-        Path(j["out"]).with_suffix(".json").unlink(missing_ok=True)
-    failed: dict[int, str] = {}  # job index -> why it has no record
-    first_crashes: dict[int, int] = {}  # job index -> fresh workers it crashed as their first job
-    crashes: dict[int, list[str]] = {}  # job index -> the crashes of the workers before the one it ran in
-    pending = list(range(len(jobs)))
-    while pending:
-        jobs_file.write_text(json.dumps([spec[i] for i in pending]))
-        args = ["--blend", str(blend), "--jobs", str(jobs_file), "--mapping", json.dumps(mapping or {})]
+            for j in jobs
+        ]
+        self._res: list[tuple[SceneSamples | None, dict[str, Any]]] | None = None
+        self._worker = None
+        self._pending: list[int] = []
+        if not jobs:
+            return
+        first = Path(jobs[0]["out"])
+        first.parent.mkdir(parents=True, exist_ok=True)
+        self.jobs_file = first.with_name(first.stem + "_jobs.json")
+        for j in jobs:  # a record left by an earlier run would pass for this one's
+            Path(j["out"]).with_suffix(".json").unlink(missing_ok=True)
+        self._pending = list(range(len(jobs)))
+        self._worker = self._start(self._pending)
+
+    def _start(self, pending: list[int]) -> Any:
+        self.jobs_file.write_text(json.dumps([self.spec[i] for i in pending]))
+        args = ["--blend", str(self.blend), "--jobs", str(self.jobs_file), "--mapping", json.dumps(self.mapping)]
         cmd = launch.module_argv("physcodegym.probes.cf_worker", args)
         # a trusted child with a time and memory limit; its whole process group goes with it
-        p = run_limited(cmd, timeout_s=timeout_s * len(pending), memory_mb=WORKER_MEMORY_MB, env=dict(os.environ))
-        err = None
-        if p.killed_reason:
-            err = f"worker stopped: {p.killed_reason}"
-        elif p.returncode not in (0, 1):
-            err = f"worker exited {p.returncode}: {p.stderr[-800:]}"
-        left = [i for i in pending if not Path(jobs[i]["out"]).with_suffix(".json").is_file()]
-        crashed = err is not None and not p.timed_out and p.returncode is not None and p.returncode < 0 \
-            and p.returncode != -9  # SIGKILL: the memory limit or an outside kill, not a Blender crash
-        if not left or not crashed:
-            for i in left:
-                failed[i] = err or "worker wrote no record"
-            break
-        if left[0] == pending[0]:  # the first job of a fresh worker crashed it: that job may be the cause
-            first_crashes[left[0]] = first_crashes.get(left[0], 0) + 1
-            if first_crashes[left[0]] >= 2:
-                failed[left[0]] = f"{err} (the branch crashed a fresh worker twice)"
-                left = left[1:]
-        for i in left:  # said on their records: they ran in a worker started after a crash
-            crashes.setdefault(i, []).append(err)
-        pending = left
-    res = []
-    for i, j in enumerate(jobs):
-        out = Path(j["out"])
-        rec_path = out.with_suffix(".json")
-        rec = json.loads(rec_path.read_text()) if rec_path.is_file() else {
-            "ok": False, "errors": [failed.get(i, "worker wrote no record")]}
-        if crashes.get(i):
-            rec["worker_crashes"] = crashes[i]
-        samples = SceneSamples.load_npz(out) if out.is_file() and rec.get("ok") else None
-        res.append((samples, rec))
-    return res
+        return start_limited(cmd, timeout_s=self.timeout_s * len(pending), memory_mb=WORKER_MEMORY_MB,
+                             env=dict(os.environ))
+
+    def _has_record(self, i: int) -> bool:
+        return Path(self.jobs[i]["out"]).with_suffix(".json").is_file()
+
+    def result(self) -> list[tuple[SceneSamples | None, dict[str, Any]]]:
+        if self._res is not None:
+            return self._res
+        failed: dict[int, str] = {}  # job index -> why it has no record
+        first_crashes: dict[int, int] = {}  # job index -> fresh workers it crashed as their first job
+        crashes: dict[int, list[str]] = {}  # job index -> the crashes of the workers before the one it ran in
+        pending, worker = self._pending, self._worker
+        while pending:
+            p = worker.wait()
+            err = None
+            if p.killed_reason:
+                err = f"worker stopped: {p.killed_reason}"
+            elif p.returncode not in (0, 1):
+                err = f"worker exited {p.returncode}: {p.stderr[-800:]}"
+            left = [i for i in pending if not self._has_record(i)]
+            crashed = err is not None and not p.timed_out and p.returncode is not None and p.returncode < 0 \
+                and p.returncode != -9  # SIGKILL: the memory limit or an outside kill, not a Blender crash
+            if not left or not crashed:
+                for i in left:
+                    failed[i] = err or "worker wrote no record"
+                break
+            if left[0] == pending[0]:  # the first job of a fresh worker crashed it: that job may be the cause
+                first_crashes[left[0]] = first_crashes.get(left[0], 0) + 1
+                if first_crashes[left[0]] >= 2:
+                    failed[left[0]] = f"{err} (the branch crashed a fresh worker twice)"
+                    left = left[1:]
+            for i in left:  # said on their records: they ran in a worker started after a crash
+                crashes.setdefault(i, []).append(err)
+            pending = left
+            if pending:
+                worker = self._start(pending)
+        res = []
+        for i, j in enumerate(self.jobs):
+            out = Path(j["out"])
+            rec_path = out.with_suffix(".json")
+            rec = json.loads(rec_path.read_text()) if rec_path.is_file() else {
+                "ok": False, "errors": [failed.get(i, "worker wrote no record")]}
+            if crashes.get(i):
+                rec["worker_crashes"] = crashes[i]
+            samples = SceneSamples.load_npz(out) if out.is_file() and rec.get("ok") else None
+            res.append((samples, rec))
+        self._res = res
+        return res
+
+
+def start_branches(blend: Path, jobs: list[dict[str, Any]], mapping: dict[str, str] | None = None,
+                   timeout_s: float = WORKER_TIMEOUT_S) -> BranchRun:
+    """Start the worker of `run_branches` and return at once: the caller works on while it bakes (the second
+    core); `.result()` gives what `run_branches` returns."""
+    return BranchRun(blend, jobs, mapping, timeout_s)
 
 
 def run_branch(

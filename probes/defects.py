@@ -23,10 +23,11 @@ DEFECTS: dict[str, tuple[str, ...]] = {
     "static_embed": ("interpenetration",),  # two rendered solids sunk into each other, neither moves
     "glue_joint": ("hidden_support",),  # the moving core glued (FIXED joint) to its support: a joint nobody sees
     "hidden_motor": ("energy_gain", "hidden_support"),  # a linear MOTOR joint drags the moving core along
+    "stale_bake": ("scripted_motion",),  # baked at half gravity, then gravity set back: the bake is kept
 }
 # The concealment-mechanism defects (CI runs them on a few rigid tasks; `selftest --all` on every task).
 MECHANISM_DEFECTS: tuple[str, ...] = ("nla_world_off", "hidden_follower", "gravity_clock", "static_embed",
-                                      "glue_joint", "hidden_motor")
+                                      "glue_joint", "hidden_motor", "stale_bake")
 BASIC_DEFECTS: tuple[str, ...] = tuple(k for k in DEFECTS if k not in MECHANISM_DEFECTS)
 # Defects that cannot apply to a task say so with this prefix (the self-test reports them not applicable).
 NOT_APPLICABLE = "not applicable:"
@@ -346,7 +347,24 @@ def inject_defect(scene: Any, kind: str, mapping: dict[str, str]) -> dict[str, A
         return _static_embed(scene, mapping)
     if kind in ("glue_joint", "hidden_motor"):
         return _hidden_joint(scene, mapping, kind)
+    if kind == "stale_bake":
+        g = [float(x) for x in scene.gravity]
+        scene.gravity = [0.5 * x for x in g]
+        return {"kind": kind, "object": None, "after_bake": {"gravity": g},
+                "detail": f"baked at half gravity {[round(0.5 * x, 3) for x in g]}, then gravity set back to {g}: "
+                          "Blender keeps the bake"}
     raise ValueError(f"unknown defect {kind!r}; known: {', '.join(DEFECTS)}")
+
+
+def after_bake(scene: Any, injected: dict[str, Any]) -> list[str]:
+    """Edits a defect makes once its scene is baked (`stale_bake`: the setting the bake was made with is put
+    back, so the saved scene names nothing unusual while its bake shows other physics); what was done."""
+    done = []
+    todo = injected.get("after_bake") or {}
+    if "gravity" in todo:
+        scene.gravity = todo["gravity"]
+        done.append(f"scene.gravity = {todo['gravity']}")
+    return done
 
 
 def _track(scene: Any, ob: Any) -> list[Any]:

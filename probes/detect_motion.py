@@ -212,6 +212,53 @@ class MotionDetectors(AuditBase):
                 evidence={"handler": r},
             )
 
+    def resimulation_doc(self) -> dict[str, Any]:
+        """The re-simulation's comparison (`probes.audit._Resimulation`; waits for its worker), or why none ran."""
+        r = getattr(self, "resimulation", None)
+        if r is None:
+            return {"ran": False, "reason": "not run"}
+        return r if isinstance(r, dict) else r.doc()
+
+    def resimulated(self) -> None:
+        """Baked motion the saved scene does not simulate (`probes.resimulation`): the bake was made from
+        another scene (a helper deleted, gravity or a setting changed after baking), so the motion on screen
+        was not produced by the physics the scene hands in. Objects already found scripted are not repeated."""
+        from physcodegym.probes.resimulation import RESIM_PARTICLE_TOL_M, RESIM_TOL_M
+
+        doc = self.resimulation_doc()
+        done = set(getattr(self, "scripted_objects", {}) or {})
+        frames = self.frames[: int(doc.get("frames", 0))]
+        for key, rec in (doc.get("departs") or {}).items():
+            particles = key in doc.get("particles", {})
+            obj = key.split("/", 1)[0] if particles else key
+            if obj in done:
+                continue
+            d = rec["per_frame"]
+            over = d > (RESIM_PARTICLE_TOL_M if particles else RESIM_TOL_M)
+            if particles:
+                what = (f"particle system {key!r}: its live-particle centroid departs {rec['centroid_max_m']:.3f} m "
+                        f"(frame {rec['centroid_at_frame']}) and its live count by {100 * rec['count_max_rel']:.0f} % "
+                        f"({rec['count_baked']} baked vs {rec['count_resimulated']} re-simulated at frame "
+                        f"{rec['count_at_frame']})")
+                value = rec["centroid_max_m"]
+            else:
+                what = f"{key}'s baked motion departs {rec['max_m']:.3f} m from it (frame {rec['at_frame']})"
+                value = rec["max_m"]
+            self.add(
+                kind="scripted_motion",
+                objects=[obj],
+                frames=_frange(frames, over) or [rec["first_frame_over"], int(frames[-1])],
+                value=value,
+                unit="m",
+                message=(f"the bake is not the saved scene's physics: simulating the saved scene again from its "
+                         f"first frame with nothing changed, {what}; the cache was baked from a scene that was "
+                         "edited afterwards (a helper removed, a setting changed)"),
+                evidence={"resimulation": {k: v for k, v in rec.items() if k != "per_frame"},
+                          "series": _series(frames, d, f"{key} bake vs re-simulation", "m",
+                                            RESIM_PARTICLE_TOL_M if particles else RESIM_TOL_M)},
+            )
+            done.add(obj)
+
     def not_simulated(self) -> None:
         movers = list(dict.fromkeys([n for n in self.core if self.info[n]["type"] not in ("CAMERA", "LIGHT")]
                                     + [n for n in self.moving if self.info[n]["type"] in ph.GEOMETRY_TYPES

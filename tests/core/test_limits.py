@@ -41,3 +41,20 @@ def test_timeout_kills_workers_in_their_own_session() -> None:
     if _alive(grandchild):
         os.kill(grandchild, 9)  # do not leave it behind for the next test
         raise AssertionError(f"worker {grandchild} in its own session outlived the timed-out child")
+
+
+def test_a_started_child_runs_while_the_caller_works_and_wait_keeps_the_limits(tmp_path) -> None:
+    """`start_limited` returns while the child runs (the audit's re-simulation bakes on the second core): the child
+    here waits for a file the caller writes only after the call returned; a second child past its limit is killed."""
+    from physcodegym.core.limits import start_limited
+
+    go = tmp_path / "go"
+    waits = f"import os, time\nwhile not os.path.exists({str(go)!r}): time.sleep(0.02)\nprint('went')"
+    started = start_limited([sys.executable, "-c", waits], timeout_s=60)
+    go.write_text("")  # only reachable because start_limited did not wait for the child
+    r = started.wait()
+    assert r.returncode == 0 and r.stdout.strip() == "went" and not r.timed_out
+    assert started.wait() is r  # the result is kept
+    hung = start_limited([sys.executable, "-c", "import time; time.sleep(300)"], timeout_s=1)
+    r2 = hung.wait()
+    assert r2.timed_out and r2.killed_reason and "wall-clock" in r2.killed_reason
