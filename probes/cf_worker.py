@@ -50,6 +50,29 @@ def rebake(scene: Any, end: int) -> float:
     return time.perf_counter() - t
 
 
+def _private_disk_cache(blend: str) -> str | None:
+    """Give this branch its own copy of the blend's disk caches (`blendcache_<name>/` beside it); its path or None.
+
+    Why: freeing a bake deletes a disk cache's files, and a branch frees bakes (re-bake, solvers off). On the
+    original that deleted the submission's own cache (measured: 30 cloth frames down to 1 after one audit), so
+    a later check of the same run read a different scene. The open file is saved into a private folder with
+    a copy of the cache folder (relative paths remapped, so textures and other files still resolve); from then
+    on every cache operation of this branch touches only the copy.
+    """
+    import shutil
+    import tempfile
+
+    import bpy
+
+    src = Path(blend).parent / f"blendcache_{Path(blend).stem}"
+    if not src.is_dir():
+        return None
+    where = Path(tempfile.mkdtemp(prefix="pcg_cf_cache_"))
+    shutil.copytree(src, where / src.name, symlinks=True)
+    bpy.ops.wm.save_as_mainfile(filepath=str(where / Path(blend).name), relative_remap=True)
+    return str(where)
+
+
 def _write_rec(out: Path, rec: dict[str, Any]) -> None:
     tmp = out.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(rec, default=str))
@@ -70,6 +93,7 @@ def run_job(blend: str, job: dict[str, Any], mapping: dict[str, str],
 
         # Auto Run off: the blend is a program's output
         bpy.ops.wm.open_mainfile(filepath=str(blend), use_scripts=False)
+        rec["private_disk_cache"] = _private_disk_cache(blend)
         if handlers0 is not None:  # a previous job's handlers (persistent or not) never reach this one
             for name, keep in handlers0.items():
                 lst = getattr(bpy.app.handlers, name)
@@ -120,6 +144,10 @@ def run_job(blend: str, job: dict[str, Any], mapping: dict[str, str],
         rec["errors"].append(f"{type(ex).__name__}: {ex}")
         rec["traceback"] = traceback.format_exc()[-2000:]
     rec["seconds"] = time.perf_counter() - t0
+    if rec.get("private_disk_cache"):
+        import shutil
+
+        shutil.rmtree(rec["private_disk_cache"], ignore_errors=True)
     _write_rec(out, rec)
     return rec
 

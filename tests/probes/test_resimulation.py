@@ -119,3 +119,32 @@ def test_an_unbaked_scene_is_not_simulated_twice() -> None:
     finally:
         D.clear_user_handlers()
     assert rep.meta["resimulation"]["ran"] is False and "no cache is baked" in rep.meta["resimulation"]["reason"]
+
+
+def test_an_audit_leaves_a_disk_cache_as_it_found_it(tmp_path) -> None:
+    """Branches free bakes; on a disk cache that deleted the submission's own files (measured: 30 cloth frames
+    down to 1 after one audit). Each branch now works on a private copy: the files stay, and the re-simulation
+    of the honest disk-cached cloth matches its bake."""
+    import bpy
+    from physcodegym.probes.audit import audit_path
+
+    sc = D.reset(20)
+    D.camera(sc)
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=8, y_subdivisions=8, size=2, location=(0, 0, 2))
+    sheet = bpy.context.active_object
+    sheet.name = "Sheet"
+    cloth = sheet.modifiers.new("Cloth", "CLOTH")
+    blend = tmp_path / "scene.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(blend))  # a disk cache needs a saved file
+    cloth.point_cache.use_disk_cache = True
+    cloth.point_cache.frame_end = 20
+    D.bake()
+    bpy.ops.wm.save_as_mainfile(filepath=str(blend))
+    cache_dir = tmp_path / "blendcache_scene"
+    before = sorted(p.name for p in cache_dir.iterdir())
+    assert len(before) >= 20
+    rep = audit_path(blend)
+    assert sorted(p.name for p in cache_dir.iterdir()) == before
+    doc = rep.meta["resimulation"]
+    assert doc["ran"] is True and doc["objects"]["Sheet"]["max_m"] == 0.0, doc
+    assert not rep.by_kind("scripted_motion"), [f.message for f in rep.findings]
