@@ -438,6 +438,8 @@ def sample_scene(
         "frame_end": scene.frame_end,
         "gravity": [float(g) for g in scene.gravity],
         "use_gravity": bool(scene.use_gravity),
+        # time remapping: every solver's scene time advances frame_map_old / frame_map_new per rendered frame
+        "frame_map": [int(scene.render.frame_map_old), int(scene.render.frame_map_new)],
         "camera": scene.camera.name if scene.camera else None,
         "rigidbody_world": None
         if rbw is None

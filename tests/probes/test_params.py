@@ -58,3 +58,23 @@ def test_scene_frame_rate_clock_on_a_real_bake() -> None:
     hits = [f for f in audit_scene(sc, solvers_off=False).by_kind("non_physical_parameter")
             if f.evidence.get("param") == "time_scale"]
     assert hits and hits[0].value == 0.5 and "Ball" in hits[0].objects, hits
+
+
+def test_a_time_remapped_render_is_a_clock_on_a_real_bake() -> None:
+    """`render.frame_map_old / frame_map_new` plays every solver in slow (or fast) motion: measured, 100 -> 300
+    drops a ball a third as fast on screen with nothing else in the scene saying so. The audit charges it as the
+    clock of the solver; the same scene without remapping is clean."""
+    from physcodegym.probes.audit import audit_scene
+    from physcodegym.testing import demo_scenes as D
+
+    def clocks(new: int) -> list:
+        sc = D.rigid_stage(30)
+        sc.render.frame_map_old, sc.render.frame_map_new = 100, new
+        D.sphere("Ball", (0, 0, 3.0), 0.25)
+        D.bake()
+        return [f for f in audit_scene(sc, solvers_off=False).by_kind("non_physical_parameter")
+                if f.evidence.get("param") == "time_scale"]
+
+    hits = clocks(300)
+    assert hits and abs(hits[0].value - 1 / 3) < 1e-6 and "frame_map" in hits[0].evidence["path"], hits
+    assert clocks(100) == []
