@@ -166,6 +166,9 @@ def audit_scene(
             t = time.perf_counter()
             owner, owner_doc = _ownership(scene, samples, blend)
             timings["solvers_off"] = time.perf_counter() - t
+        t = time.perf_counter()
+        visibility = _measure_visibility(scene, samples)
+        timings["visibility"] = time.perf_counter() - t
         a = _Audit(scene, samples, program_text, core_objects, owner)
         a.resimulation = resim  # the detector `resimulated` (last) waits for it
         a.blend = blend if solvers_off else None
@@ -205,6 +208,7 @@ def audit_scene(
         "render_match": render_doc,
         "solvers_off": owner_doc,
         "resimulation": {k: v for k, v in a.resimulation_doc().items() if k != "departs"},
+        "visibility": visibility,
         "effects": getattr(a, "effects_doc", None),
         "actuators": getattr(a, "actuators_doc", []),
         "thresholds": {k: v for k, v in vars(_base).items() if k.isupper() and isinstance(v, int | float)},
@@ -246,6 +250,32 @@ def _ownership(scene: Any, samples: SceneSamples, blend: Path | None) -> tuple[d
             for n, r in owner.items()},
     }
     return owner, summary
+
+
+MAX_ACTIVE_VISIBILITY = 8  # moving (active) colliders rendered alone at most; static ones always
+
+
+def _measure_visibility(scene: Any, samples: SceneSamples) -> dict[str, Any]:
+    """Render alone every collider the settings call rendered (`probes.visibility`); one that shows nothing is
+    marked `measured_invisible` in its sampled info, so every detector treats it as a hidden collider."""
+    from physcodegym.probes import physics as ph
+    from physcodegym.probes.visibility import coverage
+
+    si = samples.scene_info
+    cands = [n for n, i in samples.info.items()
+             if i.get("type") in ph.GEOMETRY_TYPES and ph.rendered(i) and ph.collision_owner(i, si)]
+    static = [n for n in cands if not ph.dynamic(samples.info[n], si)]
+    active = [n for n in cands if n not in static]
+    names = static + (active if len(active) <= MAX_ACTIVE_VISIBILITY else [])
+    try:
+        cov = coverage(scene, names)
+    except RuntimeError as e:  # a scene that cannot render: render_match reports that on its own
+        return {"ran": False, "reason": f"probe render failed: {e}"}
+    for n, rec in cov.items():
+        if rec.get("invisible"):
+            samples.info[n].setdefault("render", {})["measured_invisible"] = True
+    return {"ran": True, "objects": cov,
+            **({"skipped_active": len(active)} if len(active) > MAX_ACTIVE_VISIBILITY else {})}
 
 
 class _Resimulation:

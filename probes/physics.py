@@ -31,13 +31,16 @@ def rendered(info: dict[str, Any], own_surface: bool = True) -> bool:
 
     Viewport display (WIRE / BOUNDS) does not change a render, so it is not looked at. Hidden in renders,
     invisible to the camera, holdout, fully transparent materials or a collection that does not render all
-    mean the object is not seen. `own_surface=False` asks whether what the object carries (its particles,
-    its instances) can render: an emitter's own material, holdout and "show instancer" do not hide those.
+    mean the object is not seen, and so does a collider that covers nothing when rendered alone
+    (`measured_invisible`, set by `probes.visibility`). `own_surface=False` asks whether what the object
+    carries (its particles, its instances) can render: an emitter's own material, holdout and "show instancer"
+    do not hide those.
     """
     if info.get("hide_render") or not info.get("visible_camera", True):
         return False
     r = info.get("render") or {}
-    if own_surface and (r.get("holdout") or r.get("transparent") or r.get("instancer_hidden")):
+    if own_surface and (r.get("holdout") or r.get("transparent") or r.get("instancer_hidden")
+                        or r.get("measured_invisible")):
         return False
     return bool(r.get("in_render_collection", True))
 
@@ -55,6 +58,8 @@ def hidden_how(info: dict[str, Any]) -> str | None:
         return "fully transparent material"
     if r.get("instancer_hidden"):
         return "emitter / instancer not shown in renders"
+    if r.get("measured_invisible"):
+        return "renders nothing when rendered alone (its material or shading hides it; probes.visibility)"
     if not r.get("in_render_collection", True):
         return "in no rendering collection"
     return None

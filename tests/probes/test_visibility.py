@@ -1,0 +1,106 @@
+"""A collider hidden by its shading is a hidden collider: the audit renders each collider alone.
+
+The settings-based reading of "rendered" knows hide_render, camera visibility, holdout, a Transparent BSDF and
+a Principled alpha of 0 wired to the output. Here the shelf holding a parcel in mid-air is hidden by shading
+the settings do not name (a Mix Shader fully towards Transparent; a Light Path "Is Camera Ray" factor; an alpha
+fed by a Value node), baked for real and audited. Its twin has the same node shapes with an opaque result, and
+an occluded shelf (hidden behind a wall from the camera, but opaque) must not be taken for an invisible one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from physcodegym.probes.findings import AuditReport
+from physcodegym.testing import demo_scenes as D
+
+
+def _material(how: str, hide: bool) -> Any:
+    import bpy
+
+    m = bpy.data.materials.new(f"shelf_{how}_{hide}")
+    m.use_nodes = True
+    nt = m.node_tree
+    out = next(n for n in nt.nodes if n.type == "OUTPUT_MATERIAL")
+    bsdf = next(n for n in nt.nodes if n.type == "BSDF_PRINCIPLED")
+    if how == "mix":
+        tr = nt.nodes.new("ShaderNodeBsdfTransparent")
+        mix = nt.nodes.new("ShaderNodeMixShader")
+        mix.inputs["Fac"].default_value = 1.0 if hide else 0.0
+        nt.links.new(bsdf.outputs[0], mix.inputs[1])
+        nt.links.new(tr.outputs[0], mix.inputs[2])
+        nt.links.new(mix.outputs[0], out.inputs["Surface"])
+    elif how == "camera_ray":
+        tr = nt.nodes.new("ShaderNodeBsdfTransparent")
+        mix = nt.nodes.new("ShaderNodeMixShader")
+        lp = nt.nodes.new("ShaderNodeLightPath")
+        nt.links.new(lp.outputs["Is Camera Ray" if hide else "Is Shadow Ray"], mix.inputs["Fac"])
+        nt.links.new(bsdf.outputs[0], mix.inputs[1])
+        nt.links.new(tr.outputs[0], mix.inputs[2])
+        nt.links.new(mix.outputs[0], out.inputs["Surface"])
+    elif how == "value_alpha":
+        v = nt.nodes.new("ShaderNodeValue")
+        v.outputs[0].default_value = 0.0 if hide else 1.0
+        nt.links.new(v.outputs[0], bsdf.inputs["Alpha"])
+    return m
+
+
+def shaded_shelf(how: str, hide: bool, frames: int = 40) -> Any:
+    """A parcel resting on a shelf 1 m up, the shelf shaded by `how`; `hide`: the shading hides it."""
+    sc = D.rigid_stage(frames)
+    sc.render.engine = "CYCLES"
+    shelf = D.box("Shelf", (0, 0, 1.0), (1.0, 0.6, 0.05), rb="PASSIVE")
+    shelf.data.materials.append(_material(how, hide))
+    D.box("Parcel", (0, 0, 1.3), (0.3, 0.3, 0.3), rb="ACTIVE", mass=0.5)
+    D.bake()
+    return sc
+
+
+def occluded_shelf(frames: int = 40) -> Any:
+    """The parcel on an opaque shelf that a wall between it and the camera hides: occluded, not invisible."""
+    sc = D.rigid_stage(frames)
+    sc.render.engine = "CYCLES"
+    D.box("Shelf", (0, 0, 1.0), (1.0, 0.6, 0.05), rb="PASSIVE")
+    D.box("Parcel", (0, 0, 1.3), (0.3, 0.3, 0.3), rb="ACTIVE", mass=0.5)
+    D.box("Wall", (0, -3, 1.2), (3.0, 0.1, 2.4), rb="PASSIVE")
+    D.bake()
+    return sc
+
+
+@pytest.fixture(scope="module")
+def audited_vis() -> Any:
+    from physcodegym.probes.audit import audit_scene
+
+    cache: dict[tuple[str, bool], AuditReport] = {}
+
+    def get(how: str, hide: bool) -> AuditReport:
+        if (how, hide) not in cache:
+            try:
+                sc = occluded_shelf() if how == "occluded" else shaded_shelf(how, hide)
+                cache[(how, hide)] = audit_scene(sc)
+            finally:
+                D.clear_user_handlers()
+        return cache[(how, hide)]
+
+    return get
+
+
+@pytest.mark.parametrize("how", ["mix", "camera_ray", "value_alpha"])
+def test_a_shelf_hidden_by_shading_is_a_hidden_support_and_its_twin_is_clean(audited_vis, how: str) -> None:
+    bad = audited_vis(how, True)
+    vis = bad.meta["visibility"]
+    assert vis["ran"] and vis["objects"]["Shelf"]["invisible"] is True, vis
+    hits = [f for f in bad.by_kind("hidden_support") if "Shelf" in f.objects or "Shelf" in f.message]
+    assert hits, [(f.kind, f.objects, f.message) for f in bad.findings]
+    twin = audited_vis(how, False)
+    tv = twin.meta["visibility"]
+    assert tv["objects"]["Shelf"]["invisible"] is False and tv["objects"]["Shelf"]["covered_px"] > 30, tv
+    assert not twin.by_kind("hidden_support"), [f.message for f in twin.findings]
+
+
+def test_an_occluded_support_is_not_an_invisible_one(audited_vis) -> None:
+    rep = audited_vis("occluded", False)
+    vis = rep.meta["visibility"]["objects"]
+    assert vis["Shelf"]["invisible"] is False and vis["Wall"]["invisible"] is False, vis
+    assert not rep.by_kind("hidden_support"), [f.message for f in rep.findings]
