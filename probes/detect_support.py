@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from physcodegym.probes import kinematics as kin
 from physcodegym.probes.audit_base import (
+    HANDOFF_FRAMES,
     PROXY_TOL_MIN,
     PROXY_TOL_REL,
     SHELL_MIN,
@@ -94,14 +95,19 @@ class SupportDetectors(AuditBase):
         colliders = [n for n in solids if _collision_owner(self.info[n], self.si)]
         for body in solids:
             info = self.info[body]
-            if not _is_dynamic(info, self.si) or body in self.constrained:
-                continue
             sv = self.sources.get(body, {})
             kf = set(sv.get("kinematic_frames", []))
+            switched = bool(kf) and (info.get("rigid_body") or {}).get("type") == "ACTIVE"
+            if not (_is_dynamic(info, self.si) or switched) or body in self.constrained:
+                continue
             v = kin.linear_velocity(self.s, body) @ ghat
             a = kin.linear_acceleration(self.s, body) @ ghat
             held = (np.abs(v) < SUPPORT_VZ) & (np.abs(a) < SUPPORT_AZ * gn)
-            held &= np.array([int(f) not in kf for f in self.frames])
+            # a kinematic (or switched-off) hold is an initial-condition hand-off when short; a longer one is a
+            # hold like any other, and what holds the body must be material
+            kin_mask = np.array([int(f) in kf for f in self.frames])
+            long_kin = _long_runs(kin_mask, HANDOFF_FRAMES)
+            held &= ~kin_mask | long_kin
             runs = kin.runs(held, SUPPORT_MIN_RUN)
             # bounces: falling, then rising one or two frames later (the contact force reversed it)
             notk = np.array([int(f) not in kf for f in self.frames])
@@ -137,8 +143,16 @@ class SupportDetectors(AuditBase):
                 else:
                     near_vis, near_name = self._nearest(body, rendered, f, reach, tol_f)
                     verdicts.append(("nothing", f, near_vis, near_name))
-            bad = [v_ for v_ in verdicts if v_[0] != "ok"]
-            if len(bad) * 2 <= len(verdicts):
+            # judged per hold: a body that hovers for a second and then rests on the floor for five is still
+            # held by nothing for that second (measured: pooled over both holds, the rest outvoted the hover)
+            groups: dict[Any, list[Any]] = {}
+            for v_ in verdicts:
+                i = int(np.searchsorted(self.frames, v_[1]))
+                g = next((k for k, (s0, e0) in enumerate(runs) if s0 <= i <= e0), "bounce")
+                groups.setdefault(g, []).append(v_)
+            bad = [v_ for vs in groups.values() if 2 * sum(x[0] != "ok" for x in vs) > len(vs)
+                   for v_ in vs if v_[0] != "ok"]
+            if not bad:
                 continue
             holders = [f["field"] for f in self.fields if body in (self._acts_on(f"field:{f['field']}") or [])]
             if holders:  # without the field the held body moves: the field holds it against gravity
@@ -185,6 +199,11 @@ class SupportDetectors(AuditBase):
                 objects = [body]
                 message = f"{body} is held against gravity with no material under it" + (
                     f" (nearest rendered material {gap:.3f} m away)" if gap is not None else "")
+                by_switch = [f for _k, f, _g, _o in sel if int(f) in kf]
+                if by_switch:
+                    message += (f"; its rigid body is kinematic or switched off on frames {by_switch[0]}-"
+                                f"{by_switch[-1]} (longer than a {HANDOFF_FRAMES}-frame hand-off): the switch holds it")
+                    ev["switch_held_frames"] = [int(by_switch[0]), int(by_switch[-1])]
             self.add(kind=kind, objects=objects, frames=fr, value=gap, unit="m", message=message, evidence=ev)
 
     def _nearest(self, body: str, others: list[str], f: int, reach: float, tol: float) -> tuple[float, str | None]:
@@ -266,3 +285,19 @@ class SupportDetectors(AuditBase):
                 worst = max(worst, dist)
         return float(worst)
 
+
+def _long_runs(mask: np.ndarray, longer_than: int) -> np.ndarray:
+    """True on the runs of `mask` longer than `longer_than` samples."""
+    out = np.zeros(len(mask), bool)
+    i = 0
+    while i < len(mask):
+        if mask[i]:
+            j = i
+            while j < len(mask) and mask[j]:
+                j += 1
+            if j - i > longer_than:
+                out[i:j] = True
+            i = j
+        else:
+            i += 1
+    return out

@@ -106,11 +106,13 @@ def motion_sources(ob: Any, scene: Any) -> dict[str, Any]:
     """What can move this object natively: animated transform channels, drivers, constraints,
     rigid body (type, kinematic and whether kinematic is animated), simulation modifiers, parent."""
     f0, f1 = scene.frame_start, scene.frame_end
-    anim, kin_curve = [], None
+    anim, kin_curve, en_curve = [], None, None
     for fc in object_fcurves(ob):
         base = fc.data_path.split(".")[-1]
         if fc.data_path == "rigid_body.kinematic":
             kin_curve = fc
+        elif fc.data_path == "rigid_body.enabled":
+            en_curve = fc
         elif base in TRANSFORM_PATHS and _fcurve_varies(fc, f0, f1):
             anim.append({"path": fc.data_path, "index": fc.array_index, "keys": len(fc.keyframe_points)})
     drivers = []
@@ -126,11 +128,14 @@ def motion_sources(ob: Any, scene: Any) -> dict[str, Any]:
     ]
     rb = ob.rigid_body
     kin_frames: list[int] = []
-    if rb is not None and rb.enabled and rb.type == "ACTIVE":
-        if kin_curve is not None:
-            kin_frames = [f for f in range(f0, f1 + 1) if kin_curve.evaluate(f) > 0.5]
-        elif rb.kinematic:
-            kin_frames = list(range(f0, f1 + 1))
+    # frames the solver does not move an active body: kinematic, or switched off by an animated `enabled`
+    # (a body switched off stays where it is: a hold, like a kinematic one)
+    if rb is not None and rb.type == "ACTIVE" and (rb.enabled or en_curve is not None):
+        for f in range(f0, f1 + 1):
+            kinematic = kin_curve.evaluate(f) > 0.5 if kin_curve is not None else bool(rb.kinematic)
+            off = en_curve is not None and en_curve.evaluate(f) < 0.5
+            if kinematic or off:
+                kin_frames.append(f)
     derived = _derived_from(ob)
     sims = [m.type for m in ob.modifiers if m.type in SIM_MODIFIERS]
     if len(ob.particle_systems):
