@@ -18,6 +18,7 @@ from physcodegym.tasks.schema import FPS as VIDEO_FPS
 EARTH_G = 9.81
 GRAVITY_TOL_REL = 0.1  # effective gravity within 10 % of Earth's (a rubric can ask for less: earth_gravity_tolerance)
 CLOCK_TOL_REL = 0.05  # solver time scale within 5 % of 1
+GRAVITY_TILT_DEG = 3.0  # gravity points down the scene's -Z within this (a tilted gravity rolls a ball on a flat floor)
 MAX_RESTITUTION = 1.0
 MAX_LINEAR_DAMPING = 0.5  # Bullet: fraction of linear velocity lost per second
 MAX_ANGULAR_DAMPING = 0.98
@@ -125,6 +126,15 @@ def parameter_problems(samples: Any, gravity_tol: float = GRAVITY_TOL_REL) -> li
                           "message": f"{sv['solver']} gravity is {gm:.3g} m/s^2 ({gm / EARTH_G:.2f} x Earth; {src} = "
                                      f"{sv['weight']:g}, scene gravity {np.linalg.norm(_g_scene(si)):.3g})",
                           "solver": sv})
+        if gm > 1e-6:
+            tilt = float(np.degrees(np.arccos(np.clip(-sv["g"][2] / gm, -1.0, 1.0))))
+            if tilt > GRAVITY_TILT_DEG:
+                probs.append({"objects": sv["objects"], "param": "gravity_direction", "path": "scene.gravity",
+                              "value": round(tilt, 3), "expected": f"-Z within {GRAVITY_TILT_DEG:g} deg",
+                              "message": f"{sv['solver']} gravity {np.round(sv['g'], 3).tolist()} is tilted "
+                                         f"{tilt:.1f} deg from the scene's vertical: on a level floor it pushes bodies "
+                                         "sideways (a slope nobody sees)",
+                              "solver": sv})
         if abs(sv["clock"] - 1) > CLOCK_TOL_REL:
             probs.append({"objects": sv["objects"], "param": "time_scale", "path": sv["paths"]["clock"],
                           "value": sv["clock"], "expected": "1.0",

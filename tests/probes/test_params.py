@@ -78,3 +78,19 @@ def test_a_time_remapped_render_is_a_clock_on_a_real_bake() -> None:
     hits = clocks(300)
     assert hits and abs(hits[0].value - 1 / 3) < 1e-6 and "frame_map" in hits[0].evidence["path"], hits
     assert clocks(100) == []
+
+
+def test_a_tilted_gravity_is_a_slope_nobody_sees() -> None:
+    """Measured: gravity of Earth's size tilted 15 deg rolls a resting ball 7.5 m across a level floor in 3 s, and
+    the energy balance (which uses the same tilted gravity) sees nothing. The direction is judged on its own."""
+    import math
+
+    from physcodegym.probes.params import parameter_problems
+
+    s = _samples()
+    a = math.radians(15)
+    s.scene_info["gravity"] = [9.81 * math.sin(a), 0.0, -9.81 * math.cos(a)]
+    probs = {p["param"]: p for p in parameter_problems(s)}
+    assert set(probs) == {"gravity_direction"} and abs(probs["gravity_direction"]["value"] - 15.0) < 0.01, probs
+    s.scene_info["gravity"] = [9.81 * math.sin(math.radians(1)), 0.0, -9.81 * math.cos(math.radians(1))]
+    assert parameter_problems(s) == []  # within the 3 deg tolerance
