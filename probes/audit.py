@@ -267,6 +267,8 @@ def _measure_visibility(scene: Any, samples: SceneSamples) -> dict[str, Any]:
     static = [n for n in cands if not ph.dynamic(samples.info[n], si)]
     active = [n for n in cands if n not in static]
     names = static + (active if len(active) <= MAX_ACTIVE_VISIBILITY else [])
+    if scene.render.engine == "BLENDER_WORKBENCH":
+        return {"ran": False, "reason": "Workbench draws the settings' viewport colour and alpha, already read"}
     try:
         cov = coverage(scene, names)
     except RuntimeError as e:  # a scene that cannot render: render_match reports that on its own

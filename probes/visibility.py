@@ -10,9 +10,12 @@ covers are what it shows. One that covers next to nothing of its projected box i
 from then on is a hidden collider like any other (its effect is measured by counterfactual; a hidden
 collider that changes nothing costs nothing).
 
-Alone, so an occluded support (a table leg behind the top) is not mistaken for an invisible one. The
-scene's own engine renders it, except EEVEE, whose CPU renders take seconds even this small: Cycles
-stands in (the same node semantics for transparency).
+Alone, so an occluded support (a table leg behind the top) is not mistaken for an invisible one. Cycles
+renders it, on the CPU, for Cycles and EEVEE scenes (EEVEE's CPU renders take seconds even this small, and
+its node semantics for transparency are the same). Workbench scenes are not rendered: Workbench draws
+exactly the viewport colour and alpha the settings give (`probes.sampling._transparent_in_engine` reads
+them), and its GPU renders crashed a long-lived process that had opened many files (measured: the
+self-test matrix segfaulted in a Workbench probe render after 32 minutes).
 """
 
 from __future__ import annotations
@@ -63,7 +66,7 @@ def coverage(scene: Any, names: list[str]) -> dict[str, dict[str, Any]]:
     import bpy
 
     out: dict[str, dict[str, Any]] = {}
-    if scene.camera is None or not names:
+    if scene.camera is None or not names or scene.render.engine == "BLENDER_WORKBENCH":
         return out
     r = scene.render
     ims = r.image_settings

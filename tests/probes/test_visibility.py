@@ -104,3 +104,17 @@ def test_an_occluded_support_is_not_an_invisible_one(audited_vis) -> None:
     vis = rep.meta["visibility"]["objects"]
     assert vis["Shelf"]["invisible"] is False and vis["Wall"]["invisible"] is False, vis
     assert not rep.by_kind("hidden_support"), [f.message for f in rep.findings]
+
+
+def test_a_workbench_scene_is_read_from_its_settings_not_rendered() -> None:
+    """Workbench draws exactly the viewport colour and alpha the settings give (read by the sampler), so no probe
+    render runs there: its GPU renders are kept out of long-lived processes."""
+    from physcodegym.probes.audit import audit_scene
+
+    sc = shaded_shelf("mix", True)
+    sc.render.engine = "BLENDER_WORKBENCH"
+    try:
+        rep = audit_scene(sc)
+    finally:
+        D.clear_user_handlers()
+    assert rep.meta["visibility"]["ran"] is False and "Workbench" in rep.meta["visibility"]["reason"]
