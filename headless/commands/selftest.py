@@ -9,6 +9,7 @@ core that never moves) and "ERROR" when the injection failed (`verifier.selftest
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +25,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--defects", help="comma-separated subset of the defect kinds (default: all; see probes/defects.py DEFECTS)"
     )
-    p.add_argument("--work-dir", help="keep truth bakes and defected scenes here")
+    p.add_argument("--work-dir", help="keep truth bakes and defected scenes here (and each task's result, "
+                                      "<work-dir>/<task>/selftest.json, written as soon as the task is done)")
+    p.add_argument("--resume", action="store_true",
+                   help="with --work-dir: re-use a task's saved result when it covers the same defects")
 
 
 def run(args: argparse.Namespace) -> Any:
+    from physcodegym.core.atomic import write_json
     from physcodegym.headless.cli import CommandResult
     from physcodegym.tasks.loader import load_task
     from physcodegym.verifier.selftest import DEFECTS, run_selftest
@@ -49,16 +54,24 @@ def run(args: argparse.Namespace) -> Any:
         bar = prog.add_task("selftest", total=len(tasks) * len(defects))
         for loaded_task in tasks:
             wd = Path(args.work_dir) / loaded_task.id if args.work_dir else None
-            results.append(
-                run_selftest(
-                    loaded_task,
-                    defects,
-                    wd,
-                    progress=lambda k, r, loaded_task=loaded_task: prog.update(
-                        bar, advance=1, description=f"{loaded_task.id}: {k}"
-                    ),
-                )
+            saved = wd / "selftest.json" if wd is not None else None
+            if getattr(args, "resume", False) and saved is not None and saved.is_file():
+                prev = json.loads(saved.read_text())
+                if sorted(prev.get("defects", {})) == sorted(defects):
+                    results.append(prev)
+                    prog.update(bar, advance=len(defects), description=f"{loaded_task.id}: saved")
+                    continue
+            res = run_selftest(
+                loaded_task,
+                defects,
+                wd,
+                progress=lambda k, r, loaded_task=loaded_task: prog.update(
+                    bar, advance=1, description=f"{loaded_task.id}: {k}"
+                ),
             )
+            if saved is not None:  # a crash of a later task (Blender can segfault) loses nothing done so far
+                write_json(saved, res)
+            results.append(res)
     matrix = {r["task"]: {k: v.get("caught") for k, v in r["defects"].items()} for r in results}
     penalised = {r["task"]: {k: v.get("penalised") for k, v in r["defects"].items()} for r in results}
     cells = {r["task"]: r["cells"] for r in results}

@@ -59,3 +59,19 @@ def test_audit_that_cannot_finish_is_not_certified(billiard_task, scene_dir) -> 
     r = s_val_for_run(billiard_task, scene_dir("truth"), timeout_s=1)
     assert r.state == MetricState.ok and r.value == 0.0, (r.state, r.reason)
     assert r.reason.startswith("not certified: ") and r.details["uncertified"] is True
+
+
+def test_selftest_saves_each_task_as_it_is_done_and_resumes(tmp_path: Path) -> None:
+    """A Blender crash late in `selftest --all` (one process opens many files) must not lose the tasks already done:
+    each task's result is written to <work-dir>/<task>/selftest.json when it ends, and `--resume` re-uses it."""
+    args = ("selftest", "--task", "tests/rubric/data/billiard", "--defects", "keyframe_core", "--work-dir",
+            str(tmp_path), "--json")
+    p = cli(*args)
+    assert p.returncode == 0, p.stderr[-2000:]
+    saved = tmp_path / json.loads(p.stdout)["tasks"][0]["task"] / "selftest.json"
+    first = json.loads(saved.read_text())
+    assert first == json.loads(p.stdout)["tasks"][0] and "keyframe_core" in first["defects"]
+    mtime = saved.stat().st_mtime_ns
+    p2 = cli(*args, "--resume")
+    assert p2.returncode == 0, p2.stderr[-2000:]
+    assert json.loads(p2.stdout)["tasks"][0] == first and saved.stat().st_mtime_ns == mtime  # re-used, not re-run
