@@ -16,6 +16,7 @@ import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
+from typing import Any
 
 DEFAULT_MEMORY_MB = 4096
 MAX_OUTPUT = 64 * 1024 * 1024
@@ -133,19 +134,9 @@ def _read_part(fh, limit: int, tail: bool = False) -> str:
     return fh.read(limit).decode("utf-8", "replace")
 
 
-def run_limited(
-    cmd: list[str],
-    *,
-    timeout_s: float,
-    memory_mb: int | None = DEFAULT_MEMORY_MB,
-    env: dict | None = None,
-    cwd: str | None = None,
-    max_output: int = MAX_OUTPUT,
-    pass_fds: tuple[int, ...] = (),
-) -> Limited:
-    """Run `cmd` to completion or to its limit; stdin is /dev/null."""
-    return start_limited(cmd, timeout_s=timeout_s, memory_mb=memory_mb, env=env, cwd=cwd, max_output=max_output,
-                         pass_fds=pass_fds).wait()
+def run_limited(cmd: list[str], **limits: Any) -> Limited:
+    """Run `cmd` to completion or to its limit (the keyword arguments of `start_limited`); stdin is /dev/null."""
+    return start_limited(cmd, **limits).wait()
 
 
 class Started:

@@ -107,13 +107,18 @@ def _render(scene: Any, frames: list[int], out: Path, hide: list[str] | None = N
         if still is not None:
             scene.camera = cam0
             bpy.data.objects.remove(still, do_unlink=True)
-        for owner, attr, val in reversed(saved):
-            try:
-                setattr(owner, attr, val)
-            except (TypeError, AttributeError):  # pragma: no cover - a setting this build does not have
-                pass
+        restore_settings(saved)
         scene.frame_set(cur)
     return paths
+
+
+def restore_settings(saved: list[tuple[Any, str, Any]]) -> None:
+    """Put back (owner, attribute, value) render settings, last first (probes run on the artist's live scene)."""
+    for owner, attr, val in reversed(saved):
+        try:
+            setattr(owner, attr, val)
+        except (TypeError, AttributeError):  # pragma: no cover - a setting this build does not have
+            pass
 
 
 def render_match(scene: Any, samples: Any, frames_dir: Path, audit: Any) -> dict[str, Any]:

@@ -64,6 +64,7 @@ def coverage(scene: Any, names: list[str]) -> dict[str, dict[str, Any]]:
     The scene's render settings and every object's render visibility are put back afterwards (the panel runs
     this on the artist's live scene)."""
     import bpy
+    from physcodegym.probes.render_match import restore_settings
 
     out: dict[str, dict[str, Any]] = {}
     if scene.camera is None or not names or scene.render.engine == "BLENDER_WORKBENCH":
@@ -123,10 +124,6 @@ def coverage(scene: Any, names: list[str]) -> dict[str, dict[str, Any]]:
         finally:
             for o in geo:
                 o.hide_render = hide0[o.name]
-            for owner, attr, val in reversed(saved):
-                try:
-                    setattr(owner, attr, val)
-                except (TypeError, AttributeError):  # pragma: no cover - a setting this build does not have
-                    pass
+            restore_settings(saved)
             scene.frame_set(cur)
     return out
