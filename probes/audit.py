@@ -290,6 +290,7 @@ class _Resimulation:
         from physcodegym.probes.resimulation import RESIM_TAIL_FRAMES, last_motion_frame
 
         self.samples = samples
+        self.blend, self.work = Path(blend), Path(work)
         self.t0 = time.perf_counter()
         self.objects, self.keys = _resim_things(samples)
         first, last = int(samples.frames[0]), int(samples.frames[-1])
@@ -303,8 +304,40 @@ class _Resimulation:
         if self._doc is None:
             resim, rec = self.run.result()[0]
             self._doc = _resimulation(self.samples, resim, rec, self.objects, self.keys)
+            if resim is not None:
+                self._noise_floor(resim)
             self._doc["wall_s"] = round(time.perf_counter() - self.t0, 3)
         return self._doc
+
+    def _noise_floor(self, resim: SceneSamples) -> None:
+        """A particle system past the fixed tolerances is chaotic or edited: simulate the saved scene again with
+        other particle seeds (in parallel) and compare once more against the closest, above their spread."""
+        from physcodegym.probes.counterfactual import start_branches
+        from physcodegym.probes.resimulation import RESIM_NOISE_SAMPLES, compare, departing_particles
+
+        keys = departing_particles(self._doc)
+        if not keys:
+            return
+        fr = (int(self.samples.frames[0]), int(self.samples.frames[0]) + int(self._doc["frames"]) - 1)
+        jobs = [{"out": self.work / f"reseeded{k}.npz", "frames": fr, "force_rebake": True, "reseed": k}
+                for k in range(1, RESIM_NOISE_SAMPLES + 1)]
+        t = time.perf_counter()
+        runs = [start_branches(self.blend, [job], {}, timeout_s=600.0) for job in jobs]  # one per core
+        got = [r.result()[0] for r in runs]
+        others = [s for s, _ in got if s is not None]
+        errors = [e for _, r in got for e in r.get("errors", [])]
+        if not others:
+            self._doc["noise"] = {"ran": False, "reason": "; ".join(errors) or "re-seeded workers failed"}
+            return
+        redo = compare(self.samples, resim, {}, keys, reseeded=others)
+        for k in keys:
+            self._doc["particles"][k] = redo["particles"][k]
+            if k in redo["departs"]:
+                self._doc["departs"][k] = redo["departs"][k]
+            else:
+                self._doc["departs"].pop(k, None)
+        self._doc["noise"] = {"ran": True, "systems": keys, "simulations": len(others),
+                              "seconds": round(time.perf_counter() - t, 3), "errors": errors}
 
 
 def _resim_things(samples: SceneSamples) -> tuple[dict[str, float], list[str]]:

@@ -73,6 +73,17 @@ def _private_disk_cache(blend: str) -> str | None:
     return str(where)
 
 
+def reseed_particles(scene: Any, offset: int) -> list[str]:
+    """Shift the random seed of every particle system by `offset`: emission draws other positions and
+    velocities from the same distributions, nothing else changes. Returns "object/system" of each."""
+    done = []
+    for ob in scene.objects:
+        for ps in getattr(ob, "particle_systems", []):
+            ps.seed = (int(ps.seed) + offset) % (2**31 - 1)
+            done.append(f"{ob.name}/{ps.name}")
+    return done
+
+
 def _write_rec(out: Path, rec: dict[str, Any]) -> None:
     tmp = out.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(rec, default=str))
@@ -120,6 +131,9 @@ def run_job(blend: str, job: dict[str, Any], mapping: dict[str, str],
                 rec["interventions"].append({"kind": iv.kind.value, "roles": iv.roles, "verified": False,
                                              "error": str(ex)})
                 rec["errors"].append(str(ex))
+        if job.get("reseed"):  # another microstate of the same physics: the noise floor of a chaotic liquid
+            rec["reseeded"] = reseed_particles(scene, int(job["reseed"]))
+            changed = True
         rec["baked"] = False
         if job.get("solvers_off"):  # the universal ownership test: nothing is baked, nothing simulates
             from physcodegym.probes.ownership import switch_off_solvers

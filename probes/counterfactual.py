@@ -30,7 +30,8 @@ def run_branches(blend: Path, jobs: list[dict[str, Any]], mapping: dict[str, str
     """Run several branches in ONE worker process (each re-opens `blend`); returns (samples or None, record) per job.
 
     A job is {"out": Path, "interventions": [Intervention], "frames": (s, e), "defect": kind, "save_blend": Path,
-    "solvers_off": bool, "force_rebake": bool (free the program's bake and simulate again with nothing changed)}.
+    "solvers_off": bool, "force_rebake": bool (free the program's bake and simulate again with nothing changed),
+    "reseed": int (shift every particle system's seed by it: another microstate of the same physics)}.
     """
     return start_branches(blend, jobs, mapping, timeout_s).result()
 
@@ -58,6 +59,7 @@ class BranchRun:
                 "save_blend": str(j["save_blend"]) if j.get("save_blend") else None,
                 "solvers_off": bool(j.get("solvers_off")),
                 "force_rebake": bool(j.get("force_rebake")),
+                "reseed": int(j.get("reseed") or 0),
             }
             for j in jobs
         ]

@@ -223,7 +223,7 @@ class MotionDetectors(AuditBase):
         """Baked motion the saved scene does not simulate (`probes.resimulation`): the bake was made from
         another scene (a helper deleted, gravity or a setting changed after baking), so the motion on screen
         was not produced by the physics the scene hands in. Objects already found scripted are not repeated."""
-        from physcodegym.probes.resimulation import RESIM_PARTICLE_TOL_M, RESIM_TOL_M
+        from physcodegym.probes.resimulation import RESIM_NOISE_FACTOR, RESIM_YOUNG_AGES
 
         doc = self.resimulation_doc()
         done = set(getattr(self, "scripted_objects", {}) or {})
@@ -233,14 +233,25 @@ class MotionDetectors(AuditBase):
             obj = key.split("/", 1)[0] if particles else key
             if obj in done:
                 continue
-            d = rec["per_frame"]
-            over = d > (RESIM_PARTICLE_TOL_M if particles else RESIM_TOL_M)
-            if particles:
-                what = (f"particle system {key!r}: its live-particle centroid departs {rec['centroid_max_m']:.3f} m "
-                        f"(frame {rec['centroid_at_frame']}) and its live count by {100 * rec['count_max_rel']:.0f} % "
+            d, thr = rec["per_frame"], rec["per_frame_threshold"]
+            over = d > thr
+            if particles and rec.get("young", {}).get("departs"):
+                what = (f"particle system {key!r}: in their first {RESIM_YOUNG_AGES} frames after birth, before the "
+                        "liquid's own chaos has grown, its particles depart from the same particles re-simulated by "
+                        f"{rec['young']['median_m']:.3f} m (median)")
+                value = rec["young"]["median_m"]
+            elif particles:
+                what = (f"particle system {key!r}: the bulk of its live particles (their quartiles) departs "
+                        f"{rec['bulk_max_m']:.3f} m (frame {rec['bulk_at_frame']}) and its live count by "
+                        f"{100 * rec['count_max_rel']:.0f} % "
                         f"({rec['count_baked']} baked vs {rec['count_resimulated']} re-simulated at frame "
                         f"{rec['count_at_frame']})")
-                value = rec["centroid_max_m"]
+                value = rec["bulk_max_m"]
+                if rec.get("noise"):
+                    nz = rec["noise"]
+                    what += (f", over {RESIM_NOISE_FACTOR:g}x what {nz['simulations']} simulations of the saved "
+                             f"scene with other particle seeds differ among each other ({nz['spread_max_m']:.3f} m: "
+                             "the liquid's own chaos)")
             else:
                 what = f"{key}'s baked motion departs {rec['max_m']:.3f} m from it (frame {rec['at_frame']})"
                 value = rec["max_m"]
@@ -253,9 +264,8 @@ class MotionDetectors(AuditBase):
                 message=(f"the bake is not the saved scene's physics: simulating the saved scene again from its "
                          f"first frame with nothing changed, {what}; the cache was baked from a scene that was "
                          "edited afterwards (a helper removed, a setting changed)"),
-                evidence={"resimulation": {k: v for k, v in rec.items() if k != "per_frame"},
-                          "series": _series(frames, d, f"{key} bake vs re-simulation", "m",
-                                            RESIM_PARTICLE_TOL_M if particles else RESIM_TOL_M)},
+                evidence={"resimulation": {k: v for k, v in rec.items() if not k.startswith("per_frame")},
+                          "series": _series(frames, d, f"{key} bake vs re-simulation", "m", float(np.min(thr)))},
             )
             done.add(obj)
 

@@ -49,6 +49,18 @@ def test_mechanism_defects_caught_and_penalised_on_rigid_tasks(task_id: str, tru
         assert v["S_val"] < 0.9, (task_id, k, v["S_val"])
 
 
+@pytest.mark.parametrize("task_id", ["hose_jet", "liquid_duck", "milk_pour"])
+def test_stale_bake_caught_and_penalised_on_liquid_tasks(task_id: str, truth_work: Path) -> None:
+    """SPH liquids do not re-simulate bit for bit, so their bake is compared on chaos-robust aggregates: a liquid
+    baked at half gravity (gravity restored afterwards) must still be caught, the truth still clean (its run is
+    shared with the task's basic self-test through `truth_work`)."""
+    doc = run_selftest(load_task(task_id), defects=["stale_bake"], work_dir=truth_work / task_id)
+    assert doc["baseline"]["S_val"] == 1.0, (task_id, doc["baseline"])
+    v = doc["defects"]["stale_bake"]
+    assert v.get("caught") and v.get("penalised") and v["S_val"] < 0.9, (task_id, v)
+    assert "scripted_motion" in v["by_audit"], (task_id, v)
+
+
 @pytest.mark.parametrize("task_id", shipped_task_ids())
 def test_shipped_task_selftest(task_id: str, truth_work: Path) -> None:
     """Every shipped task: truth S_val = 1 and every basic injected defect kind is caught and penalised, or
