@@ -10,13 +10,13 @@ trajectories (a shifted release, a set velocity, a removed object) it is measure
 from __future__ import annotations
 
 import json
-import os
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from physcodegym.core import launch
+from physcodegym.core.determinism import simulation_env
 from physcodegym.core.limits import start_limited
 from physcodegym.samples import SceneSamples
 from physcodegym.tasks.schema import ExpectedResponse, Intervention, InterventionKind
@@ -82,7 +82,7 @@ class BranchRun:
         cmd = launch.module_argv("physcodegym.probes.cf_worker", args)
         # a trusted child with a time and memory limit; its whole process group goes with it
         return start_limited(cmd, timeout_s=self.timeout_s * len(pending), memory_mb=WORKER_MEMORY_MB,
-                             env=dict(os.environ))
+                             env=simulation_env())  # re-bakes repeat the sandbox's bakes (core.determinism)
 
     def _has_record(self, i: int) -> bool:
         return Path(self.jobs[i]["out"]).with_suffix(".json").is_file()

@@ -30,6 +30,8 @@ import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
+from physcodegym.core.determinism import SIMULATION_ENV
+
 HERE = Path(__file__).resolve().parent  # sandbox/: bootstrap.py, barrier.py, rewrite.py (read-only in the child)
 MODES = ("bwrap", "none")
 UNSAFE_FLAG = "--unsafe-no-isolation"
@@ -520,6 +522,7 @@ def child_env(scratch: Path, isolation: str, extra: dict[str, str] | None = None
         "BLENDER_USER_RESOURCES": f"{tmp}/blender_user",
         "OMP_NUM_THREADS": "1",  # fixed, not the host's: the environment's size is part of the child's memory layout
     }
+    env.update(SIMULATION_ENV)  # bakes repeat exactly whatever ran before them in the process (core.determinism)
     if extra:
         env.update(extra)
     return env
