@@ -39,6 +39,11 @@ def test_truth_audits_clean(task, tmp_path):
         pytest.skip("slow truth (set PHYSCODEGYM_AUDIT_ALL=1)")
     rep = _audit_program(PACKS / task / "truth.py", tmp_path / task)
     assert rep.findings == [], [(f.kind, f.objects, f.message) for f in rep.findings]
+    # the audit's re-simulation (a worker with another history than the sandbox child) repeats the bake exactly,
+    # liquids included (core.determinism); a drift here means some simulating child lost that environment
+    resim = rep.meta["resimulation"]
+    for name, rec in {**resim.get("objects", {}), **resim.get("particles", {})}.items():
+        assert rec.get("max_m", rec.get("bulk_max_m")) == 0.0, (task, name, rec)
 
 
 @pytest.mark.parametrize("task", shortcuts)
