@@ -235,7 +235,11 @@ class MotionDetectors(AuditBase):
                 continue
             d, thr = rec["per_frame"], rec["per_frame_threshold"]
             over = d > thr
-            if particles and rec.get("young", {}).get("departs"):
+            if particles and rec.get("young", {}).get("departs") and rec["young"].get("median_m") is None:
+                what = (f"particle system {key!r}: the bake holds another number of particles than the saved scene "
+                        "emits (the emission was changed after the bake)")
+                value = rec["bulk_max_m"]
+            elif particles and rec.get("young", {}).get("departs"):
                 what = (f"particle system {key!r}: in their first {RESIM_YOUNG_AGES} frames after birth, before the "
                         "liquid's own chaos has grown, its particles depart from the same particles re-simulated by "
                         f"{rec['young']['median_m']:.3f} m (median)")

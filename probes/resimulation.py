@@ -105,10 +105,10 @@ def _live(samples: SceneSamples, key: str, nf: int) -> tuple[np.ndarray, np.ndar
     return q, n
 
 
-def young_departure(baked: SceneSamples, resim: SceneSamples, key: str, nf: int) -> np.ndarray:
+def young_departure(baked: SceneSamples, resim: SceneSamples, key: str, nf: int) -> np.ndarray | None:
     """(nf,) per frame, the median distance between the bake and the re-simulation of the same particles (same
     index, same seed) over those born at most `RESIM_YOUNG_AGES` frames before; NaN on frames with fewer than
-    `RESIM_YOUNG_MIN` of them.
+    `RESIM_YOUNG_MIN` of them. None when the two hold different particles altogether (another count).
 
     Why: a young particle is still near its emitter and has met few neighbours, so it is where SPH's chaos has
     not yet had time to grow (measured median 0-2 mm between memory layouts), while gravity, a field or a
@@ -116,7 +116,7 @@ def young_departure(baked: SceneSamples, resim: SceneSamples, key: str, nf: int)
     A = baked.particles[key][:nf].astype(np.float64)
     B = resim.particles[key][:nf].astype(np.float64)
     if A.shape != B.shape:
-        return np.full(nf, np.inf)  # other particles altogether (count or emission changed after the bake)
+        return None  # other particles altogether (count or emission changed after the bake)
     la, lb = np.isfinite(A).all(axis=2), np.isfinite(B).all(axis=2)
     fa = baked.particles_alive.get(key)
     if fa is not None and fa[:nf].any():
@@ -204,15 +204,21 @@ def compare(baked: SceneSamples, resim: SceneSamples, objects: dict[str, float],
             continue
         rec = _particle_record(baked, sims, key, nf, frames, noise=len(sims) > 1)
         young = young_departure(baked, resim, key, nf)
-        ok = np.isfinite(young)
-        ym = float(np.median(young[ok])) if ok.any() else 0.0
-        rec["young"] = {"median_m": round(ym, 5) if np.isfinite(ym) else None, "frames": int(ok.sum()),
-                        "departs": bool(ym > RESIM_YOUNG_TOL_M)}
-        if rec["young"]["departs"]:
-            yo = ok & (young > RESIM_YOUNG_TOL_M)
-            rec.update(per_frame=np.where(ok, young, 0.0), per_frame_threshold=np.full(nf, RESIM_YOUNG_TOL_M),
-                       frames_over=max(int(yo.sum()), RESIM_MIN_FRAMES),
-                       first_frame_over=int(frames[np.argmax(yo)]) if yo.any() else int(frames[np.argmax(ok)]))
+        if young is None:
+            rec["young"] = {"median_m": None, "frames": 0, "departs": True,
+                            "reason": "the bake and the re-simulation hold different numbers of particles"}
+            rec["frames_over"] = max(rec["frames_over"], RESIM_MIN_FRAMES)
+            if rec["first_frame_over"] is None:
+                rec["first_frame_over"] = int(frames[0])
+        else:
+            ok = np.isfinite(young)
+            ym = float(np.median(young[ok])) if ok.any() else 0.0
+            rec["young"] = {"median_m": round(ym, 5), "frames": int(ok.sum()), "departs": bool(ym > RESIM_YOUNG_TOL_M)}
+            if rec["young"]["departs"]:
+                yo = ok & (young > RESIM_YOUNG_TOL_M)
+                rec.update(per_frame=np.where(ok, young, 0.0), per_frame_threshold=np.full(nf, RESIM_YOUNG_TOL_M),
+                           frames_over=max(int(yo.sum()), RESIM_MIN_FRAMES),
+                           first_frame_over=int(frames[np.argmax(yo)]) if yo.any() else int(frames[np.argmax(ok)]))
         out["particles"][key] = {k: v for k, v in rec.items() if not k.startswith("per_frame")}
         if rec["frames_over"] >= RESIM_MIN_FRAMES:
             out["departs"][key] = rec

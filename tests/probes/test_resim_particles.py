@@ -112,3 +112,11 @@ def test_a_different_memory_layout_is_not_an_edit() -> None:
     others[1][20:, :, 0] += 0.3
     doc = compare(_samples(bake), _samples(resim), {}, [KEY], reseeded=[_samples(o) for o in others])
     assert doc["departs"] == {}, doc["particles"][KEY]
+
+
+def test_a_bake_with_another_particle_count_departs() -> None:
+    """Emission changed after the bake (another count): the particles are not the same ones, which departs."""
+    bake, resim = _pool(1), _pool(1)[:, : NP // 2]
+    doc = compare(_samples(bake), _samples(resim), {}, [KEY])
+    assert doc["particles"][KEY]["young"]["departs"] and doc["particles"][KEY]["young"]["median_m"] is None
+    assert KEY in doc["departs"]
