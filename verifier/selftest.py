@@ -154,6 +154,33 @@ def evaluate_blend(loaded_task: LoadedTask, blend: Path, lazy: bool = False, sam
     return doc
 
 
+# defects whose whole effect is a different motion: where that motion is the truth's, there is nothing to catch
+MOTION_ONLY_DEFECTS = ("stale_bake",)
+
+
+def changes_nothing(loaded_task: LoadedTask, defect_npz: Path) -> str | None:
+    """Why the defected bake is the truth's motion (the `probes.resimulation` comparison with the stored truth
+    trajectories finds no departure), or None when it moves something differently or cannot be compared.
+
+    Why: `stale_bake` bakes at half gravity; on a task where gravity moves nothing (turntable: a kinematic
+    table carrying glued bodies) the bake is the truth's own motion, so the saved scene does simulate it and a
+    miss would be a false alarm about the self-test, not about the audit."""
+    from physcodegym.probes.audit import _resim_things
+    from physcodegym.probes.resimulation import compare
+    from physcodegym.samples import SceneSamples
+
+    if loaded_task.truth_trajectories is None or not Path(defect_npz).is_file():
+        return None
+    truth, bad = SceneSamples.load_npz(loaded_task.truth_trajectories), SceneSamples.load_npz(defect_npz)
+    objects, keys = _resim_things(bad)
+    doc = compare(truth, bad, objects, [k for k in keys if k in truth.particles])
+    if doc["departs"] or not (doc["objects"] or doc["particles"]):
+        return None
+    worst = max([r["max_m"] for r in doc["objects"].values()] + [r["bulk_max_m"] for r in doc["particles"].values()])
+    return (f"{NOT_APPLICABLE} the defected bake moves every simulated thing as the truth does (largest "
+            f"departure {worst:.4f} m): nothing here is moved by what the defect changed")
+
+
 def cell(row: dict[str, Any]) -> str:
     """One matrix cell: "+P" caught and S_val dropped, "+" caught but not penalised, "MISSED", "n/a" (the defect
     has nothing to act on in this task; the row says why) or "ERROR" (the injection itself failed)."""
@@ -218,6 +245,13 @@ def run_selftest(loaded_task: LoadedTask, defects: list[str] | None = None, work
                 # a scene with no collider cannot lose one: the defect kind does not apply to this task
                 na = NOT_APPLICABLE in err
                 row.update(caught=None, not_applicable=na, error=err)
+                out["defects"][kind] = row
+                if progress:
+                    progress(kind, row)
+                continue
+            inert = changes_nothing(loaded_task, d / "samples.npz") if kind in MOTION_ONLY_DEFECTS else None
+            if inert:
+                row.update(caught=None, not_applicable=True, error=inert)
                 out["defects"][kind] = row
                 if progress:
                     progress(kind, row)
