@@ -169,9 +169,10 @@ def changes_nothing(loaded_task: LoadedTask, defect_npz: Path) -> str | None:
     from physcodegym.probes.resimulation import compare
     from physcodegym.samples import SceneSamples
 
-    if loaded_task.truth_trajectories is None or not Path(defect_npz).is_file():
+    tt = loaded_task.truth_trajectories
+    if tt is None or not Path(tt).is_file() or not Path(defect_npz).is_file():
         return None
-    truth, bad = SceneSamples.load_npz(loaded_task.truth_trajectories), SceneSamples.load_npz(defect_npz)
+    truth, bad = SceneSamples.load_npz(tt), SceneSamples.load_npz(defect_npz)
     objects, keys = _resim_things(bad)
     doc = compare(truth, bad, objects, [k for k in keys if k in truth.particles])
     if doc["departs"] or not (doc["objects"] or doc["particles"]):
