@@ -104,22 +104,24 @@ def test_the_child_sees_one_layout_one_cpu_and_no_address_randomisation(tmp_path
     assert int(_facts(tmp_path / "a", "PCGAFTER")) == len(__import__("os").sched_getaffinity(0))
 
 
+def _baked_liquid(prog: Path, out: Path, isolation: str = "bwrap") -> dict:
+    """Bake `prog` bake-only into `out` and return its particle digests per frame (a real liquid is asserted)."""
+    rec = run_program(prog, out, timeout_s=600, mode="bake_only", isolation=isolation)
+    assert rec.status == "ok", (rec.reason, rec.log_tail)
+    p = subprocess.run([sys.executable, "-c", PARTICLES, str(out / "scene.blend")], capture_output=True,
+                       text=True, timeout=300)
+    line = next((ln for ln in p.stdout.splitlines() if ln.startswith("PCGPARTICLES ")), None)
+    assert line, p.stderr[-2000:]
+    doc = json.loads(line.split(" ", 1)[1])
+    assert doc["240"][0] > 100, doc  # a real liquid was baked
+    return doc
+
+
 @pytest.mark.slow
 def test_an_sph_liquid_bakes_the_same_in_every_run_folder(tmp_path: Path) -> None:
     """liquid_duck's truth (particles splashing off a collider), baked three times in folders of different names."""
     prog = REPO / "tasks" / "packs" / "liquid_duck" / "truth.py"
-    digests = []
-    for name in ("r", "run_two", "a_third_run_with_a_long_name"):
-        out = tmp_path / name
-        rec = run_program(prog, out, timeout_s=600, mode="bake_only")
-        assert rec.status == "ok", (rec.reason, rec.log_tail)
-        p = subprocess.run([sys.executable, "-c", PARTICLES, str(out / "scene.blend")], capture_output=True,
-                           text=True, timeout=300)
-        line = next((ln for ln in p.stdout.splitlines() if ln.startswith("PCGPARTICLES ")), None)
-        assert line, p.stderr[-2000:]
-        doc = json.loads(line.split(" ", 1)[1])
-        assert doc["240"][0] > 100, doc  # a real liquid was baked
-        digests.append(doc)
+    digests = [_baked_liquid(prog, tmp_path / name) for name in ("r", "run_two", "a_third_run_with_a_long_name")]
     assert digests[1] == digests[0] and digests[2] == digests[0], digests
 
 
@@ -129,16 +131,5 @@ def test_an_sph_liquid_bakes_the_same_behind_the_wall_and_without_it(tmp_path: P
     processes with different histories (mounts, paths, what ran before the bake) bake bit-identical liquids only
     because every simulating child gets `MALLOC_PERTURB_` (`core.determinism`)."""
     prog = REPO / "tasks" / "packs" / "hose_jet" / "truth.py"
-    digests = []
-    for iso in ("bwrap", "none"):
-        out = tmp_path / iso
-        rec = run_program(prog, out, timeout_s=600, mode="bake_only", isolation=iso)
-        assert rec.status == "ok", (rec.reason, rec.log_tail)
-        p = subprocess.run([sys.executable, "-c", PARTICLES, str(out / "scene.blend")], capture_output=True,
-                           text=True, timeout=300)
-        line = next((ln for ln in p.stdout.splitlines() if ln.startswith("PCGPARTICLES ")), None)
-        assert line, p.stderr[-2000:]
-        doc = json.loads(line.split(" ", 1)[1])
-        assert doc["240"][0] > 100, doc
-        digests.append(doc)
+    digests = [_baked_liquid(prog, tmp_path / iso, isolation=iso) for iso in ("bwrap", "none")]
     assert digests[1] == digests[0], digests
