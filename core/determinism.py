@@ -8,11 +8,19 @@ where the developer's machine passed). glibc's `MALLOC_PERTURB_` fills every fre
 and every freed block with another, so such a read sees the same value in every process: measured, the two
 checkouts then bake bit-identically, and a worker's re-simulation matches the sandbox's bake bit for bit.
 glibc reads it when a process starts, so it must be in a child's environment, never set later.
+
+The solver also depends on thread scheduling: with two threads, the audit's re-simulation worker re-baked the
+hose_jet truth 0.11 m apart (quartiles) from the sandbox's bake in 1 run out of 4 (measured; CI failed on it),
+and it still did on one CPU with address randomisation on; with both fixed, 0 audits out of 16 did. So every
+simulating child also runs on one CPU (`pick_cpu`: TBB sizes its pool when Blender starts, one thread then) with
+address randomisation off (`fix_layout`), as the sandbox's child always has (`sandbox.runner`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+from typing import Any
 
 SIMULATION_ENV: dict[str, str] = {"MALLOC_PERTURB_": "165"}
 
@@ -22,3 +30,46 @@ def simulation_env(base: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ if base is None else base)
     env.update(SIMULATION_ENV)
     return env
+
+
+def pick_cpu() -> int | None:
+    """The allowed CPU with the fewest processes pinned to it alone (other simulating children), None if one is allowed.
+
+    Why: each simulating child runs on one CPU; parallel batch workers and the audit's parallel re-simulation
+    workers must not all land on the same one."""
+    try:
+        allowed = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return None
+    if len(allowed) < 2:
+        return None
+    use = dict.fromkeys(allowed, 0)
+    with contextlib.suppress(OSError):
+        for e in os.scandir("/proc"):
+            if not e.name.isdigit():
+                continue
+            with contextlib.suppress(OSError):
+                aff = os.sched_getaffinity(int(e.name))
+                if len(aff) == 1:
+                    (c,) = aff
+                    if c in use:
+                        use[c] += 1
+    return min(allowed, key=lambda c: (use[c], c))
+
+
+ADDR_NO_RANDOMIZE = 0x0040000  # personality(2) flag: the child's memory layout is the same on every run
+
+
+def fix_layout(libc: Any, cpu: int | None) -> None:
+    """In a child before exec: address randomisation off and the process on `cpu` alone (None: left as it is).
+
+    Why: a simulating child's result may depend on its memory layout and its threads (module docstring); both
+    settings are kept through exec. `libc` is `ctypes.CDLL(None)` loaded before the fork (None: layout left)."""
+    if libc is not None:
+        with contextlib.suppress(Exception):
+            cur = libc.personality(0xFFFFFFFF)
+            if cur != -1:
+                libc.personality(cur | ADDR_NO_RANDOMIZE)
+    if cpu is not None:
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(0, {cpu})

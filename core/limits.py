@@ -18,6 +18,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from physcodegym.core.determinism import fix_layout, pick_cpu, simulation_env
+
 DEFAULT_MEMORY_MB = 4096
 MAX_OUTPUT = 64 * 1024 * 1024
 
@@ -49,7 +51,7 @@ class Limited:
         return None
 
 
-def _preexec(memory_mb: int | None):
+def _preexec(memory_mb: int | None, simulation: bool = False, cpu: int | None = None):
     libc = None
     with contextlib.suppress(Exception):
         import ctypes
@@ -67,6 +69,8 @@ def _preexec(memory_mb: int | None):
             resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
         with contextlib.suppress(Exception):
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if simulation:
+            fix_layout(libc, cpu)
         if libc is not None:
             with contextlib.suppress(Exception):
                 libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
@@ -147,7 +151,7 @@ class Started:
     """
 
     def __init__(self, cmd: list[str], timeout_s: float, memory_mb: int | None, env: dict | None, cwd: str | None,
-                 max_output: int, pass_fds: tuple[int, ...]) -> None:
+                 max_output: int, pass_fds: tuple[int, ...], simulation: bool = False) -> None:
         self.t0 = time.monotonic()
         self.timeout_s, self.memory_mb, self.max_output = timeout_s, memory_mb, max_output
         self._out, self._err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
@@ -159,10 +163,10 @@ class Started:
                 stdin=subprocess.DEVNULL,
                 stdout=self._out,
                 stderr=self._err,
-                env=env,
+                env=simulation_env(env) if simulation else env,
                 cwd=cwd,
                 start_new_session=True,
-                preexec_fn=_preexec(memory_mb),
+                preexec_fn=_preexec(memory_mb, simulation, pick_cpu() if simulation else None),
                 pass_fds=pass_fds,
             )
         except OSError as e:
@@ -216,6 +220,10 @@ def start_limited(
     cwd: str | None = None,
     max_output: int = MAX_OUTPUT,
     pass_fds: tuple[int, ...] = (),
+    simulation: bool = False,
 ) -> Started:
-    """Start `cmd` under the limits of `run_limited` and return at once; `.wait()` gives its `Limited`."""
-    return Started(cmd, timeout_s, memory_mb, env, cwd, max_output, pass_fds)
+    """Start `cmd` under the limits of `run_limited` and return at once; `.wait()` gives its `Limited`.
+
+    `simulation=True` for a child that re-bakes a scene: it then runs the way the sandbox's child does
+    (`core.determinism`: its environment, one CPU, address randomisation off), so its bakes repeat the sandbox's."""
+    return Started(cmd, timeout_s, memory_mb, env, cwd, max_output, pass_fds, simulation)

@@ -359,7 +359,7 @@ def _resimulation(samples: SceneSamples, resim: SceneSamples | None, rec: dict[s
         return {"ran": False, "reason": "; ".join(rec.get("errors", [])) or "re-simulation worker failed"}
     doc = compare(samples, resim, objects, keys)
     return {"ran": True, "seconds": round(float(rec.get("seconds", 0.0)), 3),
-            "bake_s": round(float(rec.get("bake_s") or 0.0), 3), **doc}
+            "bake_s": round(float(rec.get("bake_s") or 0.0), 3), "worker_cpus": rec.get("cpus"), **doc}
 
 
 def _cache_state(scene: Any) -> dict[str, Any]:

@@ -90,11 +90,20 @@ def _write_rec(out: Path, rec: dict[str, Any]) -> None:
     os.replace(tmp, out.with_suffix(".json"))
 
 
+def _cpus() -> int | None:
+    """The CPUs this worker may run on (None where the system cannot say)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return None
+
+
 def run_job(blend: str, job: dict[str, Any], mapping: dict[str, str],
             handlers0: dict[str, list[Any]] | None = None) -> dict[str, Any]:
     """One branch on a fresh load of `blend`: inject/intervene, re-bake, sample, optionally save; returns its record."""
     out = Path(job["out"])
-    rec: dict[str, Any] = {"ok": False, "blend": blend, "interventions": [], "errors": []}
+    rec: dict[str, Any] = {"ok": False, "blend": blend, "interventions": [], "errors": [],
+                           "cpus": _cpus()}  # 1 when the branch's simulation runs on one thread (core.determinism)
     t0 = time.perf_counter()
     try:
         import bpy

@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 from physcodegym.core import launch
-from physcodegym.core.determinism import simulation_env
 from physcodegym.core.limits import start_limited
 from physcodegym.samples import SceneSamples
 from physcodegym.tasks.schema import ExpectedResponse, Intervention, InterventionKind
@@ -81,8 +80,9 @@ class BranchRun:
         args = ["--blend", str(self.blend), "--jobs", str(self.jobs_file), "--mapping", json.dumps(self.mapping)]
         cmd = launch.module_argv("physcodegym.probes.cf_worker", args)
         # a trusted child with a time and memory limit; its whole process group goes with it
+        # re-bakes repeat the sandbox's bakes: same environment, one CPU, fixed layout (core.determinism)
         return start_limited(cmd, timeout_s=self.timeout_s * len(pending), memory_mb=WORKER_MEMORY_MB,
-                             env=simulation_env())  # re-bakes repeat the sandbox's bakes (core.determinism)
+                             simulation=True)
 
     def _has_record(self, i: int) -> bool:
         return Path(self.jobs[i]["out"]).with_suffix(".json").is_file()

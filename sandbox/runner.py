@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from physcodegym.core import atomic
+from physcodegym.core.determinism import fix_layout, pick_cpu
 from physcodegym.sandbox import artifacts
 from physcodegym.sandbox import isolation as wall
 from physcodegym.sandbox.policy import check_source
@@ -137,36 +138,11 @@ FILE_CAP_MB = 2048  # RLIMIT_FSIZE of the child: no single file above this
 FOLDER_CAP_MB = 6144  # the scratch folder (+ run.log) as a whole; the runner kills the child beyond it
 FOLDER_CAP_ENTRIES = 20000  # files + folders in the scratch folder (an inode bomb is a size bomb too)
 NOFILE = 4096
-ADDR_NO_RANDOMIZE = 0x0040000  # personality(2) flag: the child's memory layout is the same on every run
 # Reproducible runs (SPEC §3). Blender's SPH particle solver depends on thread scheduling and on the memory layout
 # (measured on liquid_duck: with both CPUs, 1 in 3 runs baked differently even with address randomisation off; on
 # one CPU with randomisation off, every run in the same layout baked the same). So the child starts on one CPU
 # (TBB sizes its pool then: one thread for every simulation), and the bootstrap gives it back the others once
 # rendering starts (measured: a full liquid_duck run 48 s vs 42 s, the bake on one thread).
-
-
-def pick_cpu() -> int | None:
-    """The allowed CPU with the fewest processes pinned to it alone (other sandbox children), None if one is allowed.
-
-    Why: each child runs its simulation on one CPU; parallel batch workers must not all land on the same one."""
-    try:
-        allowed = sorted(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return None
-    if len(allowed) < 2:
-        return None
-    use = dict.fromkeys(allowed, 0)
-    with contextlib.suppress(OSError):
-        for e in os.scandir("/proc"):
-            if not e.name.isdigit():
-                continue
-            with contextlib.suppress(OSError):
-                aff = os.sched_getaffinity(int(e.name))
-                if len(aff) == 1:
-                    (c,) = aff
-                    if c in use:
-                        use[c] += 1
-    return min(allowed, key=lambda c: (use[c], c))
 
 
 def _site_dirs() -> list[str]:
@@ -218,14 +194,7 @@ def _preexec(
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(resource.RLIMIT_NOFILE, (NOFILE, NOFILE))
-        if libc is not None:
-            with contextlib.suppress(Exception):
-                cur = libc.personality(0xFFFFFFFF)
-                if cur != -1:
-                    libc.personality(cur | ADDR_NO_RANDOMIZE)  # kept through exec (bwrap is not set-uid here)
-        if cpu is not None:
-            with contextlib.suppress(OSError):
-                os.sched_setaffinity(0, {cpu})
+        fix_layout(libc, cpu)  # kept through exec (bwrap is not set-uid here)
         if libc is not None:
             with contextlib.suppress(Exception):
                 libc.prctl(
