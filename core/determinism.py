@@ -10,8 +10,9 @@ checkouts then bake bit-identically, and a worker's re-simulation matches the sa
 glibc reads it when a process starts, so it must be in a child's environment, never set later.
 
 The solver also depends on thread scheduling: with two threads, the audit's re-simulation worker re-baked the
-hose_jet truth 0.11 m apart (quartiles) from the sandbox's bake in 1 run out of 4 (measured; CI failed on it),
-and it still did on one CPU with address randomisation on; with both fixed, 0 audits out of 16 did. So every
+hose_jet truth 0.11 m apart (quartiles) from the sandbox's bake in 1 audit out of 5 (measured; CI failed on it),
+and on one CPU with address randomisation on in 1 out of 11; with both fixed, in 0 out of 16
+(`benchmarks/resim_repeat.py`). So every
 simulating child also runs on one CPU (`pick_cpu`: TBB sizes its pool when Blender starts, one thread then) with
 address randomisation off (`fix_layout`), as the sandbox's child always has (`sandbox.runner`).
 """

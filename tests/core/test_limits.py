@@ -63,7 +63,7 @@ def test_a_started_child_runs_while_the_caller_works_and_wait_keeps_the_limits(t
 def test_a_simulating_child_runs_like_the_sandbox_child() -> None:
     """`simulation=True` (the counterfactual and re-simulation workers): `core.determinism`'s environment, one CPU
     and address randomisation off. Without the last two the hose_jet truth re-baked 0.11 m apart from its sandbox
-    bake in 1 audit out of 4 (measured; CI failed on it)."""
+    bake in 1 audit out of 5 (measured; CI failed on it)."""
     from physcodegym.core.determinism import ADDR_NO_RANDOMIZE, SIMULATION_ENV
 
     show = ("import os; print(len(os.sched_getaffinity(0))); print(open('/proc/self/personality').read().strip());"
