@@ -9,12 +9,12 @@ and every freed block with another, so such a read sees the same value in every 
 checkouts then bake bit-identically, and a worker's re-simulation matches the sandbox's bake bit for bit.
 glibc reads it when a process starts, so it must be in a child's environment, never set later.
 
-The solver also depends on thread scheduling: with two threads, the audit's re-simulation worker re-baked the
-hose_jet truth 0.11 m apart (quartiles) from the sandbox's bake in 1 audit out of 5 (measured; CI failed on it),
-and on one CPU with address randomisation on in 1 out of 11; with both fixed, in 0 out of 16
-(`benchmarks/resim_repeat.py`). So every
-simulating child also runs on one CPU (`pick_cpu`: TBB sizes its pool when Blender starts, one thread then) with
-address randomisation off (`fix_layout`), as the sandbox's child always has (`sandbox.runner`).
+A `MALLOC_PERTURB_` alone was not enough for the audit's workers: with two threads and a random layout, the
+re-simulation worker re-baked the hose_jet truth 0.11 m apart (quartiles) from the sandbox's bake in 1 audit
+out of 5 (measured; CI failed on it), on one CPU with a random layout in 1 out of 11, and on one CPU with a fixed
+layout in 0 out of 16 (`benchmarks/resim_repeat.py`). So every simulating child also runs on one CPU
+(`pick_cpu`: TBB sizes its pool when Blender starts, one thread then) with address randomisation off
+(`fix_layout`), as the sandbox's child always has (`sandbox.runner`).
 """
 
 from __future__ import annotations
