@@ -142,7 +142,8 @@ NOFILE = 4096
 # (measured on liquid_duck: with both CPUs, 1 in 3 runs baked differently even with address randomisation off; on
 # one CPU with randomisation off, every run in the same layout baked the same). So the child starts on one CPU
 # (TBB sizes its pool then: one thread for every simulation), and the bootstrap gives it back the others once
-# rendering starts (measured: a full liquid_duck run 48 s vs 42 s, the bake on one thread).
+# rendering starts (measured: a full liquid_duck run 48 s vs 42 s, the bake on one thread). The CPU choice and the
+# layout live in core.determinism (`pick_cpu`, `fix_layout`), shared with the audit's re-baking workers.
 
 
 def _site_dirs() -> list[str]:
