@@ -11,7 +11,8 @@ sandbox (`bake_only`, timed), a few frames are rendered with the scene's own eng
 frame range, then `audit --task` does its work (audit with the solvers-off re-evaluation and the measured
 field / hidden-collider effects, plus the rubric with its counterfactual re-bakes), each task in a fresh
 process. The line per task carries audit_s, rubric_s, bake_s, render_s_est and
-ratio = (audit_s + rubric_s) / (bake_s + render_s_est) (target <= 0.25).
+ratio = (audit_s + rubric_s) / (bake_s + render_s_est) (target <= 0.25). The rubric's counterfactuals
+start during the audit as `audit --task` starts them; `--sequential` starts them after it (the A/B).
 """
 
 from __future__ import annotations
@@ -114,13 +115,13 @@ def measure(name: str, build, frames: int, render_frames: int) -> dict:
     }
 
 
-def task_measure(task_id: str, render_frames: int, work: Path) -> dict:
+def task_measure(task_id: str, render_frames: int, work: Path, sequential: bool = False) -> dict:
     """One shipped task in this process: bake the truth, estimate its render, audit + rubric (see module doc)."""
     import bpy
     from physcodegym.probes.audit import audit_path_full
     from physcodegym.sandbox.runner import run_program
     from physcodegym.tasks.loader import load_task
-    from physcodegym.verifier.rubric_eval import evaluate_rubric
+    from physcodegym.verifier.rubric_eval import evaluate_rubric, prefetch_counterfactuals
 
     lt = load_task(task_id)
     out = work / task_id
@@ -129,11 +130,16 @@ def task_measure(task_id: str, render_frames: int, work: Path) -> dict:
     bake = time.perf_counter() - t
     if not (out / "scene.blend").is_file():
         return {"task": task_id, "error": f"bake failed: {getattr(rec, 'status', rec)}"}
+    early = []  # the rubric's counterfactuals start while the audit works, as in `physcodegym audit --task`
+
+    def start(samples, blend):
+        early.append(prefetch_counterfactuals(lt, bpy.context.scene, samples, blend, out))
+
     t = time.perf_counter()
-    report, samples, scene = audit_path_full(out)
+    report, samples, scene = audit_path_full(out, on_started=None if sequential else start)
     audit = time.perf_counter() - t
     t = time.perf_counter()
-    rub = evaluate_rubric(lt, scene, samples, report, out)
+    rub = evaluate_rubric(lt, scene, samples, report, out, prefetched=early[0] if early else None)
     rubric = time.perf_counter() - t
     render = None
     if render_frames > 0:
@@ -149,18 +155,22 @@ def task_measure(task_id: str, render_frames: int, work: Path) -> dict:
         "rubric_s": round(rubric, 2),
         "ratio": round(cost / (bake + render), 3) if render else round(cost / bake, 3),
         "S_val": rub["S_val"],
+        "criteria": {c["id"]: [c["passed"], round(c["score"], 4)] for c in rub["criteria"]},
         "findings": [f.kind for f in report.findings],
         "stages": {k: v for k, v in report.timings.items() if k in ("open", "sample", "solvers_off", "effects", "total")},
         "counterfactuals": len(rub.get("counterfactuals", [])),
+        "started_during_audit": rub.get("counterfactuals_started_during_audit"),
+        "sequential": sequential,
     }
 
 
-def tasks_main(ids: list[str], render_frames: int) -> None:
+def tasks_main(ids: list[str], render_frames: int, sequential: bool = False) -> None:
     import subprocess
 
     res = []
     for tid in ids:
-        p = subprocess.run([sys.executable, __file__, "--one-task", tid, "--render-frames", str(render_frames)], capture_output=True, text=True)
+        cmd = [sys.executable, __file__, "--one-task", tid, "--render-frames", str(render_frames)]
+        p = subprocess.run(cmd + (["--sequential"] if sequential else []), capture_output=True, text=True)
         line = next((ln for ln in reversed(p.stdout.splitlines()) if ln.startswith("{")), None)
         res.append(json.loads(line) if line else {"task": tid, "error": p.stderr[-500:]})
         print(json.dumps(res[-1]), file=sys.stderr)
@@ -175,6 +185,8 @@ def main() -> None:
     ap.add_argument("--render-frames", type=int, default=24, help="frames actually rendered to estimate render time (0: skip)")
     ap.add_argument("--tasks", default=None, help="comma-separated shipped task ids, or 'all': per-task audit + counterfactual cost")
     ap.add_argument("--one-task", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--sequential", action="store_true",
+                    help="start the rubric's counterfactuals after the audit, not during it (the A/B of that overlap)")
     a = ap.parse_args()
     import contextlib
     import os
@@ -183,14 +195,14 @@ def main() -> None:
         from physcodegym.tasks.loader import PACKS_DIR, list_tasks
 
         ids = [t.id for t in list_tasks([PACKS_DIR])] if a.tasks == "all" else a.tasks.split(",")
-        tasks_main(ids, a.render_frames)
+        tasks_main(ids, a.render_frames, a.sequential)
         return
     if a.one_task:
         saved = os.dup(1)
         os.dup2(2, 1)
         try:
             with tempfile.TemporaryDirectory(prefix="pcg_auditbench_") as td:
-                r = task_measure(a.one_task, a.render_frames, Path(td))
+                r = task_measure(a.one_task, a.render_frames, Path(td), a.sequential)
         finally:
             sys.stdout.flush()
             os.dup2(saved, 1)

@@ -206,6 +206,12 @@ class Started:
                                self.timeout_s, self.memory_mb)
         return self._result
 
+    def kill(self) -> Limited:
+        """Stop the child and its group now (a result nobody needs any more); gives its `Limited` like `wait()`."""
+        if self._result is None and self.proc is not None:
+            kill_tree(self.proc.pid)
+        return self.wait()
+
     def _close(self) -> None:
         self._out.close()
         self._err.close()

@@ -31,6 +31,7 @@ what is tolerated.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -134,10 +135,15 @@ def audit_scene(
     blend: Path | None = None,
     solvers_off: bool = True,
     render_check: bool = True,
+    on_started: Callable[[SceneSamples, Path], None] | None = None,
 ) -> AuditReport:
     """Audit the live (baked or stepped) scene; returns every SPEC §5 finding with its evidence. With
     `frames_dir` (the handed-in renders) the frames are also checked against the scene's motion: on screen
-    (`probes.screen`) and against a small re-render of the scene itself (`probes.render_match`)."""
+    (`probes.screen`) and against a small re-render of the scene itself (`probes.render_match`).
+
+    `on_started(samples, blend)` is called once the re-simulation's worker runs, on a scene whose caches are
+    all baked: the caller starts its own workers on the saved scene then (the rubric's counterfactuals), so
+    they bake while the audit works. It must leave the scene at the frame it found it on."""
     import bpy
 
     scene = scene or bpy.context.scene
@@ -162,6 +168,10 @@ def audit_scene(
         if solvers_off and blend is not None and len(samples.frames):
             resim = _Resimulation(samples, blend, Path(td)) if "baked" in cache.values() else {
                 "ran": False, "reason": "no cache is baked: the audit's own sampling simulated the saved scene"}
+        if on_started is not None and blend is not None and cache and all(v == "baked" for v in cache.values()):
+            t = time.perf_counter()
+            on_started(samples, Path(blend))
+            timings["started_callers_workers"] = time.perf_counter() - t
         if solvers_off and blend is not None:
             t = time.perf_counter()
             owner, owner_doc = _ownership(scene, samples, blend)
@@ -399,10 +409,12 @@ def audit_path(path: Path, program: Path | None = None) -> AuditReport:
     return audit_path_full(path, program)[0]
 
 
-def audit_path_full(path: Path, program: Path | None = None,
-                    save_samples: bool = True) -> tuple[AuditReport, SceneSamples, Any]:
+def audit_path_full(path: Path, program: Path | None = None, save_samples: bool = True,
+                    on_started: Callable[[SceneSamples, Path], None] | None = None,
+                    ) -> tuple[AuditReport, SceneSamples, Any]:
     """`audit_path` that also returns the samples and the opened scene (for the rubric, which re-uses them).
-    In a run folder the samples are kept as `audit_samples.npz` so later probes never sample again."""
+    In a run folder the samples are kept as `audit_samples.npz` so later probes never sample again.
+    `on_started`: see `audit_scene`."""
     import bpy
     from physcodegym.core.errors import InputError
 
@@ -441,7 +453,8 @@ def audit_path_full(path: Path, program: Path | None = None,
         video = run_dir / "render.mp4" if run_dir is not None else None
         if frames_dir is None and video is not None and video.is_file():
             frames_dir = _frames_from_video(video, Path(td))  # a run that handed in a video is checked alike
-        rep = audit_scene(scene, program_text=text, samples=samples, frames_dir=frames_dir, blend=blend)
+        rep = audit_scene(scene, program_text=text, samples=samples, frames_dir=frames_dir, blend=blend,
+                          on_started=on_started)
     rep.scene["cache"] = cache
     rep.timings["open"] = round(t_open, 4)
     rep.timings["sample"] = round(t_sample, 4)

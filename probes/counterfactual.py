@@ -84,6 +84,11 @@ class BranchRun:
         return start_limited(cmd, timeout_s=self.timeout_s * len(pending), memory_mb=WORKER_MEMORY_MB,
                              simulation=True)
 
+    def cancel(self) -> None:
+        """Kill a worker whose branches nobody will read (its whole group); `result()` then records them failed."""
+        if self._res is None and self._worker is not None:
+            self._worker.kill()
+
     def _has_record(self, i: int) -> bool:
         return Path(self.jobs[i]["out"]).with_suffix(".json").is_file()
 
@@ -302,57 +307,118 @@ def run_counterfactual(
     work_dir: Path | None = None,
 ) -> dict[str, Any]:
     """Baseline vs intervened (vs control) summary, `took_effect`, and the expected-response verdict inputs."""
-    blend = Path(blend)
-    tmpctx = tempfile.TemporaryDirectory(prefix="pcg_cf_") if work_dir is None else None
-    wd = Path(work_dir) if work_dir is not None else Path(tmpctx.name)
-    wd.mkdir(parents=True, exist_ok=True)
-    try:
-        doc: dict[str, Any] = {"blend": str(blend), "intervention": intervention.model_dump(mode="json"),
-                               "mapping": mapping}
-        if isinstance(baseline, (str, Path)):
-            baseline = SceneSamples.load_npz(baseline)
-        if frames is None and expected is not None:
-            hi = max(x for x in (expected.at_s, expected.preserved_until_s, 0.0) if x is not None)
-            frames = (1, min(240, int(round(hi * 30)) + 2)) if hi > 0 else None
-        if baseline is None:
-            baseline, brec = run_branch(blend, wd / "baseline.npz", [], mapping, frames)
-            doc["baseline_run"] = brec
+    return start_counterfactual(blend, intervention, mapping, frames, control, expected, baseline, work_dir).result()
+
+
+def start_counterfactual(
+    blend: Path,
+    intervention: Intervention,
+    mapping: dict[str, str],
+    frames: tuple[int, int] | None = None,
+    control: Intervention | None = None,
+    expected: ExpectedResponse | None = None,
+    baseline: SceneSamples | Path | None = None,
+    work_dir: Path | None = None,
+) -> PendingCounterfactual:
+    """`run_counterfactual` whose branch worker is started at once; `.result()` waits and judges.
+
+    Why: the rubric's branches need only the saved scene, the role mapping and the baseline samples, so
+    they can bake on the second core while the audit is still busy (`verifier.rubric_eval.prefetch_counterfactuals`)."""
+    return PendingCounterfactual(blend, intervention, mapping, frames, control, expected, baseline, work_dir)
+
+
+class PendingCounterfactual:
+    """One counterfactual whose worker runs; `result()` gives `run_counterfactual`'s document (once, then kept),
+    `cancel()` stops a worker whose result nobody will read."""
+
+    def __init__(self, blend: Path, intervention: Intervention, mapping: dict[str, str],
+                 frames: tuple[int, int] | None, control: Intervention | None, expected: ExpectedResponse | None,
+                 baseline: SceneSamples | Path | None, work_dir: Path | None) -> None:
+        self.blend = Path(blend)
+        self.intervention, self.mapping, self.control, self.expected = intervention, mapping, control, expected
+        self._tmp = tempfile.TemporaryDirectory(prefix="pcg_cf_") if work_dir is None else None
+        self.wd = Path(work_dir) if work_dir is not None else Path(self._tmp.name)
+        self.wd.mkdir(parents=True, exist_ok=True)
+        self.run: BranchRun | None = None
+        self._final: dict[str, Any] | None = None
+        self.doc: dict[str, Any] = {"blend": str(self.blend), "intervention": intervention.model_dump(mode="json"),
+                                    "mapping": mapping}
+        try:
+            if isinstance(baseline, (str, Path)):
+                baseline = SceneSamples.load_npz(baseline)
+            if frames is None and expected is not None:
+                hi = max(x for x in (expected.at_s, expected.preserved_until_s, 0.0) if x is not None)
+                frames = (1, min(240, int(round(hi * 30)) + 2)) if hi > 0 else None
             if baseline is None:
-                doc.update(ok=False, reason="baseline branch failed: " + "; ".join(brec.get("errors", [])))
+                baseline, brec = run_branch(self.blend, self.wd / "baseline.npz", [], mapping, frames)
+                self.doc["baseline_run"] = brec
+                if baseline is None:
+                    self.doc.update(ok=False, reason="baseline branch failed: " + "; ".join(brec.get("errors", [])))
+                    self._finish()
+                    return
+                self.doc["baseline_source"] = "fresh"
+            else:
+                self.doc["baseline_source"] = "reused"
+            if frames is None:
+                frames = (int(baseline.frames[0]), int(baseline.frames[-1]))
+            self.baseline, self.frames = baseline, frames
+            jobs = [{"out": self.wd / "intervened.npz", "interventions": [intervention], "frames": frames}]
+            if control is not None:  # both branches in one worker: one bpy start-up, each re-opens the file
+                jobs.append({"out": self.wd / "control.npz", "interventions": [intervention, control],
+                             "frames": frames})
+            self.run = start_branches(self.blend, jobs, mapping)
+        except BaseException:
+            self._cleanup()
+            raise
+
+    def _finish(self) -> dict[str, Any]:
+        self._final = self.doc
+        self._cleanup()
+        return self.doc
+
+    def _cleanup(self) -> None:
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    def cancel(self) -> None:
+        """Stop the worker (if it still runs) and remove the branch files; `result()` then says it was cancelled."""
+        if self._final is None:
+            if self.run is not None:
+                self.run.cancel()
+            self.doc.update(ok=False, reason="cancelled: its result was not needed")
+            self._finish()
+
+    def result(self) -> dict[str, Any]:
+        if self._final is not None:
+            return self._final
+        try:
+            doc, mapping, baseline = self.doc, self.mapping, self.baseline
+            branches = self.run.result()
+            inter, irec = branches[0]
+            doc["intervened_run"] = {k: v for k, v in irec.items() if k != "traceback"}
+            if inter is None:
+                doc.update(ok=False, took_effect=False,
+                           reason="intervened branch failed: " + "; ".join(irec.get("errors", [])))
                 return doc
-            doc["baseline_source"] = "fresh"
-        else:
-            doc["baseline_source"] = "reused"
-        if frames is None:
-            frames = (int(baseline.frames[0]), int(baseline.frames[-1]))
-        jobs = [{"out": wd / "intervened.npz", "interventions": [intervention], "frames": frames}]
-        if control is not None:  # both branches in one worker: one bpy start-up, each re-opens the file
-            jobs.append({"out": wd / "control.npz", "interventions": [intervention, control], "frames": frames})
-        branches = run_branches(blend, jobs, mapping)
-        inter, irec = branches[0]
-        doc["intervened_run"] = {k: v for k, v in irec.items() if k != "traceback"}
-        if inter is None:
-            doc.update(ok=False, took_effect=False,
-                       reason="intervened branch failed: " + "; ".join(irec.get("errors", [])))
+            ivs = irec.get("interventions", [])
+            static_ok = all(r.get("verified") for r in ivs) and bool(ivs)
+            meas_ok, meas_msg = _measured_effect(self.intervention, inter, baseline, mapping)
+            doc["took_effect"] = bool(static_ok and meas_ok)
+            doc["took_effect_evidence"] = {"read_back": static_ok, "measured": meas_msg}
+            doc["frames"] = list(self.frames)
+            doc["trajectories"] = _summaries(baseline, inter, mapping)
+            doc["_samples"] = {"baseline": baseline, "intervened": inter}
+            if self.control is not None:
+                ctrl, crec = branches[1]
+                doc["control_run"] = {k: v for k, v in crec.items() if k != "traceback"}
+                doc["_samples"]["control"] = ctrl
+            if self.expected is not None:
+                doc["verdict"] = verdict(self.expected, doc, mapping)
+            doc["ok"] = True
             return doc
-        static_ok = all(r.get("verified") for r in irec.get("interventions", [])) and bool(irec.get("interventions"))
-        meas_ok, meas_msg = _measured_effect(intervention, inter, baseline, mapping)
-        doc["took_effect"] = bool(static_ok and meas_ok)
-        doc["took_effect_evidence"] = {"read_back": static_ok, "measured": meas_msg}
-        doc["frames"] = list(frames)
-        doc["trajectories"] = _summaries(baseline, inter, mapping)
-        doc["_samples"] = {"baseline": baseline, "intervened": inter}
-        if control is not None:
-            ctrl, crec = branches[1]
-            doc["control_run"] = {k: v for k, v in crec.items() if k != "traceback"}
-            doc["_samples"]["control"] = ctrl
-        if expected is not None:
-            doc["verdict"] = verdict(expected, doc, mapping)
-        doc["ok"] = True
-        return doc
-    finally:
-        if tmpctx is not None:
-            tmpctx.cleanup()
+        finally:
+            self._finish()
 
 
 def _summaries(base: SceneSamples, inter: SceneSamples, mapping: dict[str, str]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ the audit's samples as their baseline.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -35,9 +36,98 @@ def _blend_for(scene: Any, run_dir: Path | None) -> Path | None:
         return None
 
 
+def _cf_request(samples: Any, intervention: Any, control: Any,
+                expected: Any) -> tuple[str, tuple[int, int]]:
+    """(cache key, frames to simulate) of one counterfactual a check asks for: the branches stop just after the
+    last time the expected response reads."""
+    key = json.dumps([intervention.model_dump(mode="json"), control.model_dump(mode="json") if control else None,
+                      expected.model_dump(mode="json") if expected else None], sort_keys=True)
+    frames = (int(samples.frames[0]), int(samples.frames[-1]))
+    if expected is not None:
+        hi = max(x for x in (expected.at_s, expected.preserved_until_s, 0.0) if x is not None)
+        if hi > 0:
+            frames = (frames[0], min(frames[1], int(round(hi * samples.fps)) + 2))
+    return key, frames
+
+
+class CounterfactualPrefetch:
+    """The rubric's counterfactual branches, started while the audit still runs (`prefetch_counterfactuals`).
+
+    `evaluate_rubric` takes a started branch only when the role mapping it computes itself is the one the
+    branch was started with, and the request (intervention, control, expected response) is the same; whatever
+    it does not take is cancelled (`close`). So starting early changes when a branch bakes, never what."""
+
+    def __init__(self, mapping: dict[str, str], pending: dict[str, Any], seconds: float,
+                 error: str | None = None) -> None:
+        self.mapping, self.pending, self.seconds, self.error = mapping, pending, seconds, error
+        self.taken = 0
+
+    def take(self, key: str, mapping: dict[str, str]) -> Any | None:
+        if mapping != self.mapping:
+            return None
+        got = self.pending.pop(key, None)
+        self.taken += got is not None
+        return got
+
+    def close(self) -> int:
+        """Cancel the branches nobody took; returns how many."""
+        n = len(self.pending)
+        for p in self.pending.values():
+            p.cancel()
+        self.pending.clear()
+        return n
+
+
+class _Planned(Exception):
+    """Raised by the planning hook: the check's counterfactual is started, its verdict is not wanted yet."""
+
+
+def prefetch_counterfactuals(loaded_task: LoadedTask, scene: Any, samples: Any, blend: Path,
+                             run_dir: Path | None = None, roles_file: Path | None = None) -> CounterfactualPrefetch:
+    """Start every counterfactual the task's rubric will ask for on this scene, and return at once.
+
+    The checks themselves say what they ask for: each counterfactual criterion is run against a context whose
+    hook starts the branch and stops the check (`_Planned`), so no second copy of their logic exists here.
+    Called by the audit right after sampling (`probes.audit.audit_scene(on_started=...)`) on a scene whose
+    caches are all baked; the role mapping moves the scene to its first frame, and the frame is put back."""
+    from physcodegym.probes.counterfactual import start_counterfactual
+
+    t0 = time.perf_counter()
+    pending: dict[str, Any] = {}
+    mapping: dict[str, str] = {}
+    try:
+        frame = int(scene.frame_current)
+        try:
+            mapping_doc = map_scene_roles(loaded_task.task, scene, run_dir if run_dir is not None and
+                                          Path(run_dir).is_dir() else None, roles_file)
+        finally:
+            scene.frame_set(frame)
+        mapping = {k: v for k, v in simple_mapping(mapping_doc).items() if v in samples.names}
+
+        def plan(intervention: Any, control: Any, expected: Any) -> dict[str, Any]:
+            key, frames = _cf_request(samples, intervention, control, expected)
+            if key not in pending:
+                pending[key] = start_counterfactual(blend, intervention, mapping, frames=frames, control=control,
+                                                    expected=expected, baseline=samples)
+            raise _Planned
+
+        ctx = CheckContext(scene=scene, samples=samples, mapping=mapping, report=None, blend=blend,
+                           task=loaded_task.task, run_dir=run_dir, counterfactual=plan)
+        for crit in loaded_task.task.rubric.criteria:
+            if crit.check in CF_CHECKS:
+                run_check(ctx, crit)  # its verdict (undetermined: _Planned) is thrown away
+    except Exception as e:  # noqa: BLE001 - starting early is an optimisation: evaluate_rubric runs what is missing
+        for p in pending.values():
+            p.cancel()
+        return CounterfactualPrefetch({}, {}, time.perf_counter() - t0, f"{type(e).__name__}: {e}")
+    return CounterfactualPrefetch(mapping, pending, time.perf_counter() - t0)
+
+
 def make_context(loaded_task: LoadedTask, scene: Any, samples: Any, report: Any, run_dir: Path | None,
-                 mapping: dict[str, str], work_dir: Path | None = None) -> CheckContext:
-    """A CheckContext whose counterfactual hook runs branches on the saved scene, caching identical ones."""
+                 mapping: dict[str, str], work_dir: Path | None = None,
+                 prefetched: CounterfactualPrefetch | None = None) -> CheckContext:
+    """A CheckContext whose counterfactual hook runs branches on the saved scene, caching identical ones
+    (and taking those `prefetched` started during the audit)."""
     from physcodegym.probes.counterfactual import public, run_counterfactual
 
     blend = _blend_for(scene, run_dir)
@@ -45,19 +135,20 @@ def make_context(loaded_task: LoadedTask, scene: Any, samples: Any, report: Any,
     records: list[dict[str, Any]] = []
 
     def cf(intervention: Any, control: Any, expected: Any) -> dict[str, Any]:
-        key = json.dumps([intervention.model_dump(mode="json"), control.model_dump(mode="json") if control else None,
-                          expected.model_dump(mode="json") if expected else None], sort_keys=True)
+        key, frames = _cf_request(samples, intervention, control, expected)
         if key in cache:
             return cache[key]
         if blend is None:
             return {"ok": False, "reason": "no saved native scene (.blend) to copy"}
-        frames = (int(samples.frames[0]), int(samples.frames[-1]))
-        if expected is not None:
-            hi = max(x for x in (expected.at_s, expected.preserved_until_s, 0.0) if x is not None)
-            if hi > 0:
-                frames = (frames[0], min(frames[1], int(round(hi * samples.fps)) + 2))
-        doc = run_counterfactual(blend, intervention, mapping, frames=frames, control=control, expected=expected,
-                                 baseline=samples, work_dir=work_dir)
+        early = prefetched.take(key, mapping) if prefetched is not None and work_dir is None else None
+        if early is not None and Path(early.blend) == Path(blend):
+            doc = early.result()
+            doc["started_during_audit"] = True
+        else:
+            if early is not None:
+                early.cancel()
+            doc = run_counterfactual(blend, intervention, mapping, frames=frames, control=control,
+                                     expected=expected, baseline=samples, work_dir=work_dir)
         pub = public(doc)
         cache[key] = doc
         records.append(pub)
@@ -167,18 +258,20 @@ def evaluate_rubric(
     run_dir: Path | None = None,
     roles_file: Path | None = None,
     lazy_counterfactuals: bool = False,
+    prefetched: CounterfactualPrefetch | None = None,
 ) -> dict[str, Any]:
     """{"criteria": [...], "S_val": float|None, "aggregation": {...}, "mapping": {...}, "counterfactuals": [...]}.
 
     Counterfactual criteria (the costly ones: a re-bake each) run last; with `lazy_counterfactuals`
     they are skipped (verdict None, reason given) once another criterion has already failed, which
-    is what the self-test needs to know and nothing more.
+    is what the self-test needs to know and nothing more. `prefetched`: the branches started during the
+    audit (`prefetch_counterfactuals`); those not taken are cancelled before this returns.
     """
     task = loaded_task.task
     rd = Path(run_dir) if run_dir is not None else None
     mapping_doc = map_scene_roles(task, scene, rd if rd is not None and rd.is_dir() else None, roles_file)
     mapping = {k: v for k, v in simple_mapping(mapping_doc).items() if v in samples.names}
-    ctx = make_context(loaded_task, scene, samples, report, rd, mapping)
+    ctx = make_context(loaded_task, scene, samples, report, rd, mapping, prefetched=prefetched)
     unmapped_required = {r.name for r in task.roles if r.required and r.name not in mapping}
     results: dict[str, dict[str, Any]] = {}
     order = [c for c in task.rubric.criteria if c.check not in CF_CHECKS] + [
@@ -211,6 +304,14 @@ def evaluate_rubric(
                 "reason": res.get("reason", ""),
             }
         )
+    early = None
+    if prefetched is not None:
+        early = {"started": prefetched.taken + len(prefetched.pending), "taken": prefetched.taken,
+                 "cancelled": prefetched.close(), "seconds_to_start": round(prefetched.seconds, 3)}
+        if prefetched.error:
+            early["error"] = prefetched.error
+        elif prefetched.mapping != mapping and early["started"]:
+            early["reason"] = "the role mapping changed after the branches were started: they were run again"
     if report is None and ctx._scan is None:
         ctx.findings()  # the scan backs the charges when no audit ran
     s_val, expl = finalize(out, task.rubric, validity_findings(report, samples, task.rubric, ctx._scan))
@@ -222,4 +323,5 @@ def evaluate_rubric(
         "counterfactuals": ctx._cf_records,  # type: ignore[attr-defined]
         "scan_findings": ctx._scan or [],
         "finding_charges": expl.get("finding_charges", []),
+        **({"counterfactuals_started_during_audit": early} if early is not None else {}),
     }

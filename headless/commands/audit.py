@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+from typing import Any
 
 from physcodegym.core.errors import InputError
 from physcodegym.headless.cli import CommandResult
@@ -164,7 +165,21 @@ def run(args: argparse.Namespace) -> CommandResult:
     bpy.context.preferences.filepaths.use_scripts_auto_execute = False  # Auto Run off for every file opened here
     from physcodegym.probes.audit import audit_path_full
 
-    report, samples, scene = audit_path_full(path, Path(args.program) if args.program else None)
+    run_dir = path if path.is_dir() else None
+    early: list[Any] = []  # the rubric's counterfactuals, started while the audit works (verifier.rubric_eval)
+
+    def start_counterfactuals(samples: Any, blend: Path) -> None:
+        from physcodegym.verifier.rubric_eval import prefetch_counterfactuals
+
+        early.append(prefetch_counterfactuals(loaded_task, bpy.context.scene, samples, blend, run_dir))
+
+    try:
+        report, samples, scene = audit_path_full(path, Path(args.program) if args.program else None,
+                                                 on_started=start_counterfactuals if loaded_task else None)
+    except BaseException:
+        for p in early:
+            p.close()
+        raise
     doc = {
         "findings": [f.public(with_evidence=not args.no_evidence) for f in report.findings],
         "criteria": [],
@@ -176,11 +191,15 @@ def run(args: argparse.Namespace) -> CommandResult:
     if loaded_task is not None:
         try:
             from physcodegym.verifier.rubric_eval import evaluate_rubric
-        except ImportError as e:
+        except ImportError as e:  # pragma: no cover - the module ships with the package
             doc["S_val_reason"] = f"rubric evaluation unavailable: {e}"
         else:
-            run_dir = path if path.is_dir() else None
-            rub = evaluate_rubric(loaded_task, scene, samples, report, run_dir)
+            try:
+                rub = evaluate_rubric(loaded_task, scene, samples, report, run_dir,
+                                      prefetched=early[0] if early else None)
+            finally:
+                for p in early:
+                    p.close()
             doc.update({k: v for k, v in rub.items() if k not in ("findings",)})
         doc["task"] = loaded_task.id
     else:
