@@ -53,10 +53,14 @@ def test_counterfactuals_started_during_the_audit_give_the_same_verdicts(billiar
         assert _verdicts(early) == _verdicts(late), variant
         assert _cf_numbers(early) == _cf_numbers(late), variant
         assert early["S_val"] == late["S_val"]
+        # the audit's own findings do not change either (the scene it audits is put back on its frame)
+        charges = [[(r["kind"], r["objects"]) for r in d["finding_charges"]] for d in (early, late)]
+        assert charges[0] == charges[1], variant
         # the role mapping moves the scene to its first frame; the audit's scene is put back where it was
         (before, after), = early["_frames_around_start"]
         assert before == after
     assert _verdicts(early)["cf_contact"] == (False, 0.0)  # the ghost: the target moves without any contact
+    assert charges[0], "the ghost's keyframed target is a finding"
 
 
 def test_branches_started_for_another_mapping_are_cancelled_and_run_again(billiard_task, scene_dir, tmp_path) -> None:
