@@ -13,6 +13,11 @@ field / hidden-collider effects, plus the rubric with its counterfactual re-bake
 process. The line per task carries audit_s, rubric_s, bake_s, render_s_est and
 ratio = (audit_s + rubric_s) / (bake_s + render_s_est) (target <= 0.25). The rubric's counterfactuals
 start during the audit as `audit --task` starts them; `--sequential` starts them after it (the A/B).
+
+With `--full` each task is measured as a batch runs it: the wall clock of `physcodegym run --mode full` (bake and
+the 240-frame render, start-up included) against that of `physcodegym audit RUN --task` (start-up, the audit with
+its checks on the handed-in frames, the rubric); ratio = audit / run. The render estimate above renders the first
+frames only, which underestimates scenes that fill up later (a liquid).
 """
 
 from __future__ import annotations
@@ -164,11 +169,58 @@ def task_measure(task_id: str, render_frames: int, work: Path, sequential: bool 
     }
 
 
-def tasks_main(ids: list[str], render_frames: int, sequential: bool = False) -> None:
+def task_measure_full(task_id: str, work: Path) -> dict:
+    """One shipped task as a batch scores it: `physcodegym run --mode full` of the truth (bake + 240-frame render,
+    the sandboxed child as it runs every submission), then `physcodegym audit RUN --task` in its own process
+    (bpy start-up, the frame checks on the handed-in frames, the rubric's counterfactuals). Both are wall clock
+    of the real commands, start-up included; ratio = audit / run."""
+    import subprocess
+
+    from physcodegym.core.launch import cli_argv
+
+    out = work / task_id
+    t = time.perf_counter()
+    p = subprocess.run(cli_argv(["run", str(_truth(task_id)), "--out", str(out), "--mode", "full", "--json"]),
+                       capture_output=True, text=True)
+    run = time.perf_counter() - t
+    if p.returncode != 0:
+        return {"task": task_id, "error": f"run exited {p.returncode}: {p.stdout[-300:]} {p.stderr[-300:]}"}
+    t = time.perf_counter()
+    p = subprocess.run(cli_argv(["audit", str(out), "--task", task_id, "--json"]), capture_output=True, text=True)
+    audit = time.perf_counter() - t
+    try:
+        doc = json.loads(p.stdout)
+    except json.JSONDecodeError:
+        return {"task": task_id, "error": f"audit exited {p.returncode}: {p.stderr[-500:]}"}
+    tm = doc.get("timings") or {}
+    return {
+        "task": task_id,
+        "run_s": round(run, 2),
+        "audit_s": round(audit, 2),
+        "ratio": round(audit / run, 3),
+        "S_val": doc.get("S_val"),
+        "findings": [f["kind"] for f in doc.get("findings", [])],
+        "stages": {k: round(v, 2) for k, v in tm.items() if v >= 0.5},
+        "started_during_audit": doc.get("counterfactuals_started_during_audit"),
+    }
+
+
+def _truth(task_id: str) -> Path:
+    from physcodegym.tasks.loader import load_task
+
+    return load_task(task_id).truth_program
+
+
+def tasks_main(ids: list[str], render_frames: int, sequential: bool = False, full: bool = False) -> None:
     import subprocess
 
     res = []
     for tid in ids:
+        if full:
+            with tempfile.TemporaryDirectory(prefix="pcg_auditbench_") as td:
+                res.append(task_measure_full(tid, Path(td)))
+            print(json.dumps(res[-1]), file=sys.stderr)
+            continue
         cmd = [sys.executable, __file__, "--one-task", tid, "--render-frames", str(render_frames)]
         p = subprocess.run(cmd + (["--sequential"] if sequential else []), capture_output=True, text=True)
         line = next((ln for ln in reversed(p.stdout.splitlines()) if ln.startswith("{")), None)
@@ -176,7 +228,8 @@ def tasks_main(ids: list[str], render_frames: int, sequential: bool = False) -> 
         print(json.dumps(res[-1]), file=sys.stderr)
     target = 0.25
     ok = all(r.get("ratio") is not None and r["ratio"] <= target for r in res)
-    print(json.dumps({"benchmark": "audit_tasks", "target_ratio": target, "within_target": ok, "tasks": res}))
+    print(json.dumps({"benchmark": "audit_tasks_full" if full else "audit_tasks", "target_ratio": target,
+                      "within_target": ok, "tasks": res}))
 
 
 def main() -> None:
@@ -185,6 +238,8 @@ def main() -> None:
     ap.add_argument("--render-frames", type=int, default=24, help="frames actually rendered to estimate render time (0: skip)")
     ap.add_argument("--tasks", default=None, help="comma-separated shipped task ids, or 'all': per-task audit + counterfactual cost")
     ap.add_argument("--one-task", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--full", action="store_true",
+                    help="per task: time the real `run --mode full` and `audit --task` commands (ratio = audit / run)")
     ap.add_argument("--sequential", action="store_true",
                     help="start the rubric's counterfactuals after the audit, not during it (the A/B of that overlap)")
     a = ap.parse_args()
@@ -195,7 +250,7 @@ def main() -> None:
         from physcodegym.tasks.loader import PACKS_DIR, list_tasks
 
         ids = [t.id for t in list_tasks([PACKS_DIR])] if a.tasks == "all" else a.tasks.split(",")
-        tasks_main(ids, a.render_frames, a.sequential)
+        tasks_main(ids, a.render_frames, a.sequential, a.full)
         return
     if a.one_task:
         saved = os.dup(1)
