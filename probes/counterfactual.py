@@ -310,30 +310,18 @@ def run_counterfactual(
     return start_counterfactual(blend, intervention, mapping, frames, control, expected, baseline, work_dir).result()
 
 
-def start_counterfactual(
-    blend: Path,
-    intervention: Intervention,
-    mapping: dict[str, str],
-    frames: tuple[int, int] | None = None,
-    control: Intervention | None = None,
-    expected: ExpectedResponse | None = None,
-    baseline: SceneSamples | Path | None = None,
-    work_dir: Path | None = None,
-) -> PendingCounterfactual:
-    """`run_counterfactual` whose branch worker is started at once; `.result()` waits and judges.
-
-    Why: the rubric's branches need only the saved scene, the role mapping and the baseline samples, so
-    they can bake on the second core while the audit is still busy (`verifier.rubric_eval.prefetch_counterfactuals`)."""
-    return PendingCounterfactual(blend, intervention, mapping, frames, control, expected, baseline, work_dir)
-
-
 class PendingCounterfactual:
-    """One counterfactual whose worker runs; `result()` gives `run_counterfactual`'s document (once, then kept),
-    `cancel()` stops a worker whose result nobody will read."""
+    """`run_counterfactual` whose branch worker is started at once (`start_counterfactual`, same arguments);
+    `result()` waits and judges, giving its document (once, then kept); `cancel()` stops a worker whose result
+    nobody will read.
+
+    Why: the rubric's branches need only the saved scene, the role mapping and the baseline samples, so they can
+    bake on the second core while the audit is still busy (`verifier.rubric_eval.prefetch_counterfactuals`)."""
 
     def __init__(self, blend: Path, intervention: Intervention, mapping: dict[str, str],
-                 frames: tuple[int, int] | None, control: Intervention | None, expected: ExpectedResponse | None,
-                 baseline: SceneSamples | Path | None, work_dir: Path | None) -> None:
+                 frames: tuple[int, int] | None = None, control: Intervention | None = None,
+                 expected: ExpectedResponse | None = None, baseline: SceneSamples | Path | None = None,
+                 work_dir: Path | None = None) -> None:
         self.blend = Path(blend)
         self.intervention, self.mapping, self.control, self.expected = intervention, mapping, control, expected
         self._tmp = tempfile.TemporaryDirectory(prefix="pcg_cf_") if work_dir is None else None
@@ -419,6 +407,9 @@ class PendingCounterfactual:
             return doc
         finally:
             self._finish()
+
+
+start_counterfactual = PendingCounterfactual
 
 
 def _summaries(base: SceneSamples, inter: SceneSamples, mapping: dict[str, str]) -> dict[str, Any]:
