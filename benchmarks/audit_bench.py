@@ -17,8 +17,9 @@ start during the audit as `audit --task` starts them; `--sequential` starts them
 With `--full` each task is measured as a batch runs it: the wall clock of `physcodegym run --mode full` (bake and
 the 240-frame render, start-up included) against that of `physcodegym audit RUN --task` (start-up, the audit with
 its checks on the handed-in frames, the rubric); ratio = audit / run. The render estimate above comes from the
-first frames only and overstated the real render on every shipped task (ball_bounce: 30 s estimated for the render
-alone, 26 s for the whole real run), so its ratios are optimistic: `--full` is what a batch pays.
+first frames only: bake + estimate overstated the real run on 8 shipped tasks (ball_bounce 31.6 s vs 25.8 s) and
+understated it on the three SPH liquids, whose particles fill the scene later (milk_pour 44.8 s vs 57.4 s).
+`--full` is what a batch pays.
 """
 
 from __future__ import annotations
