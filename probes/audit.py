@@ -209,6 +209,8 @@ def audit_scene(
         "core": a.core,
         "dynamic": [n for n in samples.names if _is_dynamic(samples.info[n], samples.scene_info)],
         "cache": cache,
+        # where the viewport and the render disagree (probes.render_config): the audit read the render's side
+        "render_divergences": samples.scene_info.get("render_divergences", []),
     }
     meta = {
         "handlers": getattr(a, "handler_records", []),

@@ -59,8 +59,16 @@ class SceneGeometry:
     def from_scene(cls, samples: SceneSamples, scene: Any = None, names: list[str] | None = None) -> SceneGeometry:
         """Read each mesh's evaluated triangles once (bpy). `names` limits the objects (default: all meshes)."""
         import bpy
+        from physcodegym.probes.render_config import render_configuration
 
         scene = scene or bpy.context.scene
+        with render_configuration(scene):
+            return cls._read(samples, scene, names)
+
+    @classmethod
+    def _read(cls, samples: SceneSamples, scene: Any, names: list[str] | None) -> SceneGeometry:
+        import bpy
+
         dg = bpy.context.evaluated_depsgraph_get()
         geom = cls(samples=samples)
         for name in samples.names:

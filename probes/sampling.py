@@ -336,10 +336,23 @@ def sample_scene(
     with_verts: bool = True,
     with_particles: bool = True,
 ) -> SceneSamples:
-    """Step through `frames` in order (default: the scene's frame range) and record every track."""
+    """Step through `frames` in order (default: the scene's frame range) and record every track, in the
+    scene's render configuration (`probes.render_config`: what the frames show, not what the viewport shows);
+    `scene_info["render_divergences"]` lists what differed between the two."""
     import bpy
+    from physcodegym.probes.render_config import render_configuration
 
     scene = scene or bpy.context.scene
+    with render_configuration(scene) as diverged:
+        samples = _sample_scene(scene, frames, objects, with_verts, with_particles)
+    samples.scene_info["render_divergences"] = diverged
+    return samples
+
+
+def _sample_scene(scene: Any, frames: range | list[int] | None, objects: list[str] | None, with_verts: bool,
+                  with_particles: bool) -> SceneSamples:
+    import bpy
+
     if frames is None:
         frames = range(scene.frame_start, scene.frame_end + 1)
     frames = list(frames)

@@ -10,7 +10,9 @@ re-evaluation in a fresh worker, as in `test_mechanisms`):
 - a physical constant keyframed to change mid-run (the ground's restitution); a constant key is no change;
 - a geometry-nodes instance (not realized: no mesh vertex shows it) moved by the scene time on a static plate;
 - parameters whose effect hides them: mass 0 (Bullet holds the active body still) and restitution above 1
-  on the passive ground (the ground never moves, the ball it pumps does).
+  on the passive ground (the ground never moves, the ball it pumps does);
+- the viewport against the render (`probes.render_config`): motion from a modifier shown in renders only, and a
+  collision mesh grown by a modifier shown in the viewport only (the solver collides with what no frame shows).
 """
 
 from __future__ import annotations
@@ -196,7 +198,42 @@ def bad_params(defect: bool, frames: int = 40) -> Any:
     return sc
 
 
-BUILDERS = {"keyed_world": keyed_world, "field_hold": field_hold, "shapekey_ball": shapekey_ball, "offscreen_owner": offscreen_owner, "alpha_shelf": alpha_shelf, "keyed_bounce": keyed_bounce, "gn_instance": gn_instance, "bad_params": bad_params}
+def render_only_motion(defect: bool, frames: int = 40) -> Any:
+    """A ball without physics next to a simulated one. Defect: a geometry-nodes modifier reading the scene time
+    moves the ball and is shown in renders only (the viewport, and bpy's evaluated depsgraph, see it at rest).
+    Twin: the same modifier shown in both, at a constant height (it never moves)."""
+    sc = D.reset(frames)
+    D.rigid_world(sc, frames)
+    D.camera(sc)
+    D.ground()
+    D.sphere("Faller", (1.2, 0, 1.5), 0.25)  # something the solver moves in both variants
+    ball = D.sphere("Ball", (-0.6, 0, 0.5), 0.25, rb=None)
+    mod = ball.modifiers.new("Lift", "NODES")
+    mod.node_group = D._time_offset_group("Lift", 0.8, use_time=defect)
+    mod.show_viewport = not defect
+    D.bake()
+    return sc
+
+
+def viewport_grown_collider(defect: bool, frames: int = 60) -> Any:
+    """A ball dropped on the ground, colliding as its convex hull. Defect: a Displace modifier shown in the
+    viewport only grows the mesh the solver collides with by 0.3 m, so every rendered frame shows the ball
+    resting on air. Twin: the same modifier shown in renders too (the rendered ball is the one that collides)."""
+    sc = D.reset(frames)
+    D.rigid_world(sc, frames)
+    D.camera(sc)
+    D.ground()
+    ball = D.sphere("Ball", (0, 0, 1.5), 0.25, rb=None)
+    grow = ball.modifiers.new("Grow", "DISPLACE")
+    grow.strength, grow.mid_level = 0.3, 0.0
+    grow.show_render = not defect
+    D._rb(ball, "ACTIVE", "CONVEX_HULL", mesh_source="FINAL", collision_margin=0.001)
+    D.bake()
+    return sc
+
+
+BUILDERS = {"keyed_world": keyed_world, "field_hold": field_hold, "shapekey_ball": shapekey_ball, "offscreen_owner": offscreen_owner, "alpha_shelf": alpha_shelf, "keyed_bounce": keyed_bounce, "gn_instance": gn_instance, "bad_params": bad_params,
+            "render_only_motion": render_only_motion, "viewport_grown_collider": viewport_grown_collider}
 
 
 @pytest.fixture(scope="session")
@@ -225,6 +262,8 @@ CASES = [
     ("gn_instance", "scripted_motion", {"Plate"}),
     ("bad_params", "non_physical_parameter", {"Crate"}),
     ("bad_params", "non_physical_parameter", {"Ground", "Ball"}),
+    ("render_only_motion", "scripted_motion", {"Ball"}),
+    ("viewport_grown_collider", "collider_mismatch", {"Ball", "Ground"}),
 ]
 
 
@@ -259,3 +298,16 @@ def test_animated_constant_names_its_path_and_values(audited_more):
     assert [f.evidence["path"] for f in hits] == ["objects['Ground'].rigid_body.restitution"], [f.evidence for f in hits]
     ev = hits[0].evidence
     assert ev["first"] == [pytest.approx(0.3)] and ev["last"] == [pytest.approx(1.0)], ev
+
+
+def test_the_audit_reads_the_render_side_and_says_where_the_viewport_differs(audited_more):
+    """The divergence is named (modifier path, both visibilities), and the live scene is left as it was found."""
+    import bpy
+
+    bad = audited_more("viewport_grown_collider", True)
+    rows = bad.scene["render_divergences"]
+    assert rows == [{"path": "bpy.data.objects['Ball'].modifiers['Grow']", "type": "DISPLACE", "viewport": True,
+                     "render": False}], rows
+    assert audited_more("viewport_grown_collider", False).scene["render_divergences"] == []
+    grow = bpy.data.objects["Ball"].modifiers["Grow"]  # the twin is the live scene now: put back as built
+    assert grow.show_viewport and grow.show_render
