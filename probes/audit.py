@@ -17,7 +17,8 @@ once (`sampling.sample_scene`), then every detector reads those arrays and the o
 - `detect_contacts`: AABB broad-phase over solid pairs (moving or not), then sampled BVH depth ->
   `interpenetration`, `no_contact_response`; `static_defects`: particles born inside solids;
 - `detect_support`: frames where a dynamic body is held against gravity, and what holds it (material,
-  a hidden collider, a field, nothing) -> `hidden_support`, `collider_mismatch` (plus proxy-vs-mesh);
+  a hidden collider, a field, nothing) -> `hidden_support`, `collider_mismatch` (plus proxy-vs-mesh, and a cloth
+  resting off a collider by its collision distances);
 - `detect_dynamics`: passive mechanical energy -> `energy_gain` (only fields that measurably act are work
   sources); cloth / soft-body crossings, static ones too -> `self_intersection`; NaN, explosion, jitter ->
   `numerical_instability`.
@@ -116,6 +117,7 @@ DETECTORS: list[tuple[str, Any]] = [
     ("support", _method("support")),
     ("hidden_colliders", _method("hidden_colliders")),  # after support: adds the measured effect to its findings
     ("proxies", _method("proxies")),
+    ("cloth_shells", _method("cloth_shells")),
     ("energy", _method("energy")),
     ("self_intersection", _method("self_intersection")),
     ("numerical", _method("numerical")),

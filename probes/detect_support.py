@@ -83,6 +83,11 @@ def _proxy(shape: str, h: np.ndarray) -> tuple[Any, np.ndarray]:
 
 
 
+CLOTH_SHELL_MAX = 0.04  # m: cloth distance_min + collider thickness_outer kept off the material (Blender's
+# defaults, 0.015 + 0.02, stay within it; the shipped cloth uses 0.004 + 0.008)
+CLOTH_SHELL_SLOP_MIN, CLOTH_SHELL_SLOP_REL = 0.005, 0.25  # the cloth rests "at" the shell within this
+
+
 class SupportDetectors(AuditBase):
     # ================================================================ support
     def support(self) -> None:
@@ -273,6 +278,41 @@ class SupportDetectors(AuditBase):
                 evidence={"shape": shape, "margin": rb["collision_margin"], "beyond_m": beyond,
                           "mesh_outside_proxy_m": inside, "tolerance_m": tol},
             )
+
+    def cloth_shells(self) -> None:
+        """A cloth held off a collider by collision distances: its `distance_min` plus the collider's
+        `thickness_outer` is a shell no frame shows. Judged where the shell acts (the cloth comes to rest
+        against the collider at that distance on a sampled frame), so a wide setting that touches nothing
+        costs nothing; Blender's defaults (0.015 + 0.02 m) are within CLOTH_SHELL_MAX."""
+        colliders = [n for n, i in self.info.items() if n in self.geom.meshes and _rendered(i)
+                     and (i.get("collision") or {}).get("use")]
+        if not colliders:
+            return
+        picks = sorted({len(self.frames) - 1, (3 * (len(self.frames) - 1)) // 4, (len(self.frames) - 1) // 2})
+        for n, info in self.info.items():
+            cloth = next((r for r in (info.get("physics") or {}).values()
+                          if r.get("type") == "CLOTH" and r.get("enabled") and r.get("use_collision", True)), None)
+            if cloth is None or n not in self.geom.meshes or not _rendered(info):
+                continue
+            dmin = float(cloth.get("distance_min", 0.0))
+            for c in colliders:
+                if c == n:
+                    continue
+                th = float(self.info[c]["collision"].get("thickness_outer", 0.0))
+                shell = dmin + th
+                if shell <= CLOTH_SHELL_MAX:
+                    continue
+                near = shell + max(CLOTH_SHELL_SLOP_MIN, CLOTH_SHELL_SLOP_REL * shell)
+                gaps = [(self.geom.min_distance(n, c, int(self.frames[i]), near), int(self.frames[i])) for i in picks]
+                held = [(d, f) for d, f in gaps if CLOTH_SHELL_MAX < d <= near]
+                if not held:
+                    continue
+                d, f = min(held)
+                self.add(kind="collider_mismatch", objects=[n, c], frames=[f, f], value=round(d, 6), unit="m",
+                         message=f"{n} rests {d:.3f} m off {c}'s material: cloth collision distance_min {dmin:.3f} m "
+                                 f"plus {c}'s collision thickness_outer {th:.3f} m is a shell no frame shows",
+                         evidence={"shape": "CLOTH_SHELL", "distance_min": dmin, "thickness_outer": th,
+                                   "gap_m": d, "frame": f, "tolerance_m": CLOTH_SHELL_MAX})
 
     def _outside_mesh(self, name: str, pts: np.ndarray) -> float:
         tree = self.geom._tree(name, 0)

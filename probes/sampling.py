@@ -182,7 +182,9 @@ def physics_settings(ob: Any) -> dict[str, Any]:
         rec = {"type": m.type, "enabled": bool(m.show_viewport or m.show_render), "mass": float(st.mass)}
         if m.type == "CLOTH":
             rec.update(gravity=[float(x) for x in st.gravity], air_damping=float(st.air_damping),
-                       time_scale=float(st.time_scale), quality=int(st.quality), pin_group=st.vertex_group_mass)
+                       time_scale=float(st.time_scale), quality=int(st.quality), pin_group=st.vertex_group_mass,
+                       use_collision=bool(m.collision_settings.use_collision),
+                       distance_min=float(m.collision_settings.distance_min))
         else:
             rec.update(gravity=float(st.gravity), friction=float(st.friction), speed=float(st.speed),
                        use_goal=bool(st.use_goal), goal_default=float(st.goal_default))

@@ -12,7 +12,8 @@ re-evaluation in a fresh worker, as in `test_mechanisms`):
 - parameters whose effect hides them: mass 0 (Bullet holds the active body still) and restitution above 1
   on the passive ground (the ground never moves, the ball it pumps does);
 - the viewport against the render (`probes.render_config`): motion from a modifier shown in renders only, and a
-  collision mesh grown by a modifier shown in the viewport only (the solver collides with what no frame shows).
+  collision mesh grown by a modifier shown in the viewport only (the solver collides with what no frame shows);
+- a cloth whose collision distance holds it above the floor it lies on (a shell no frame shows).
 """
 
 from __future__ import annotations
@@ -232,8 +233,32 @@ def viewport_grown_collider(defect: bool, frames: int = 60) -> Any:
     return sc
 
 
+def cloth_shell(defect: bool, frames: int = 45, res: int = 12) -> Any:
+    """A cloth falls flat onto the floor. Defect: its collision `distance_min` is 0.1 m, so it comes to rest
+    a hand's breadth above the floor it lies on in every frame. Twin: distance_min 0.005 m (it lies on it)."""
+    import bpy
+
+    sc = D.reset(frames)
+    D.camera(sc)
+    bpy.ops.mesh.primitive_plane_add(size=10, location=(0, 0, 0))
+    floor = bpy.context.active_object
+    floor.name = "Floor"
+    floor.modifiers.new("Collision", "COLLISION")
+    floor.collision.thickness_outer = 0.01
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=res, y_subdivisions=res, size=1.5, location=(0, 0, 0.6))
+    cl = bpy.context.active_object
+    cl.name = "Sheet"
+    cm = cl.modifiers.new("Cloth", "CLOTH")
+    cm.settings.quality = 4
+    cm.collision_settings.distance_min = 0.1 if defect else 0.005
+    cm.point_cache.frame_end = frames
+    D.bake()
+    return sc
+
+
 BUILDERS = {"keyed_world": keyed_world, "field_hold": field_hold, "shapekey_ball": shapekey_ball, "offscreen_owner": offscreen_owner, "alpha_shelf": alpha_shelf, "keyed_bounce": keyed_bounce, "gn_instance": gn_instance, "bad_params": bad_params,
-            "render_only_motion": render_only_motion, "viewport_grown_collider": viewport_grown_collider}
+            "render_only_motion": render_only_motion, "viewport_grown_collider": viewport_grown_collider,
+            "cloth_shell": cloth_shell}
 
 
 @pytest.fixture(scope="session")
@@ -264,6 +289,7 @@ CASES = [
     ("bad_params", "non_physical_parameter", {"Ground", "Ball"}),
     ("render_only_motion", "scripted_motion", {"Ball"}),
     ("viewport_grown_collider", "collider_mismatch", {"Ball", "Ground"}),
+    ("cloth_shell", "collider_mismatch", {"Sheet", "Floor"}),
 ]
 
 
