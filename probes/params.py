@@ -3,7 +3,8 @@
 Each solver that moves something is read for the gravity it actually applies (scene gravity x
 `use_gravity` x effector-weight gravity x the weight of "all"), its clock (rigid-body `time_scale`, cloth
 `time_scale`, particle `time_tweak`: a faster clock with weaker gravity gives the same fall but not the same
-physics) and its material parameters (restitution above 1, non-positive mass, damping no real material has).
+physics) and its material parameters (restitution above 1, non-positive mass, damping no real material has,
+particles pushed at random by a Brownian force).
 Every finding names the property path and its value, so a reader can open the scene and see it.
 """
 
@@ -29,6 +30,8 @@ RIGID_DAMPING = {  # rigid-body property: (limit, message of a finding above it)
 }
 MAX_CLOTH_AIR_DAMPING = 20.0
 MAX_PARTICLE_DAMPING = 0.5
+MAX_BROWNIAN = 0.0  # particle brownian_factor: a random force on every particle each step, with no source a
+# drop of water, a bead or a grain has (thermal motion does not show at these sizes)
 
 
 def _g_scene(scene_info: dict[str, Any]) -> np.ndarray:
@@ -189,6 +192,11 @@ def parameter_problems(samples: Any, gravity_tol: float = GRAVITY_TOL_REL) -> li
                                   "value": rec["damping"], "expected": f"<= {MAX_PARTICLE_DAMPING}",
                                   "message": f"{n} particles lose {rec['damping']:.0%} of their speed per step to "
                                              "damping"})
+                if rec.get("brownian_factor", 0.0) > MAX_BROWNIAN:
+                    probs.append({"objects": [n], "param": "brownian_factor", "path": f"{base}.brownian_factor",
+                                  "value": rec["brownian_factor"], "expected": f"<= {MAX_BROWNIAN}",
+                                  "message": f"{n} particles are pushed at random every step (brownian factor "
+                                             f"{rec['brownian_factor']:g}): energy no liquid or grain has"})
     return probs
 
 

@@ -199,6 +199,7 @@ def physics_settings(ob: Any) -> dict[str, Any]:
             "mass": float(st.mass),
             "damping": float(getattr(st, "damping", 0.0)),
             "drag_factor": float(getattr(st, "drag_factor", 0.0)),
+            "brownian_factor": float(getattr(st, "brownian_factor", 0.0)),
             "timestep": float(getattr(st, "timestep", 0.04)),
             "time_tweak": float(getattr(st, "time_tweak", 1.0)),
             "use_adaptive_subframes": bool(getattr(st, "use_adaptive_subframes", False)),

@@ -1,4 +1,4 @@
-"""non_physical_parameter rules on recorded scene settings (pure numpy; the real-bake case is slow_gravity in test_mechanisms)."""
+"""non_physical_parameter rules on recorded scene settings (pure numpy), and on real bakes where a setting needs one."""
 
 from __future__ import annotations
 
@@ -94,3 +94,24 @@ def test_a_tilted_gravity_is_a_slope_nobody_sees() -> None:
     assert set(probs) == {"gravity_direction"} and abs(probs["gravity_direction"]["value"] - 15.0) < 0.01, probs
     s.scene_info["gravity"] = [9.81 * math.sin(math.radians(1)), 0.0, -9.81 * math.cos(math.radians(1))]
     assert parameter_problems(s) == []  # within the 3 deg tolerance
+
+
+def test_a_brownian_push_on_particles_is_charged_on_a_real_bake() -> None:
+    """Brownian motion pushes every particle at random each step: a source of energy no drop or grain has. The
+    audit names the property; the same drops without it are clean."""
+    from physcodegym.probes.audit import audit_scene
+    from physcodegym.testing import demo_scenes as D
+
+    def pushes(brownian: float) -> list:
+        sc = D.reset(20)
+        D.camera(sc)
+        em = D._emitter("Spout", (0, 0, 2.0), 60, 20)
+        em.particle_systems[0].settings.brownian_factor = brownian
+        D.bake()
+        return [f for f in audit_scene(sc, solvers_off=False).by_kind("non_physical_parameter")
+                if f.evidence.get("param") == "brownian_factor"]
+
+    hits = pushes(3.0)
+    assert hits and hits[0].value == 3.0 and "Spout" in hits[0].objects, hits
+    assert hits[0].evidence["path"] == "objects['Spout'].particle_systems['Drops'].settings.brownian_factor"
+    assert pushes(0.0) == []
