@@ -118,6 +118,7 @@ DETECTORS: list[tuple[str, Any]] = [
     ("hidden_colliders", _method("hidden_colliders")),  # after support: adds the measured effect to its findings
     ("proxies", _method("proxies")),
     ("cloth_shells", _method("cloth_shells")),
+    ("pins", _method("pins")),
     ("energy", _method("energy")),
     ("self_intersection", _method("self_intersection")),
     ("numerical", _method("numerical")),

@@ -88,6 +88,14 @@ CLOTH_SHELL_MAX = 0.04  # m: cloth distance_min + collider thickness_outer kept 
 CLOTH_SHELL_SLOP_MIN, CLOTH_SHELL_SLOP_REL = 0.005, 0.25  # the cloth rests "at" the shell within this
 
 
+PIN_WEIGHT = 0.1  # a vertex pinned (cloth pin weight, soft-body goal strength) at least this much is held
+PIN_ALL_SHARE = 0.95  # a cloth pinned at least this much is a static sheet, not a hanging one (a soft body
+# held by goals everywhere still sags and sways on them: it hangs)
+PIN_REACH_MIN, PIN_REACH_REL = 0.05, 0.05  # rendered material within max(5 cm, 5 % of the cloth) holds a pin
+PIN_FAR_SHARE = 0.25  # more than this share of the pins far from any material: a hidden support
+PIN_TOUCH_POINTS = 400  # vertices of a soft body sampled to see whether it rests on material
+
+
 class SupportDetectors(AuditBase):
     # ================================================================ support
     def support(self) -> None:
@@ -313,6 +321,93 @@ class SupportDetectors(AuditBase):
                                  f"plus {c}'s collision thickness_outer {th:.3f} m is a shell no frame shows",
                          evidence={"shape": "CLOTH_SHELL", "distance_min": dmin, "thickness_outer": th,
                                    "gap_m": d, "frame": f, "tolerance_m": CLOTH_SHELL_MAX})
+
+    def pins(self) -> None:
+        """Pinned vertices hold the rest of a cloth or soft body up: something rendered must be there to hold
+        them (the pole of a flag, the rod of a curtain). A cloth's pin group and a soft body's goal (Blender's
+        default: every vertex held at 0.7 towards its own mesh) are such pins. A body that moves while pinned
+        vertices sit in mid-air, away from any rendered material, hangs from a support no frame shows:
+        `hidden_support`. A cloth pinned everywhere holds nothing up (a static sheet; `not_simulated` judges it)."""
+        solids = [m for m, i in self.info.items() if m in self.geom.meshes and _rendered(i)]
+        F = len(self.frames)
+        picks = sorted({0, (F - 1) // 2, F - 1})
+        for n, info in self.info.items():
+            ob = self.scene.objects.get(n)
+            if ob is None or ob.type != "MESH" or not _rendered(info) or n not in self.moving:
+                continue
+            for rec in (info.get("physics") or {}).values():
+                held = self._pinned(ob, rec)
+                if held is None:
+                    continue
+                what, pinned = held
+                nv = len(ob.data.vertices)
+                if not pinned or (rec["type"] == "CLOTH" and len(pinned) >= PIN_ALL_SHARE * nv):
+                    continue
+                co = np.empty(nv * 3)
+                ob.data.vertices.foreach_get("co", co)
+                local = co.reshape(nv, 3)[pinned]
+                size = float(max(info.get("dimensions") or [1.0]))
+                reach = max(PIN_REACH_MIN, PIN_REACH_REL * size)
+                mats = self.s.matrices[self.s.index(n)]
+                others = [m for m in solids if m != n]
+                worst: tuple[float, int, int] | None = None
+                for fi in picks:
+                    if rec["type"] == "SOFT_BODY" and self._touches(n, fi, others, reach):
+                        continue  # goals on a body that rests on material shape it; they do not hold it up
+                    w = local @ mats[fi][:3, :3].T + mats[fi][:3, 3]
+                    d = np.full(len(w), np.inf)
+                    for m in others:
+                        d = np.minimum(d, self.geom.nearest_distances(m, int(self.frames[fi]), w, reach))
+                    share = float(np.mean(d > reach))
+                    if share > PIN_FAR_SHARE and (worst is None or share > worst[0]):
+                        worst = (share, int(self.frames[fi]), int(np.sum(d > reach)))
+                if worst is None:
+                    continue
+                share, f, far = worst
+                self.add(kind="hidden_support", objects=[n], frames=[int(self.frames[0]), int(self.frames[-1])],
+                         value=round(share, 4), unit="share of pinned vertices",
+                         message=f"{far} of {len(pinned)} vertices of {n} held by {what} sit in mid-air, more than "
+                                 f"{reach:.3f} m from any rendered material (frame {f}): it hangs from a support "
+                                 "no frame shows",
+                         evidence={"held_by": what, "pinned": len(pinned), "far": far, "reach_m": reach,
+                                   "frame": f, "weight_min": PIN_WEIGHT})
+
+    def _touches(self, n: str, fi: int, others: list[str], reach: float) -> bool:
+        """Whether the (deforming) body `n` comes within `reach` of any of `others`' material at sample `fi`."""
+        v = self.s.verts.get(n)
+        if v is None:
+            return False
+        pts = v[fi].astype(np.float64)
+        pts = pts[np.isfinite(pts).all(axis=1)][:: max(1, len(pts) // PIN_TOUCH_POINTS)]
+        return any(np.isfinite(self.geom.nearest_distances(m, int(self.frames[fi]), pts, reach)).any()
+                   for m in others)
+
+    @staticmethod
+    def _pinned(ob: Any, rec: dict[str, Any]) -> tuple[str, list[int]] | None:
+        """(what pins them, indices of the vertices held with at least PIN_WEIGHT) for one cloth / soft-body
+        record, or None when the solver pins nothing."""
+        if rec.get("type") == "CLOTH" and rec.get("enabled") and rec.get("pin_group"):
+            group, lo, hi, default = rec["pin_group"], 0.0, 1.0, 0.0
+            what = f"cloth pin group {group!r}"
+        elif rec.get("type") == "SOFT_BODY" and rec.get("enabled") and rec.get("use_goal"):
+            group, lo, hi = rec.get("goal_group") or "", float(rec["goal_min"]), float(rec["goal_max"])
+            default = float(rec["goal_default"])
+            what = f"soft-body goal ({'group ' + repr(group) if group else f'default {default:g} on every vertex'})"
+        else:
+            return None
+        vg = ob.vertex_groups.get(group) if group else None
+        if group and vg is None:
+            return None
+        out = []
+        for v in ob.data.vertices:
+            if vg is None:
+                strength = default
+            else:
+                w = next((g.weight for g in v.groups if g.group == vg.index), None)
+                strength = 0.0 if w is None else lo + (hi - lo) * w
+            if strength >= PIN_WEIGHT:
+                out.append(v.index)
+        return what, out
 
     def _outside_mesh(self, name: str, pts: np.ndarray) -> float:
         tree = self.geom._tree(name, 0)

@@ -281,6 +281,29 @@ class SceneGeometry:
                     depth = dist
         return dmin, depth
 
+    def nearest_distances(self, target: str, frame: int, pts: np.ndarray, max_dist: float) -> np.ndarray:
+        """Unsigned distance of each world point to `target`'s material surface at a frame (inf beyond
+        `max_dist`); an AABB test first, so far-away points cost nothing."""
+        out = np.full(len(pts), np.inf)
+        if not len(pts):
+            return out
+        fi = self.fi(frame)
+        mgt = self.meshes[target]
+        p = self._to_target_frame(target, fi, np.asarray(pts, dtype=np.float64))
+        if mgt.deforming:
+            v = self.samples.verts[target][fi]
+            lo, hi = np.nanmin(v, axis=0), np.nanmax(v, axis=0)
+        else:
+            lo, hi = mgt.local.min(axis=0), mgt.local.max(axis=0)
+        keep = np.nonzero(np.all((p >= lo - max_dist) & (p <= hi + max_dist), axis=1))[0]
+        if len(keep):
+            tree = self._tree(target, fi)
+            for i in keep:
+                loc, _n, _i, dist = tree.find_nearest(p[i], max_dist)
+                if loc is not None:
+                    out[i] = dist
+        return out
+
     def inside_depth(self, target: str, frame: int, pts: np.ndarray, max_dist: float = 1.0) -> np.ndarray:
         """Depth (m) of each world point inside the closed mesh `target` at a frame (0 outside or for open meshes)."""
         mgt = self.meshes[target]

@@ -187,7 +187,8 @@ def physics_settings(ob: Any) -> dict[str, Any]:
                        distance_min=float(m.collision_settings.distance_min))
         else:
             rec.update(gravity=float(st.gravity), friction=float(st.friction), speed=float(st.speed),
-                       use_goal=bool(st.use_goal), goal_default=float(st.goal_default))
+                       use_goal=bool(st.use_goal), goal_default=float(st.goal_default),
+                       goal_min=float(st.goal_min), goal_max=float(st.goal_max), goal_group=st.vertex_group_goal)
         out[m.name] = rec | {"effector_weights": _weights(st.effector_weights)}
     for ps in ob.particle_systems:
         st = ps.settings

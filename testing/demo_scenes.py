@@ -169,7 +169,8 @@ def pendulum(frames: int = 90) -> Any:
 
 
 def flag(frames: int = 40, wind: float = 800.0, res: int = 16) -> Any:
-    """A pinned cloth flag blown by wind (wind on cloth is plausible and must not be flagged)."""
+    """A cloth flag pinned to a pole and blown by wind (wind on cloth is plausible and must not be flagged; the
+    pole is what holds the pinned edge, so the audit sees material there)."""
     import bpy
 
     sc = reset(frames)
@@ -184,6 +185,8 @@ def flag(frames: int = 40, wind: float = 800.0, res: int = 16) -> Any:
     left = [v.index for v in me.vertices if abs(v.co.x - min(xs)) < 1e-6]
     vg = fl.vertex_groups.new(name="pin")
     vg.add(left, 1.0, "REPLACE")
+    bpy.ops.mesh.primitive_cylinder_add(radius=0.03, depth=3.2, location=(-1.03, 0, 1.6))
+    bpy.context.active_object.name = "Pole"
     cm = fl.modifiers.new("Cloth", "CLOTH")
     cm.settings.vertex_group_mass = "pin"
     cm.settings.quality = 5

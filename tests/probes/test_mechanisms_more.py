@@ -13,7 +13,9 @@ re-evaluation in a fresh worker, as in `test_mechanisms`):
   on the passive ground (the ground never moves, the ball it pumps does);
 - the viewport against the render (`probes.render_config`): motion from a modifier shown in renders only, and a
   collision mesh grown by a modifier shown in the viewport only (the solver collides with what no frame shows);
-- a cloth whose collision distance holds it above the floor it lies on (a shell no frame shows).
+- a cloth whose collision distance holds it above the floor it lies on (a shell no frame shows);
+- a cloth hanging from pinned vertices, and a soft body hanging on its goals, with nothing rendered there to
+  hold them.
 """
 
 from __future__ import annotations
@@ -256,9 +258,50 @@ def cloth_shell(defect: bool, frames: int = 45, res: int = 12) -> Any:
     return sc
 
 
+def pinned_drape(defect: bool, frames: int = 40, res: int = 12) -> Any:
+    """A cloth pinned along one edge hangs down and sways. Defect: nothing rendered is there to hold the pinned
+    edge (it hangs from air). Twin: a rendered rail runs under the pinned edge (a curtain on its rod)."""
+    import bpy
+
+    sc = D.reset(frames)
+    D.camera(sc)
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=res, y_subdivisions=res, size=1.5, location=(0, 0, 1.5))
+    cl = bpy.context.active_object
+    cl.name = "Sheet"
+    ymax = max(v.co.y for v in cl.data.vertices)
+    vg = cl.vertex_groups.new(name="pin")
+    vg.add([v.index for v in cl.data.vertices if v.co.y > ymax - 1e-4], 1.0, "REPLACE")
+    cm = cl.modifiers.new("Cloth", "CLOTH")
+    cm.settings.quality = 4
+    cm.settings.vertex_group_mass = "pin"
+    cm.point_cache.frame_end = frames
+    if not defect:
+        D.box("Rail", (0, ymax, 1.47), (1.7, 0.04, 0.04))
+    D.bake()
+    return sc
+
+
+def goal_jelly(defect: bool, frames: int = 40) -> Any:
+    """A soft ball with Blender's default goal (every vertex held at 0.7 towards its own mesh). Defect: it starts
+    in mid-air and hangs there on its goals. Twin: it starts resting on the ground (the goals only shape it)."""
+    sc = D.reset(frames)
+    D.camera(sc)
+    D.rigid_world(sc, frames)
+    D.ground().modifiers.new("Collision", "COLLISION")
+    ball = D.sphere("Jelly", (0, 0, 1.5 if defect else 0.3), 0.3, rb=None)
+    m = ball.modifiers.new("Softbody", "SOFT_BODY")
+    m.settings.bend = 5.0  # stiff enough that the resting twin keeps its shape (the default sags through itself)
+    m.settings.pull = m.settings.push = 0.9
+    m.point_cache.frame_end = frames
+    D.sphere("Faller", (1.2, 0, 1.5), 0.25)  # something the solver moves in both variants
+    D.bake()
+    return sc
+
+
 BUILDERS = {"keyed_world": keyed_world, "field_hold": field_hold, "shapekey_ball": shapekey_ball, "offscreen_owner": offscreen_owner, "alpha_shelf": alpha_shelf, "keyed_bounce": keyed_bounce, "gn_instance": gn_instance, "bad_params": bad_params,
             "render_only_motion": render_only_motion, "viewport_grown_collider": viewport_grown_collider,
-            "cloth_shell": cloth_shell}
+            "cloth_shell": cloth_shell, "pinned_drape": pinned_drape,
+            "goal_jelly": goal_jelly}
 
 
 @pytest.fixture(scope="session")
@@ -290,6 +333,8 @@ CASES = [
     ("render_only_motion", "scripted_motion", {"Ball"}),
     ("viewport_grown_collider", "collider_mismatch", {"Ball", "Ground"}),
     ("cloth_shell", "collider_mismatch", {"Sheet", "Floor"}),
+    ("pinned_drape", "hidden_support", {"Sheet"}),
+    ("goal_jelly", "hidden_support", {"Jelly"}),
 ]
 
 
@@ -329,11 +374,13 @@ def test_animated_constant_names_its_path_and_values(audited_more):
 def test_the_audit_reads_the_render_side_and_says_where_the_viewport_differs(audited_more):
     """The divergence is named (modifier path, both visibilities), and the live scene is left as it was found."""
     import bpy
+    from physcodegym.probes.audit import audit_scene
 
     bad = audited_more("viewport_grown_collider", True)
     rows = bad.scene["render_divergences"]
     assert rows == [{"path": "bpy.data.objects['Ball'].modifiers['Grow']", "type": "DISPLACE", "viewport": True,
                      "render": False}], rows
     assert audited_more("viewport_grown_collider", False).scene["render_divergences"] == []
-    grow = bpy.data.objects["Ball"].modifiers["Grow"]  # the twin is the live scene now: put back as built
-    assert grow.show_viewport and grow.show_render
+    audit_scene(viewport_grown_collider(True), solvers_off=False, render_check=False)
+    grow = bpy.data.objects["Ball"].modifiers["Grow"]  # the live scene, put back as built
+    assert grow.show_viewport and not grow.show_render
