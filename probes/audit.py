@@ -15,7 +15,8 @@ once (`sampling.sample_scene`), then every detector reads those arrays and the o
   `hidden_support` (hidden colliders that change a rigid body, cloth or particles);
 - `params`: effective gravity and clock of every solver, restitution, mass, damping -> `non_physical_parameter`;
 - `detect_contacts`: AABB broad-phase over solid pairs (moving or not), then sampled BVH depth ->
-  `interpenetration`, `no_contact_response`; `static_defects`: particles born inside solids;
+  `interpenetration`, `no_contact_response` (also a body's step through a solid it cannot collide with);
+  `static_defects`: particles born inside solids;
 - `detect_support`: frames where a dynamic body is held against gravity, and what holds it (material,
   a hidden collider, a field, nothing) -> `hidden_support`, `collider_mismatch` (plus proxy-vs-mesh, and a cloth
   resting off a collider by its collision distances);
@@ -113,6 +114,7 @@ DETECTORS: list[tuple[str, Any]] = [
     ("parameters", _params),
     ("pairs", _method("pairs")),
     ("particles_through", _method("particles_through")),
+    ("bodies_through", _method("bodies_through")),
     ("born_inside", _born_inside),
     ("support", _method("support")),
     ("hidden_colliders", _method("hidden_colliders")),  # after support: adds the measured effect to its findings

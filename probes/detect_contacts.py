@@ -162,6 +162,73 @@ class ContactDetectors(AuditBase):
                 },
             )
 
+    def bodies_through(self) -> None:
+        """A dynamic rigid body whose centre passes through a rendered solid it cannot collide with: the solid
+        is no rigid body (Bullet ignores collision modifiers), or the two share no collision collection. The
+        frames show a contact the solver never made (`no_contact_response`). The centre's step between two
+        frames is ray-cast against the solid's surface (AABB test first), so a fast body that is inside the
+        solid on no sampled frame is caught too. Only crossings in the camera's view count (what no frame shows
+        is no visible contact). A body that tunnels through a solid it can collide with is a numerical matter
+        and is not reported here; pairs `pairs` already named are skipped."""
+        from mathutils import Vector
+
+        solids = self.solids()
+        bodies = [n for n in solids if _is_dynamic(self.info[n], self.si) and n in self.moving]
+        named = {frozenset(f.objects[:2]) for f in self.findings
+                 if f.kind in ("no_contact_response", "interpenetration")}
+        for b in bodies:
+            x = self.s.matrices[self.s.index(b)][:, :3, 3]
+            for n in solids:
+                if n == b or self._related(b, n) or frozenset((b, n)) in named or self._can_collide(b, n):
+                    continue
+                box = self.geom.aabbs(n)
+                crossed = np.zeros(len(self.frames), bool)
+                for fi in range(len(self.frames) - 1):
+                    a0, a1 = x[fi], x[fi + 1]
+                    lo, hi = box[fi]
+                    if (np.maximum(a0, a1) < lo).any() or (np.minimum(a0, a1) > hi).any():
+                        continue
+                    p0, p1 = self.geom._to_target_frame(n, fi, np.stack([a0, a1]))
+                    ln = float(np.linalg.norm(p1 - p0))
+                    if ln < 1e-9:
+                        continue
+                    hit = self.geom._tree(n, fi).ray_cast(Vector(p0), Vector((p1 - p0) / ln), ln)[0]
+                    if hit is not None and self._seen(n, fi, np.array(hit)):
+                        crossed[fi] = True
+                if not crossed.any():
+                    continue
+                why = ("has no rigid body (Bullet collides only rigid bodies)" if not self.info[n].get("rigid_body")
+                       else "shares no collision collection with it")
+                self.add(kind="no_contact_response", objects=[n, b], frames=_frange(self.frames, crossed),
+                         value=float(crossed.sum()), unit="frame steps",
+                         message=f"{b} passes through rendered solid {n}, which {why} ({int(crossed.sum())} frame "
+                                 "steps)",
+                         evidence={"no_contact_with": b, "reason": why, "steps": int(crossed.sum()),
+                                   "first_frame": int(self.frames[int(np.argmax(crossed))])})
+
+    def _seen(self, solid: str, fi: int, local_hit: np.ndarray) -> bool:
+        """Whether a point on `solid` (in the frame `geom` ray-casts it in) is in the camera's view at sample `fi`:
+        a pass-through no frame shows (beads dropping through a floor below the picture) is no visible contact."""
+        from physcodegym.probes.screen import SCREEN_H, SCREEN_W, _project
+
+        w = local_hit
+        if not self.geom.meshes[solid].deforming:
+            r, t = self.geom._rot_trans(solid, fi)
+            w = local_hit @ r.T + t
+        px = _project(self.scene, self.s, w[None, None, :], np.array([fi]))
+        if px is None:
+            return True  # no camera: nothing to judge by
+        x, y = px[0, 0]
+        return bool(np.isfinite(x) and np.isfinite(y) and 0 <= x < SCREEN_W and 0 <= y < SCREEN_H)
+
+    def _can_collide(self, body: str, other: str) -> bool:
+        """Whether the rigid-body solver can make `body` touch `other`: both rigid bodies of the enabled world
+        that share a collision collection."""
+        ra, rb = self.info[body].get("rigid_body"), self.info[other].get("rigid_body")
+        if not ra or not rb or not rb.get("in_world", True):
+            return False
+        return any(x and y for x, y in zip(ra["collision_collections"], rb["collision_collections"], strict=False))
+
     def _pair_depth(self, a: str, b: str, mask: np.ndarray, slack: float) -> np.ndarray:
         """Depth per frame where the AABBs overlap; while neither body moved more than `slack` since
         the last exact query (bodies at rest), the last answer is re-used: depth changes by at most that."""

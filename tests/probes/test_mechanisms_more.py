@@ -15,7 +15,8 @@ re-evaluation in a fresh worker, as in `test_mechanisms`):
   collision mesh grown by a modifier shown in the viewport only (the solver collides with what no frame shows);
 - a cloth whose collision distance holds it above the floor it lies on (a shell no frame shows);
 - a cloth hanging from pinned vertices, and a soft body hanging on its goals, with nothing rendered there to
-  hold them.
+  hold them;
+- a ball falling through a rendered shelf it shares no collision collection with (a contact never made).
 """
 
 from __future__ import annotations
@@ -298,10 +299,26 @@ def goal_jelly(defect: bool, frames: int = 40) -> Any:
     return sc
 
 
+def ghost_shelf(defect: bool, frames: int = 45) -> Any:
+    """A ball dropped onto a rendered shelf above the ground. Defect: the shelf and the ball share no collision
+    collection, so the ball falls straight through the shelf every frame shows (fast: it is inside it on no
+    sampled frame). Twin: they share one, and the ball lands on the shelf."""
+    sc = D.reset(frames)
+    D.rigid_world(sc, frames)
+    D.camera(sc)
+    D.ground()
+    shelf = D.box("Shelf", (0, 0, 0.8), (1.2, 1.2, 0.04), rb="PASSIVE")
+    D.sphere("Ball", (0, 0, 2.5), 0.2)
+    if defect:
+        shelf.rigid_body.collision_collections = [i == 1 for i in range(20)]
+    D.bake()
+    return sc
+
+
 BUILDERS = {"keyed_world": keyed_world, "field_hold": field_hold, "shapekey_ball": shapekey_ball, "offscreen_owner": offscreen_owner, "alpha_shelf": alpha_shelf, "keyed_bounce": keyed_bounce, "gn_instance": gn_instance, "bad_params": bad_params,
             "render_only_motion": render_only_motion, "viewport_grown_collider": viewport_grown_collider,
             "cloth_shell": cloth_shell, "pinned_drape": pinned_drape,
-            "goal_jelly": goal_jelly}
+            "goal_jelly": goal_jelly, "ghost_shelf": ghost_shelf}
 
 
 @pytest.fixture(scope="session")
@@ -335,6 +352,7 @@ CASES = [
     ("cloth_shell", "collider_mismatch", {"Sheet", "Floor"}),
     ("pinned_drape", "hidden_support", {"Sheet"}),
     ("goal_jelly", "hidden_support", {"Jelly"}),
+    ("ghost_shelf", "no_contact_response", {"Ball", "Shelf"}),
 ]
 
 
