@@ -247,6 +247,14 @@ class SceneGeometry:
         r, t = self._rot_trans(target, fi)
         return (pts - t) @ r  # r is orthonormal: inverse rotation = transpose
 
+    def _target_box(self, target: str, fi: int) -> tuple[np.ndarray, np.ndarray]:
+        """`target`'s box in the frame `_to_target_frame` maps points to (world for a deforming mesh, else local)."""
+        mgt = self.meshes[target]
+        if mgt.deforming:
+            v = self.samples.verts[target][fi]
+            return np.nanmin(v, axis=0), np.nanmax(v, axis=0)
+        return mgt.local.min(axis=0), mgt.local.max(axis=0)
+
     def _query(self, src: str, target: str, frame: int, max_dist: float,
                depth_only: bool = False) -> tuple[float, float]:
         """(min unsigned distance of src sample points to target surface, max depth of src points inside target).
@@ -254,11 +262,7 @@ class SceneGeometry:
         fi = self.fi(frame)
         mgt = self.meshes[target]
         p = self._to_target_frame(target, fi, self._points(src, frame))
-        if mgt.deforming:
-            v = self.samples.verts[target][fi]
-            lo, hi = np.nanmin(v, axis=0), np.nanmax(v, axis=0)
-        else:
-            lo, hi = mgt.local.min(axis=0), mgt.local.max(axis=0)
+        lo, hi = self._target_box(target, fi)
         pad = 0.0 if depth_only else max_dist
         keep = np.all((p >= lo - pad) & (p <= hi + pad), axis=1)
         p = p[keep]
@@ -288,13 +292,8 @@ class SceneGeometry:
         if not len(pts):
             return out
         fi = self.fi(frame)
-        mgt = self.meshes[target]
         p = self._to_target_frame(target, fi, np.asarray(pts, dtype=np.float64))
-        if mgt.deforming:
-            v = self.samples.verts[target][fi]
-            lo, hi = np.nanmin(v, axis=0), np.nanmax(v, axis=0)
-        else:
-            lo, hi = mgt.local.min(axis=0), mgt.local.max(axis=0)
+        lo, hi = self._target_box(target, fi)
         keep = np.nonzero(np.all((p >= lo - max_dist) & (p <= hi + max_dist), axis=1))[0]
         if len(keep):
             tree = self._tree(target, fi)
@@ -312,11 +311,7 @@ class SceneGeometry:
             return out
         fi = self.fi(frame)
         p = self._to_target_frame(target, fi, np.asarray(pts, dtype=np.float64))
-        if mgt.deforming:
-            v = self.samples.verts[target][fi]
-            lo, hi = np.nanmin(v, axis=0), np.nanmax(v, axis=0)
-        else:
-            lo, hi = mgt.local.min(axis=0), mgt.local.max(axis=0)
+        lo, hi = self._target_box(target, fi)
         keep = np.nonzero(np.all((p >= lo) & (p <= hi), axis=1))[0]
         tree = self._tree(target, fi)
         for i in keep:
