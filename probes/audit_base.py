@@ -33,6 +33,7 @@ PROXY_TOL_MIN, PROXY_TOL_REL = 0.01, 0.1  # collider vs mesh: max(1 cm, 10 % of 
 SHELL_MIN, SHELL_REL = 0.05, 0.2  # a hull margin / collision thickness beyond max(5 cm, 20 % of the smallest dimension)
 ENERGY_GAIN_REL = 0.05  # of the scene's mechanical energy scale, over the initial energy
 ENERGY_REBOUND_REL = 0.2  # rise above the running minimum
+ENERGY_SCALE_FLOOR = 0.1  # a gain is judged against the energy exchanged so far, at least this share of the run's
 ENERGY_FRAMES = 5
 SELF_X_MIN_PAIRS, SELF_X_MIN_FRAMES = 2, 2
 SELF_X_MAX_FRAMES = 60  # cloth frames checked exhaustively (evenly spaced, always including the last)

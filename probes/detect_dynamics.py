@@ -10,6 +10,7 @@ from physcodegym.probes.audit_base import (
     ENERGY_FRAMES,
     ENERGY_GAIN_REL,
     ENERGY_REBOUND_REL,
+    ENERGY_SCALE_FLOOR,
     EXPLODE_DIST,
     EXPLODE_SPEED,
     EXPLODE_STRETCH,
@@ -58,10 +59,22 @@ class DynamicsDetectors(AuditBase):
         scale = max(float(np.max(e["kinetic"][s0:] + e["rotational"][s0:])),
                     sum(m * gn * z for m, z in zip(masses, zr, strict=True)), 1e-9)
         e0 = float(np.max(total[:3]))
+        if kin_last < 0 and self._starts_at_rest():
+            # Blender gives a rigid body no initial velocity: with no hand-off, every body starts at rest, so the
+            # scene starts with its potential energy only. A kick inside the first frames (collision shapes that
+            # overlap where the rendered meshes do not, launching a body on the first step) is energy from
+            # nowhere, which max(total[:3]) would count as the starting energy.
+            e0 = min(e0, float(e["potential"][0]))
         gain = total - e0
         runmin = np.minimum.accumulate(total)
         rebound = total - runmin
-        over = gain > ENERGY_GAIN_REL * scale
+        # a gain is judged against the energy the scene has exchanged so far (not less than a tenth of the whole
+        # run's): a body that later falls off the stage for 200 m must not hide the kick that launched it
+        zrun = np.sum([m * gn * (np.maximum.accumulate(z) - np.minimum.accumulate(z))
+                       for m, z in zip(masses, self._heights(dyn, s0), strict=True)], axis=0)
+        so_far = np.maximum.accumulate(np.maximum(e["kinetic"][s0:] + e["rotational"][s0:], zrun))
+        gain_scale = np.maximum(so_far, ENERGY_SCALE_FLOOR * scale)
+        over = gain > ENERGY_GAIN_REL * gain_scale
         over_r = rebound > ENERGY_REBOUND_REL * scale
         flag = over.sum() >= ENERGY_FRAMES or over_r.sum() >= ENERGY_FRAMES
         admitted = self._work_sources(dyn)
@@ -80,7 +93,8 @@ class DynamicsDetectors(AuditBase):
             value=val,
             unit="J",
             message=f"passive mechanical energy rises {val:.4g} J above its "
-            f"{'initial value' if over.sum() >= ENERGY_FRAMES else 'earlier minimum'} (scale {scale:.4g} J) with no "
+            f"{'initial value' if over.sum() >= ENERGY_FRAMES else 'earlier minimum'} (energy scale "
+            f"{float(gain_scale[wit]) if over.sum() >= ENERGY_FRAMES else scale:.4g} J) with no "
             f"admitted work source; witness frame {int(fr[wit])}"
             + (f"; fields acting: {pushers}" if pushers else ""),
             evidence={
@@ -89,10 +103,23 @@ class DynamicsDetectors(AuditBase):
                 "witness_J": float(total[wit]),
                 "scale_J": scale,
                 "fields_acting": pushers,
+                "scale_so_far_J": float(gain_scale[wit]),
                 "series": _series(fr, total, "mechanical energy (KE + rotational + PE)", "J",
-                                  e0 + ENERGY_GAIN_REL * scale),
+                                  e0 + ENERGY_GAIN_REL * float(gain_scale[wit])),
             },
         )
+
+    def _heights(self, dyn: list[str], s0: int) -> list[np.ndarray]:
+        """Per body, its height along -gravity on the judged frames."""
+        gn = float(np.linalg.norm(self.g_rb))
+        up = -self.g_rb / gn if gn else np.array([0.0, 0.0, 1.0])
+        return [self.s.locations(n)[s0:] @ up for n in dyn]
+
+    def _starts_at_rest(self) -> bool:
+        """The samples begin on the rigid-body world's first simulated frame (before it, bodies are at rest too)."""
+        rbw = self.si.get("rigidbody_world") or {}
+        first = rbw.get("frame_start", self.scene.frame_start)
+        return len(self.frames) > 0 and int(self.frames[0]) <= int(first)
 
     def _work_sources(self, dyn: list[str]) -> list[str]:
         """Admitted work: motors, moving animated colliders (actuators), medium-like fields (wind...)."""

@@ -33,6 +33,11 @@ def _rigid_body_info(ob: Any) -> dict[str, Any] | None:
         "angular_damping": float(rb.angular_damping),
         "collision_collections": [bool(x) for x in rb.collision_collections],
         "in_world": _in_rigid_world(ob),
+        # Bullet's sleep: a deactivated body stays where it is, in mid-air too, until something hits it
+        "use_deactivation": bool(rb.use_deactivation),
+        "use_start_deactivated": bool(rb.use_start_deactivated),
+        "deactivate_linear_velocity": float(rb.deactivate_linear_velocity),
+        "deactivate_angular_velocity": float(rb.deactivate_angular_velocity),
     }
 
 
@@ -467,6 +472,7 @@ def _sample_scene(scene: Any, frames: range | list[int] | None, objects: list[st
             "time_scale": float(rbw.time_scale),
             "collection": rbw.collection.name if rbw.collection else None,
             "is_baked": bool(rbw.point_cache.is_baked),
+            "frame_start": int(rbw.point_cache.frame_start),  # bodies rest until the world's first frame
             "effector_weights": _weights(rbw.effector_weights),
         },
     }

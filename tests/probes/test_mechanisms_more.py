@@ -16,7 +16,10 @@ re-evaluation in a fresh worker, as in `test_mechanisms`):
 - a cloth whose collision distance holds it above the floor it lies on (a shell no frame shows);
 - a cloth hanging from pinned vertices, and a soft body hanging on its goals, with nothing rendered there to
   hold them;
-- a ball falling through a rendered shelf it shares no collision collection with (a contact never made).
+- a ball falling through a rendered shelf it shares no collision collection with (a contact never made);
+- a ball kicked on the first step by a collision hull that overlaps a platform where the rendered ball does not,
+  then falling far off the stage (energy from nowhere, which the later fall must not hide);
+- a crate that starts asleep in mid-air (Bullet's deactivation holds it: held by nothing, not a collider mismatch).
 """
 
 from __future__ import annotations
@@ -315,10 +318,45 @@ def ghost_shelf(defect: bool, frames: int = 45) -> Any:
     return sc
 
 
+def first_step_kick(defect: bool, frames: int = 60) -> Any:
+    """A ball beside the corner of a small platform, its collision hull grown 0.3 m by a Displace modifier.
+    Defect: the modifier is shown in the viewport only and the hull overlaps the platform on frame 1 while the
+    rendered ball does not touch it, so Bullet's first step kicks the ball away; it then falls 20 m off the
+    stage (a fall whose energy dwarfs the kick). Twin: the modifier renders too and the ball starts clear of the
+    platform, then glances off its corner and falls the same way."""
+    sc = D.reset(frames)
+    D.rigid_world(sc, frames)
+    D.camera(sc)
+    D.box("Platform", (0, 0, -0.1), (1.0, 1.0, 0.2), rb="PASSIVE")
+    ball = D.sphere("Ball", (0.7, 0, 0.2 if defect else 1.2), 0.25, rb=None)
+    grow = ball.modifiers.new("Grow", "DISPLACE")
+    grow.strength, grow.mid_level = 0.3, 0.0
+    grow.show_render = not defect
+    D._rb(ball, "ACTIVE", "CONVEX_HULL", mesh_source="FINAL", collision_margin=0.001)
+    D.bake()
+    return sc
+
+
+def sleeping_crate(defect: bool, frames: int = 40) -> Any:
+    """A crate that starts deactivated (Bullet's sleep: it stays put until something hits it). Defect: it starts
+    0.8 m above the ground and hangs there, held by nothing. Twin: it starts resting on the ground (a settled
+    body put to sleep so it does not jitter)."""
+    sc = D.reset(frames)
+    D.rigid_world(sc, frames)
+    D.camera(sc)
+    D.ground()
+    crate = D.box("Crate", (0, 0, 1.0 if defect else 0.2), (0.4, 0.4, 0.4), rb="ACTIVE")
+    crate.rigid_body.use_deactivation = crate.rigid_body.use_start_deactivated = True
+    D.sphere("Faller", (1.2, 0, 1.5), 0.25)  # something the solver moves in both variants
+    D.bake()
+    return sc
+
+
 BUILDERS = {"keyed_world": keyed_world, "field_hold": field_hold, "shapekey_ball": shapekey_ball, "offscreen_owner": offscreen_owner, "alpha_shelf": alpha_shelf, "keyed_bounce": keyed_bounce, "gn_instance": gn_instance, "bad_params": bad_params,
             "render_only_motion": render_only_motion, "viewport_grown_collider": viewport_grown_collider,
             "cloth_shell": cloth_shell, "pinned_drape": pinned_drape,
-            "goal_jelly": goal_jelly, "ghost_shelf": ghost_shelf}
+            "goal_jelly": goal_jelly, "ghost_shelf": ghost_shelf, "first_step_kick": first_step_kick,
+            "sleeping_crate": sleeping_crate}
 
 
 @pytest.fixture(scope="session")
@@ -353,6 +391,8 @@ CASES = [
     ("pinned_drape", "hidden_support", {"Sheet"}),
     ("goal_jelly", "hidden_support", {"Jelly"}),
     ("ghost_shelf", "no_contact_response", {"Ball", "Shelf"}),
+    ("first_step_kick", "energy_gain", {"Ball"}),
+    ("sleeping_crate", "hidden_support", {"Crate"}),
 ]
 
 
