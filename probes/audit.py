@@ -141,6 +141,7 @@ def audit_scene(
     solvers_off: bool = True,
     render_check: bool = True,
     on_started: Callable[[SceneSamples, Path], None] | None = None,
+    resimulate: bool | str = True,
 ) -> AuditReport:
     """Audit the live (baked or stepped) scene; returns every SPEC §5 finding with its evidence. With
     `frames_dir` (the handed-in renders) the frames are also checked against the scene's motion: on screen
@@ -148,7 +149,11 @@ def audit_scene(
 
     `on_started(samples, blend)` is called once the re-simulation's worker runs, on a scene whose caches are
     all baked: the caller starts its own workers on the saved scene then (the rubric's counterfactuals), so
-    they bake while the audit works. It must leave the scene at the frame it found it on."""
+    they bake while the audit works. It must leave the scene at the frame it found it on.
+
+    `resimulate` False (or a string saying why) skips the re-simulation of a baked cache: only for a caller that
+    baked the saved scene itself, in its own worker, and changed nothing since (the self-test's defected scenes);
+    a submitted bake is always re-simulated."""
     import bpy
 
     scene = scene or bpy.context.scene
@@ -170,7 +175,9 @@ def audit_scene(
                 owner_doc = {"ran": False, "reason": f"cannot save a copy of the live scene: {e}"}
                 blend = None
         resim: _Resimulation | dict[str, Any] = {"ran": False, "reason": "switched off by the caller"}
-        if solvers_off and blend is not None and len(samples.frames):
+        if resimulate is not True:
+            resim = {"ran": False, "reason": resimulate or "switched off by the caller"}
+        elif solvers_off and blend is not None and len(samples.frames):
             resim = _Resimulation(samples, blend, Path(td)) if "baked" in cache.values() else {
                 "ran": False, "reason": "no cache is baked: the audit's own sampling simulated the saved scene"}
         if on_started is not None and blend is not None and cache and all(v == "baked" for v in cache.values()):

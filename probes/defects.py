@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from physcodegym.probes.defects_hiding import HIDING_DEFECTS, inject_hiding
+
 DEFECTS: dict[str, tuple[str, ...]] = {
     "keyframe_core": ("scripted_motion", "not_simulated"),
     "remove_collider": ("no_contact_response", "interpenetration"),
@@ -24,10 +26,11 @@ DEFECTS: dict[str, tuple[str, ...]] = {
     "glue_joint": ("hidden_support",),  # the moving core glued (FIXED joint) to its support: a joint nobody sees
     "hidden_motor": ("energy_gain", "hidden_support"),  # a linear MOTOR joint drags the moving core along
     "stale_bake": ("scripted_motion",),  # baked at half gravity, then gravity set back: the bake is kept
+    **HIDING_DEFECTS,  # render-only motion, viewport-only collider, pass-through, cloth shell, pin, Brownian push
 }
 # The concealment-mechanism defects (CI runs them on a few rigid tasks; `selftest --all` on every task).
 MECHANISM_DEFECTS: tuple[str, ...] = ("nla_world_off", "hidden_follower", "gravity_clock", "static_embed",
-                                      "glue_joint", "hidden_motor", "stale_bake")
+                                      "glue_joint", "hidden_motor", "stale_bake", *HIDING_DEFECTS)
 BASIC_DEFECTS: tuple[str, ...] = tuple(k for k in DEFECTS if k not in MECHANISM_DEFECTS)
 # Defects that cannot apply to a task say so with this prefix (the self-test reports them not applicable).
 NOT_APPLICABLE = "not applicable:"
@@ -353,6 +356,8 @@ def inject_defect(scene: Any, kind: str, mapping: dict[str, str]) -> dict[str, A
         return {"kind": kind, "object": None, "after_bake": {"gravity": g},
                 "detail": f"baked at half gravity {[round(0.5 * x, 3) for x in g]}, then gravity set back to {g}: "
                           "Blender keeps the bake"}
+    if kind in HIDING_DEFECTS:
+        return inject_hiding(scene, kind, mapping)
     raise ValueError(f"unknown defect {kind!r}; known: {', '.join(DEFECTS)}")
 
 

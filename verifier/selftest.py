@@ -90,13 +90,13 @@ def _without_counterfactuals(loaded_task: LoadedTask) -> LoadedTask:
 
 
 def evaluate_blend(loaded_task: LoadedTask, blend: Path, lazy: bool = False, samples_npz: Path | None = None,
-                   decided_by: tuple[str, ...] = ()) -> dict[str, Any]:
+                   decided_by: tuple[str, ...] = (), resimulate: bool | str = True) -> dict[str, Any]:
     """Audit (when the audit module exists) and rubric-evaluate one saved scene in this process.
 
     `samples_npz`: samples the worker took right after its bake (not taken again). `decided_by`:
     finding kinds that already decide the verdict; when the audit or the rubric scan reports one of
     them (or a cheap criterion fails), the costly counterfactual criteria are not run but listed as
-    undetermined with the reason.
+    undetermined with the reason. `resimulate`: passed to the audit (`probes.audit.audit_scene`).
     """
     import bpy
     from physcodegym.probes.sampling import SceneSamples, sample_scene
@@ -113,7 +113,7 @@ def evaluate_blend(loaded_task: LoadedTask, blend: Path, lazy: bool = False, sam
         from physcodegym.probes.audit import audit_scene
 
         core = [r.truth_object for r in loaded_task.task.roles if r.core and r.truth_object in samples.names]
-        report = audit_scene(scene=scene, samples=samples, core_objects=core, blend=blend)
+        report = audit_scene(scene=scene, samples=samples, core_objects=core, blend=blend, resimulate=resimulate)
         audit_kinds = sorted({f.kind for f in report.findings})
     except ImportError:
         report = None
@@ -156,6 +156,8 @@ def evaluate_blend(loaded_task: LoadedTask, blend: Path, lazy: bool = False, sam
 
 # defects whose whole effect is a different motion: where that motion is the truth's, there is nothing to catch
 MOTION_ONLY_DEFECTS = ("stale_bake",)
+NO_RESIM = ("skipped by the self-test: the worker baked this scene from the saved file and nothing changed since "
+            "(a defect that edits the scene after its bake keeps the re-simulation)")
 
 
 def changes_nothing(loaded_task: LoadedTask, defect_npz: Path) -> str | None:
@@ -257,8 +259,12 @@ def run_selftest(loaded_task: LoadedTask, defects: list[str] | None = None, work
                 if progress:
                     progress(kind, row)
                 continue
+            # The worker baked this scene from the saved file and nothing changed since, so its re-simulation
+            # (the costliest audit step: a second bake) can only agree; a defect that edits the scene after
+            # its bake (stale_bake) is exactly what the re-simulation is for, and keeps it.
+            resim = True if (rec.get("defect") or {}).get("after_bake") else NO_RESIM
             doc = evaluate_blend(loaded_task, d / "scene.blend", lazy=True, samples_npz=d / "samples.npz",
-                                 decided_by=DEFECTS[kind])
+                                 decided_by=DEFECTS[kind], resimulate=resim)
             failed = sorted(c["id"] for c in doc["criteria"] if c["passed"] is False and c["id"] not in base_failed)
             scan = sorted({f["kind"] for f in doc.get("scan_findings", [])})
             by_audit = sorted(set(doc["audit_kinds"]) & set(DEFECTS[kind]))
@@ -274,6 +280,7 @@ def run_selftest(loaded_task: LoadedTask, defects: list[str] | None = None, work
                 by_rubric=failed,
                 scan_kinds=scan,
                 S_val=doc["S_val"],
+                resimulated=resim is True,
                 audit_error=doc.get("audit_error"),
                 reasons={c["id"]: c["reason"] for c in doc["criteria"] if c["id"] in failed},
                 charges=[{k: r[k] for k in ("kind", "objects", "cap", "cost")} for r in doc.get("finding_charges", [])],

@@ -1,0 +1,170 @@
+"""Self-test injections for the concealment mechanisms written against the audit after its first matrix (bpy).
+
+Each one is a cheat a reconstruction could write to make the frames show motion the physics did not make, or
+to hide what holds a body up, and each has a detector in the audit (SPEC §5):
+
+- `render_only_lift`: a geometry-nodes modifier reading the scene time lifts the moving core, shown in renders
+  only (the viewport, where bakes and a naive audit look, sees the truth) -> `scripted_motion`;
+- `viewport_grown_collider`: a Displace modifier shown in the viewport only grows the mesh the rigid core
+  collides with, so every rendered frame shows it resting on air -> `collider_mismatch` (or, where the grown hull
+  overlaps a neighbour at the start, it is launched by nothing visible -> `energy_gain`);
+- `pass_through`: the support keeps its rigid body but shares no collision collection with the moving core,
+  which falls through what the frames show it should land on -> `no_contact_response`;
+- `cloth_shell`: the cloth core keeps 0.1 m from every collider (`distance_min`), a drape that floats
+  -> `collider_mismatch`;
+- `pin_in_air`: the cloth core is pinned along its top edge to nothing rendered -> `hidden_support`;
+- `brownian_push`: a random push each step on the liquid's particles -> `non_physical_parameter`.
+
+A defect with nothing to act on in a task (no cloth, no liquid, no rigid support) raises the
+`NOT_APPLICABLE` error, so its matrix cell says n/a with the reason. Runs inside `probes.cf_worker`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+HIDING_DEFECTS: dict[str, tuple[str, ...]] = {
+    "render_only_lift": ("scripted_motion",),
+    # a hull that overlaps a neighbour where the meshes do not launches it on the first step: energy from nowhere
+    "viewport_grown_collider": ("collider_mismatch", "energy_gain"),
+    "pass_through": ("no_contact_response",),
+    "cloth_shell": ("collider_mismatch",),
+    "pin_in_air": ("hidden_support",),
+    "brownian_push": ("non_physical_parameter",),
+}
+LIFT_M_PER_S = 0.5  # render_only_lift: the core rises this much per second of scene time in the renders
+SHELL_M = 0.1  # cloth_shell: distance_min (Blender's default 0.015; the audit's limit on the shell is 0.04 m)
+BROWNIAN = 3.0  # brownian_push: Blender's brownian_factor (0 in every shipped liquid)
+
+
+def inject_hiding(scene: Any, kind: str, mapping: dict[str, str]) -> dict[str, Any]:
+    """Change the loaded truth scene so it carries one concealment defect of `kind`; returns what was done."""
+    return {
+        "render_only_lift": _render_only_lift,
+        "viewport_grown_collider": _viewport_grown_collider,
+        "pass_through": _pass_through,
+        "cloth_shell": _cloth_shell,
+        "pin_in_air": _pin_in_air,
+        "brownian_push": _brownian_push,
+    }[kind](scene, mapping) | {"kind": kind}
+
+
+def _na(why: str) -> ValueError:
+    from physcodegym.probes.defects import NOT_APPLICABLE
+
+    return ValueError(f"{NOT_APPLICABLE} {why}")
+
+
+def _rigid_core(scene: Any, mapping: dict[str, str], kind: str) -> Any:
+    from physcodegym.probes.defects import _moving_core
+
+    ob = _moving_core(scene, mapping)
+    if ob.rigid_body is None or ob.rigid_body.type != "ACTIVE" or scene.rigidbody_world is None or ob.type != "MESH":
+        raise _na(f"the moving core {ob.name} is no rigid mesh body, so {kind} has no rigid collision to act on")
+    return ob
+
+
+def _cloth_core(scene: Any, mapping: dict[str, str], kind: str) -> tuple[Any, Any]:
+    from physcodegym.probes.defects import _core_objects
+
+    for ob in _core_objects(scene, mapping):
+        for m in ob.modifiers:
+            if m.type == "CLOTH":
+                return ob, m
+    raise _na(f"no core object is a cloth, so {kind} has nothing to act on")
+
+
+def _render_only_lift(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
+    import bpy
+    from physcodegym.probes.defects import _moving_core
+
+    ob = _moving_core(scene, mapping)
+    if ob.type != "MESH":
+        raise _na(f"the moving core {ob.name} is a {ob.type}, no mesh a geometry-nodes modifier can move")
+    ng = bpy.data.node_groups.new("PCG_Lift", "GeometryNodeTree")
+    ng.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
+    ng.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
+    gi, go = ng.nodes.new("NodeGroupInput"), ng.nodes.new("NodeGroupOutput")
+    sp, xyz = ng.nodes.new("GeometryNodeSetPosition"), ng.nodes.new("ShaderNodeCombineXYZ")
+    t, mul = ng.nodes.new("GeometryNodeInputSceneTime"), ng.nodes.new("ShaderNodeMath")
+    mul.operation = "MULTIPLY"
+    mul.inputs[1].default_value = LIFT_M_PER_S
+    ng.links.new(gi.outputs[0], sp.inputs["Geometry"])
+    ng.links.new(sp.outputs[0], go.inputs[0])
+    ng.links.new(t.outputs["Seconds"], mul.inputs[0])
+    ng.links.new(mul.outputs[0], xyz.inputs["Z"])
+    ng.links.new(xyz.outputs[0], sp.inputs["Offset"])
+    mod = ob.modifiers.new("PCG_Lift", "NODES")
+    mod.node_group = ng
+    mod.show_viewport = False
+    return {"object": ob.name, "detail": f"geometry nodes lift {ob.name} by {LIFT_M_PER_S} m per second of scene "
+            "time, shown in renders only"}
+
+
+def _viewport_grown_collider(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
+    ob = _rigid_core(scene, mapping, "viewport_grown_collider")
+    grow_m = max(0.1, 0.5 * min(d for d in ob.dimensions if d > 0) if any(ob.dimensions) else 0.1)
+    m = ob.modifiers.new("PCG_Grow", "DISPLACE")
+    m.strength, m.mid_level = grow_m, 0.0
+    m.show_render = False
+    rb = ob.rigid_body
+    rb.collision_shape, rb.mesh_source = "CONVEX_HULL", "FINAL"
+    rb.use_margin, rb.collision_margin = True, 0.001
+    return {"object": ob.name, "detail": f"a Displace modifier shown in the viewport only grows {ob.name}'s "
+            f"collision hull by {grow_m:.3f} m"}
+
+
+def _pass_through(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
+    from physcodegym.probes.defects import _support_objects
+
+    ob = _rigid_core(scene, mapping, "pass_through")
+    sups = [s for s in _support_objects(scene, mapping) if s.rigid_body is not None]
+    if not sups:
+        raise _na("no support is a rigid body (Bullet collides only rigid bodies), so there is no collision "
+                  "collection to take away")
+    own = list(ob.rigid_body.collision_collections)
+    free = next((i for i, on in enumerate(own) if not on), None)
+    if free is None:
+        raise _na(f"{ob.name} is in every collision collection")
+    for s in sups:
+        s.rigid_body.collision_collections = [i == free for i in range(len(own))]
+    return {"object": sups[0].name, "detail": f"{', '.join(s.name for s in sups)} moved to collision collection "
+            f"{free}, which {ob.name} is not in: it passes through them"}
+
+
+def _cloth_shell(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
+    ob, m = _cloth_core(scene, mapping, "cloth_shell")
+    colliders = [o for o in scene.objects if o is not ob and any(x.type == "COLLISION" for x in o.modifiers)]
+    if not colliders or not m.collision_settings.use_collision:
+        raise _na(f"{ob.name} collides with nothing, so no collision distance can hold it off a surface")
+    m.collision_settings.distance_min = SHELL_M
+    return {"object": ob.name, "detail": f"{ob.name} keeps {SHELL_M} m from every collider (distance_min)"}
+
+
+def _pin_in_air(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
+    import numpy as np
+
+    ob, m = _cloth_core(scene, mapping, "pin_in_air")
+    scene.frame_set(scene.frame_start)
+    co = np.array([ob.matrix_world @ v.co for v in ob.data.vertices], dtype=float)
+    ext = co.max(axis=0) - co.min(axis=0)
+    # a hanging sheet is pinned along its top; a lying one along its far edge, which then stays up in the air
+    axis = 2 if ext[2] > 0.3 * ext.max() else int(np.argmax(ext[:2]))
+    tol = max(1e-4, 0.02 * float(ext[axis]))
+    pins = [i for i in range(len(co)) if co[i, axis] >= co[:, axis].max() - tol]
+    vg = ob.vertex_groups.new(name="PCG_pin")
+    vg.add(pins, 1.0, "REPLACE")
+    m.settings.vertex_group_mass = vg.name
+    return {"object": ob.name, "detail": f"{len(pins)} vertices of {ob.name} pinned along its "
+            f"{'xyz'[axis]}-most edge, where nothing rendered holds them"}
+
+
+def _brownian_push(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
+    from physcodegym.probes.defects import _solver_flow
+
+    flow = _solver_flow(scene, mapping)
+    if flow is None:
+        raise _na("no core particle system is moved by a solver")
+    em, ps = flow
+    ps.settings.brownian_factor = BROWNIAN
+    return {"object": em.name, "detail": f"{em.name}/{ps.name}: brownian_factor {BROWNIAN}"}
