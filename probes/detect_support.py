@@ -212,9 +212,11 @@ class SupportDetectors(AuditBase):
                     f" ({gap:.3f} m from any rendered material)" if gap is not None else "")
                 ev |= {"holder": holder, "holder_info": self.info[holder]}
             elif top == "mismatch":
+                clear = getattr(self.geom.meshes.get(holder), "clear_tris", 0)
                 message = (f"{body} is held {gap:.3f} m away from the material of {holder!r}: a collision shape or "
-                           "margin extends beyond the visible mesh")
-                ev |= {"holder": holder,
+                           "margin extends beyond the visible mesh"
+                           + (f" ({clear} of its triangles have a material that renders nothing)" if clear else ""))
+                ev |= {"holder": holder, "holder_clear_triangles": clear,
                        "holder_collision": self.info[holder].get("rigid_body") or self.info[holder].get("collision")}
             else:
                 objects = [body]

@@ -35,6 +35,7 @@ class MeshGeom:
     tris: np.ndarray  # (T, 3) int vertex indices
     closed: bool  # every edge shared by exactly two triangles (inside/outside is meaningful)
     deforming: bool
+    clear_tris: int = 0  # triangles left out: their material renders nothing (rigid meshes only)
     local: np.ndarray | None = None  # (V, 3) scaled-local vertices (rigid only)
     scale: np.ndarray | None = None  # (3,) object scale removed from the world matrix (rigid only)
     _tree: Any = None
@@ -68,6 +69,7 @@ class SceneGeometry:
     @classmethod
     def _read(cls, samples: SceneSamples, scene: Any, names: list[str] | None) -> SceneGeometry:
         import bpy
+        from physcodegym.probes.sampling import clear_slots
 
         dg = bpy.context.evaluated_depsgraph_get()
         geom = cls(samples=samples)
@@ -91,10 +93,23 @@ class SceneGeometry:
                 co = np.empty(nv * 3, dtype=np.float64)
                 me.vertices.foreach_get("co", co)
                 co = co.reshape(nv, 3)
+                clear = clear_slots(ob, scene)
+                mat = np.zeros(nt, dtype=np.int64)
+                if clear:
+                    me.loop_triangles.foreach_get("material_index", mat)
             finally:
                 oe.to_mesh_clear()
             deforming = name in samples.verts and samples.verts[name].shape[1] == nv
-            mg = MeshGeom(name=name, tris=tris, closed=_is_closed(tris), deforming=deforming)
+            # "material" is what renders: faces whose material renders nothing are left out (a mesh that renders
+            # nothing at all is a hidden collider as a whole, `physics.rendered`, and keeps its faces). A deforming
+            # mesh keeps them: its vertices are indexed as sampled.
+            shown = ~np.isin(mat, sorted(clear)) if clear and not deforming else None
+            n_clear = 0
+            if shown is not None and shown.any() and not shown.all():
+                n_clear = int((~shown).sum())
+                used, tris = np.unique(tris[shown], return_inverse=True)
+                tris, co = tris.reshape(-1, 3), co[used]
+            mg = MeshGeom(name=name, tris=tris, closed=_is_closed(tris), deforming=deforming, clear_tris=n_clear)
             if not deforming:
                 m0 = samples.matrices[samples.index(name), 0]
                 scale = np.linalg.norm(m0[:3, :3], axis=0)

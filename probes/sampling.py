@@ -91,6 +91,22 @@ def _transparent_in_engine(ob: Any, scene: Any, slots: list[Any]) -> bool:
     return bool(slots) and all(_material_transparent(m) for m in slots)
 
 
+def clear_slots(ob: Any, scene: Any) -> set[int]:
+    """Material slot indices of `ob` that render nothing in the scene's engine (see `_transparent_in_engine`).
+
+    Why: transparency is per face. A rendered table whose mesh also holds a raised plate with a clear material
+    collides with the plate (Bullet and the collision modifier take every face) while the frames show only the
+    table; `probes.geometry` drops those faces from the rendered material."""
+    slots = [s.material for s in getattr(ob, "material_slots", [])]
+    engine = getattr(getattr(scene, "render", None), "engine", "")
+    if engine == "BLENDER_WORKBENCH":
+        ct = getattr(getattr(getattr(scene, "display", None), "shading", None), "color_type", "MATERIAL")
+        if ct != "MATERIAL":
+            return set()  # OBJECT colour is per object (`render_visibility`); the other modes draw opaque
+        return {i for i, m in enumerate(slots) if m is not None and float(m.diffuse_color[3]) < 0.01}
+    return {i for i, m in enumerate(slots) if _material_transparent(m)}
+
+
 def _render_collections(scene: Any) -> set[str]:
     """Names of collections whose objects render (not excluded in the view layer, not hidden in renders, up the
     tree)."""

@@ -19,7 +19,8 @@ re-evaluation in a fresh worker, as in `test_mechanisms`):
 - a ball falling through a rendered shelf it shares no collision collection with (a contact never made);
 - a ball kicked on the first step by a collision hull that overlaps a platform where the rendered ball does not,
   then falling far off the stage (energy from nowhere, which the later fall must not hide);
-- a crate that starts asleep in mid-air (Bullet's deactivation holds it: held by nothing, not a collider mismatch).
+- a crate that starts asleep in mid-air (Bullet's deactivation holds it: held by nothing, not a collider mismatch);
+- a parcel resting on faces of the ground's mesh whose material renders nothing (transparency is per face).
 """
 
 from __future__ import annotations
@@ -352,11 +353,46 @@ def sleeping_crate(defect: bool, frames: int = 40) -> Any:
     return sc
 
 
+def clear_plate(defect: bool, frames: int = 45) -> Any:
+    """One passive mesh: a floor and, 0.5 m above it, a plate (a second material on the plate's faces) that
+    catches a dropped parcel. Defect: the plate's material renders nothing (Workbench alpha 0), so every frame
+    shows the parcel resting on air, while Bullet collides with every face of the mesh. Twin: the plate renders."""
+    import bpy
+
+    sc = D.reset(frames)
+    sc.render.engine = "BLENDER_WORKBENCH"
+    sc.display.shading.color_type = "MATERIAL"
+    D.rigid_world(sc, frames)
+    D.camera(sc)
+
+    def cuboid(c: tuple, h: tuple) -> tuple[list, list]:
+        v = [(c[0] + a * h[0], c[1] + b * h[1], c[2] + z * h[2]) for a in (-1, 1) for b in (-1, 1) for z in (-1, 1)]
+        return v, [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
+
+    fv, ff = cuboid((0, 0, -0.05), (4, 4, 0.05))
+    pv, pf = cuboid((0, 0, 0.5), (0.6, 0.6, 0.02))
+    me = bpy.data.meshes.new("Ground")
+    me.from_pydata(fv + pv, [], ff + [tuple(i + 8 for i in f) for f in pf])
+    paint, plate = bpy.data.materials.new("Paint"), bpy.data.materials.new("PlatePaint")
+    plate.diffuse_color = (0.5, 0.5, 0.5, 0.0 if defect else 1.0)
+    me.materials.append(paint)
+    me.materials.append(plate)
+    for p in me.polygons[6:]:
+        p.material_index = 1
+    me.update()
+    ground = bpy.data.objects.new("Ground", me)
+    sc.collection.objects.link(ground)
+    D._rb(ground, "PASSIVE", "MESH")
+    D.box("Parcel", (0, 0, 1.2), (0.3, 0.3, 0.3), rb="ACTIVE", mass=0.5)
+    D.bake()
+    return sc
+
+
 BUILDERS = {"keyed_world": keyed_world, "field_hold": field_hold, "shapekey_ball": shapekey_ball, "offscreen_owner": offscreen_owner, "alpha_shelf": alpha_shelf, "keyed_bounce": keyed_bounce, "gn_instance": gn_instance, "bad_params": bad_params,
             "render_only_motion": render_only_motion, "viewport_grown_collider": viewport_grown_collider,
             "cloth_shell": cloth_shell, "pinned_drape": pinned_drape,
             "goal_jelly": goal_jelly, "ghost_shelf": ghost_shelf, "first_step_kick": first_step_kick,
-            "sleeping_crate": sleeping_crate}
+            "sleeping_crate": sleeping_crate, "clear_plate": clear_plate}
 
 
 @pytest.fixture(scope="session")
@@ -393,6 +429,7 @@ CASES = [
     ("ghost_shelf", "no_contact_response", {"Ball", "Shelf"}),
     ("first_step_kick", "energy_gain", {"Ball"}),
     ("sleeping_crate", "hidden_support", {"Crate"}),
+    ("clear_plate", "collider_mismatch", {"Parcel", "Ground"}),
 ]
 
 
