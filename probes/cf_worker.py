@@ -84,6 +84,35 @@ def reseed_particles(scene: Any, offset: int) -> list[str]:
     return done
 
 
+def strip_clear_faces(scene: Any, names: list[str]) -> dict[str, int]:
+    """Delete the faces of each named mesh whose material renders nothing in the scene's engine
+    (`probes.sampling.clear_slots`); returns {name: faces deleted}. The mesh data is made single-user first,
+    so another object sharing it keeps its faces."""
+    import bmesh
+    from physcodegym.probes.sampling import clear_slots
+
+    out: dict[str, int] = {}
+    for n in names:
+        ob = scene.objects.get(n)
+        if ob is None or ob.type != "MESH":
+            continue
+        clear = clear_slots(ob, scene)
+        if not clear:
+            out[n] = 0
+            continue
+        if ob.data.users > 1:
+            ob.data = ob.data.copy()
+        bm = bmesh.new()
+        bm.from_mesh(ob.data)
+        gone = [f for f in bm.faces if f.material_index in clear]
+        bmesh.ops.delete(bm, geom=gone, context="FACES")
+        bm.to_mesh(ob.data)
+        bm.free()
+        ob.data.update()
+        out[n] = len(gone)
+    return out
+
+
 def _write_rec(out: Path, rec: dict[str, Any]) -> None:
     tmp = out.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(rec, default=str))
@@ -140,6 +169,9 @@ def run_job(blend: str, job: dict[str, Any], mapping: dict[str, str],
                 rec["interventions"].append({"kind": iv.kind.value, "roles": iv.roles, "verified": False,
                                              "error": str(ex)})
                 rec["errors"].append(str(ex))
+        if job.get("strip_clear"):  # the clear faces of rendered colliders removed: what they do (probes.effects)
+            rec["stripped"] = strip_clear_faces(scene, list(job["strip_clear"]))
+            changed = True
         if job.get("reseed"):  # another microstate of the same physics: the noise floor of a chaotic liquid
             rec["reseeded"] = reseed_particles(scene, int(job["reseed"]))
             changed = True

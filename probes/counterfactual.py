@@ -30,7 +30,8 @@ def run_branches(blend: Path, jobs: list[dict[str, Any]], mapping: dict[str, str
 
     A job is {"out": Path, "interventions": [Intervention], "frames": (s, e), "defect": kind, "save_blend": Path,
     "solvers_off": bool, "force_rebake": bool (free the program's bake and simulate again with nothing changed),
-    "reseed": int (shift every particle system's seed by it: another microstate of the same physics)}.
+    "reseed": int (shift every particle system's seed by it: another microstate of the same physics),
+    "strip_clear": [object names] (delete their faces whose material renders nothing: what those faces do)}.
     """
     return start_branches(blend, jobs, mapping, timeout_s).result()
 
@@ -59,6 +60,7 @@ class BranchRun:
                 "solvers_off": bool(j.get("solvers_off")),
                 "force_rebake": bool(j.get("force_rebake")),
                 "reseed": int(j.get("reseed") or 0),
+                "strip_clear": list(j.get("strip_clear") or []),
             }
             for j in jobs
         ]

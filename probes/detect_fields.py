@@ -41,6 +41,13 @@ class FieldDetectors(AuditBase):
                 and not _rendered(i)
                 and not _is_dynamic(i, self.si) and n not in emitters and n not in inst]
 
+    def clear_face_colliders(self) -> list[str]:
+        """Rendered, static colliders with faces whose material renders nothing (`MeshGeom.clear_tris`): those
+        faces collide like a hidden collider (a clear plate in the table's mesh, a clear wall in a tray's)."""
+        return [n for n, mg in self.geom.meshes.items() if mg.clear_tris and n in self.info
+                and _collision_owner(self.info[n], self.si) and _rendered(self.info[n])
+                and not _is_dynamic(self.info[n], self.si)]
+
     def measure_effects(self) -> None:
         """One counterfactual branch per force field and per hidden collider (one worker, one re-bake each)."""
         from physcodegym.tasks.schema import Intervention, InterventionKind
@@ -60,12 +67,14 @@ class FieldDetectors(AuditBase):
             branches.append({"label": f"collider:{o}",
                              "interventions": [Intervention(kind=InterventionKind.remove_object, roles=[o])],
                              "mapping": {o: o}})
+        for o in self.clear_face_colliders()[:4]:
+            branches.append({"label": f"clear:{o}", "interventions": [], "strip_clear": [o]})
         for kind, holders in self.joint_groups().items():  # one branch per joint type: admission is by type
             branches.append({"label": f"joint:{kind}",
                              "interventions": [Intervention(kind=InterventionKind.disable_joint, roles=holders)],
                              "mapping": {h: h for h in holders}})
         if not branches:
-            self.effects_doc["reason"] = "no force field, no hidden collider and no joint"
+            self.effects_doc["reason"] = "no force field, no hidden collider (or clear faces) and no joint"
             return
         from physcodegym.probes.effects import measure
 
@@ -131,7 +140,34 @@ class FieldDetectors(AuditBase):
         return sorted(t for t, e in self.effects[label]["effects"].items() if e["acts"])
 
     def hidden_colliders(self) -> None:
-        """A collider that does not render and changes what a rigid body, cloth or particles do: `hidden_support`."""
+        """A collider that does not render and changes what a rigid body, cloth or particles do: `hidden_support`
+        (also the faces of a rendered collider whose material renders nothing)."""
+        for c in self.clear_face_colliders():
+            acts = self._acts_on(f"clear:{c}")
+            if not acts:
+                continue
+            objs = sorted({t.split("/", 1)[0] for t in acts})
+            eff = self.effects[f"clear:{c}"]["effects"]  # type: ignore[index]
+            measured = {t: {k: v for k, v in e.items() if k != "per_frame"} for t, e in eff.items()}
+            n_clear = self.geom.meshes[c].clear_tris
+            same = [f for f in self.findings if f.kind in ("hidden_support", "collider_mismatch") and c in f.objects]
+            if same:  # the support detector already named this collider: the measured effect is its evidence
+                for f in same:
+                    f.evidence["measured_without_clear_faces"] = measured
+                continue
+            worst = max(
+                (e.get("max_deviation_m") or e.get("particles_median_m") or 0.0) for t, e in eff.items() if e["acts"])
+            self.add(
+                kind="hidden_support",
+                objects=[*objs, c],
+                frames=[int(self.frames[0]), int(self.frames[-1])],
+                value=float(worst),
+                unit="m",
+                message=f"{n_clear} triangles of {c!r} have a material that renders nothing, and they change the "
+                f"motion of {acts} (up to {worst:.3f} m without them)",
+                evidence={"holder": c, "hidden_how": f"{n_clear} triangles with a material that renders nothing",
+                          "measured": measured},
+            )
         for c in self.hidden_collider_candidates():
             acts = self._acts_on(f"collider:{c}")
             if not acts:

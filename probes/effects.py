@@ -12,7 +12,8 @@ shelf moves the liquid by 0.26 m while removing an object the liquid never meets
 
 Used by the audit: a field that touches nothing explains nothing (no credit as a work source), a field
 whose removal drops a held body is a hidden support, an attractor acting on liquid particles steers them,
-and a collider that does not render but changes a simulated thing's motion is a hidden support.
+and a collider that does not render but changes a simulated thing's motion is a hidden support (so are the faces of
+a rendered collider whose material renders nothing: their branch deletes just those faces).
 """
 
 from __future__ import annotations
@@ -61,7 +62,8 @@ def _particle_dev(base: SceneSamples, br: SceneSamples, key: str, nf: int) -> fl
 
 def measure(blend: Path, baseline: SceneSamples, branches: list[dict[str, Any]], things: list[str], with_control: bool,
             work_dir: Path | None = None) -> dict[str, Any]:
-    """Run each branch ({"label", "interventions": [Intervention], "mapping"}) and measure its effect on `things`
+    """Run each branch ({"label", "interventions": [Intervention], "mapping", optional "strip_clear": [names]})
+    and measure its effect on `things`
     (object names, or particle keys "emitter/system"). Returns {"ok", "branches": {label: {...}}, "control": {...}}."""
     from physcodegym.probes.counterfactual import run_branches
 
@@ -74,7 +76,8 @@ def measure(blend: Path, baseline: SceneSamples, branches: list[dict[str, Any]],
         jobs, mapping = [], {}
         for i, b in enumerate(branches):
             mapping.update(b.get("mapping", {}))
-            jobs.append({"out": wd / f"effect_{i}.npz", "interventions": b["interventions"], "frames": frames})
+            jobs.append({"out": wd / f"effect_{i}.npz", "interventions": b["interventions"], "frames": frames,
+                         "strip_clear": b.get("strip_clear") or []})
         if with_control:
             jobs.append({"out": wd / "effect_control.npz", "interventions": [], "frames": frames, "force_rebake": True})
         res = run_branches(Path(blend), jobs, mapping)
@@ -93,7 +96,8 @@ def measure(blend: Path, baseline: SceneSamples, branches: list[dict[str, Any]],
         out["control"] = {k: round(v, 5) for k, v in ctrl_dev.items()}  # the bake vs a fresh re-bake (evidence)
     for b, (sm, rec) in zip(branches, res[: len(branches)], strict=True):
         row: dict[str, Any] = {"ok": sm is not None, "errors": rec.get("errors", []),
-                               "interventions": rec.get("interventions", []), "effects": {}}
+                               "interventions": rec.get("interventions", []), "effects": {},
+                               **({"stripped": rec["stripped"]} if rec.get("stripped") else {})}
         if sm is None:
             out["branches"][b["label"]] = row
             continue

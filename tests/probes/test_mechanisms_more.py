@@ -20,7 +20,8 @@ re-evaluation in a fresh worker, as in `test_mechanisms`):
 - a ball kicked on the first step by a collision hull that overlaps a platform where the rendered ball does not,
   then falling far off the stage (energy from nowhere, which the later fall must not hide);
 - a crate that starts asleep in mid-air (Bullet's deactivation holds it: held by nothing, not a collider mismatch);
-- a parcel resting on faces of the ground's mesh whose material renders nothing (transparency is per face).
+- a parcel resting on faces of the ground's mesh whose material renders nothing (transparency is per face), and a
+  cloth draped over such faces (judged by what a branch without those faces does).
 """
 
 from __future__ import annotations
@@ -353,35 +354,63 @@ def sleeping_crate(defect: bool, frames: int = 40) -> Any:
     return sc
 
 
-def clear_plate(defect: bool, frames: int = 45) -> Any:
-    """One passive mesh: a floor and, 0.5 m above it, a plate (a second material on the plate's faces) that
-    catches a dropped parcel. Defect: the plate's material renders nothing (Workbench alpha 0), so every frame
-    shows the parcel resting on air, while Bullet collides with every face of the mesh. Twin: the plate renders."""
+def _two_part_mesh(name: str, parts: list[tuple[tuple, tuple]], clear_second: bool) -> Any:
+    """One mesh object of axis-aligned boxes ((centre), (half sizes)); the second box's faces get a material
+    that Workbench draws with nothing when `clear_second`."""
+    import bpy
+
+    verts, faces = [], []
+    for c, h in parts:
+        k = len(verts)
+        verts += [(c[0] + a * h[0], c[1] + b * h[1], c[2] + z * h[2]) for a in (-1, 1) for b in (-1, 1) for z in (-1, 1)]
+        faces += [tuple(k + i for i in f) for f in
+                  [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]]
+    me = bpy.data.meshes.new(name)
+    me.from_pydata(verts, [], faces)
+    paint, part = bpy.data.materials.new(name + "Paint"), bpy.data.materials.new(name + "PartPaint")
+    part.diffuse_color = (0.5, 0.5, 0.5, 0.0 if clear_second else 1.0)
+    me.materials.append(paint)
+    me.materials.append(part)
+    for p in me.polygons[6:12]:
+        p.material_index = 1
+    me.update()
+    ob = bpy.data.objects.new(name, me)
+    bpy.context.scene.collection.objects.link(ob)
+    return ob
+
+
+def clear_block_cloth(defect: bool, frames: int = 40, res: int = 12) -> Any:
+    """A cloth falls onto a floor mesh that also holds a block (a second material on the block's faces), and
+    drapes over the block. Defect: the block's material renders nothing, so the frames show a cloth draped over
+    air. Twin: the block renders."""
     import bpy
 
     sc = D.reset(frames)
     sc.render.engine = "BLENDER_WORKBENCH"
     sc.display.shading.color_type = "MATERIAL"
+    D.camera(sc)
+    floor = _two_part_mesh("Floor", [((0, 0, -0.05), (3, 3, 0.05)), ((0, 0, 0.25), (0.3, 0.3, 0.25))], defect)
+    floor.modifiers.new("Collision", "COLLISION")
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=res, y_subdivisions=res, size=1.5, location=(0, 0, 0.9))
+    cl = bpy.context.active_object
+    cl.name = "Sheet"
+    cm = cl.modifiers.new("Cloth", "CLOTH")
+    cm.settings.quality = 4
+    cm.point_cache.frame_end = frames
+    D.bake()
+    return sc
+
+
+def clear_plate(defect: bool, frames: int = 45) -> Any:
+    """One passive mesh: a floor and, 0.5 m above it, a plate (a second material on the plate's faces) that
+    catches a dropped parcel. Defect: the plate's material renders nothing (Workbench alpha 0), so every frame
+    shows the parcel resting on air, while Bullet collides with every face of the mesh. Twin: the plate renders."""
+    sc = D.reset(frames)
+    sc.render.engine = "BLENDER_WORKBENCH"
+    sc.display.shading.color_type = "MATERIAL"
     D.rigid_world(sc, frames)
     D.camera(sc)
-
-    def cuboid(c: tuple, h: tuple) -> tuple[list, list]:
-        v = [(c[0] + a * h[0], c[1] + b * h[1], c[2] + z * h[2]) for a in (-1, 1) for b in (-1, 1) for z in (-1, 1)]
-        return v, [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
-
-    fv, ff = cuboid((0, 0, -0.05), (4, 4, 0.05))
-    pv, pf = cuboid((0, 0, 0.5), (0.6, 0.6, 0.02))
-    me = bpy.data.meshes.new("Ground")
-    me.from_pydata(fv + pv, [], ff + [tuple(i + 8 for i in f) for f in pf])
-    paint, plate = bpy.data.materials.new("Paint"), bpy.data.materials.new("PlatePaint")
-    plate.diffuse_color = (0.5, 0.5, 0.5, 0.0 if defect else 1.0)
-    me.materials.append(paint)
-    me.materials.append(plate)
-    for p in me.polygons[6:]:
-        p.material_index = 1
-    me.update()
-    ground = bpy.data.objects.new("Ground", me)
-    sc.collection.objects.link(ground)
+    ground = _two_part_mesh("Ground", [((0, 0, -0.05), (4, 4, 0.05)), ((0, 0, 0.5), (0.6, 0.6, 0.02))], defect)
     D._rb(ground, "PASSIVE", "MESH")
     D.box("Parcel", (0, 0, 1.2), (0.3, 0.3, 0.3), rb="ACTIVE", mass=0.5)
     D.bake()
@@ -392,7 +421,7 @@ BUILDERS = {"keyed_world": keyed_world, "field_hold": field_hold, "shapekey_ball
             "render_only_motion": render_only_motion, "viewport_grown_collider": viewport_grown_collider,
             "cloth_shell": cloth_shell, "pinned_drape": pinned_drape,
             "goal_jelly": goal_jelly, "ghost_shelf": ghost_shelf, "first_step_kick": first_step_kick,
-            "sleeping_crate": sleeping_crate, "clear_plate": clear_plate}
+            "sleeping_crate": sleeping_crate, "clear_plate": clear_plate, "clear_block_cloth": clear_block_cloth}
 
 
 @pytest.fixture(scope="session")
@@ -430,6 +459,7 @@ CASES = [
     ("first_step_kick", "energy_gain", {"Ball"}),
     ("sleeping_crate", "hidden_support", {"Crate"}),
     ("clear_plate", "collider_mismatch", {"Parcel", "Ground"}),
+    ("clear_block_cloth", "hidden_support", {"Sheet", "Floor"}),
 ]
 
 
