@@ -121,6 +121,7 @@ DETECTORS: list[tuple[str, Any]] = [
     ("proxies", _method("proxies")),
     ("cloth_shells", _method("cloth_shells")),
     ("pins", _method("pins")),
+    ("render_side", _method("render_side")),  # after the geometry detectors: adds the re-bake to their findings
     ("energy", _method("energy")),
     ("self_intersection", _method("self_intersection")),
     ("numerical", _method("numerical")),

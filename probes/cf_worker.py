@@ -172,6 +172,11 @@ def run_job(blend: str, job: dict[str, Any], mapping: dict[str, str],
         if job.get("strip_clear"):  # the clear faces of rendered colliders removed: what they do (probes.effects)
             rec["stripped"] = strip_clear_faces(scene, list(job["strip_clear"]))
             changed = True
+        if job.get("render_side"):  # the bake made as the frames show the scene (probes.render_config)
+            from physcodegym.probes.render_config import apply_render_configuration
+
+            rec["render_side"] = len(apply_render_configuration(scene))
+            changed = True
         if job.get("reseed"):  # another microstate of the same physics: the noise floor of a chaotic liquid
             rec["reseeded"] = reseed_particles(scene, int(job["reseed"]))
             changed = True

@@ -31,7 +31,9 @@ def run_branches(blend: Path, jobs: list[dict[str, Any]], mapping: dict[str, str
     A job is {"out": Path, "interventions": [Intervention], "frames": (s, e), "defect": kind, "save_blend": Path,
     "solvers_off": bool, "force_rebake": bool (free the program's bake and simulate again with nothing changed),
     "reseed": int (shift every particle system's seed by it: another microstate of the same physics),
-    "strip_clear": [object names] (delete their faces whose material renders nothing: what those faces do)}.
+    "strip_clear": [object names] (delete their faces whose material renders nothing: what those faces do),
+    "render_side": bool (switch the scene to its render configuration, then re-bake: what the viewport-only
+    differences did)}.
     """
     return start_branches(blend, jobs, mapping, timeout_s).result()
 
@@ -61,6 +63,7 @@ class BranchRun:
                 "force_rebake": bool(j.get("force_rebake")),
                 "reseed": int(j.get("reseed") or 0),
                 "strip_clear": list(j.get("strip_clear") or []),
+                "render_side": bool(j.get("render_side")),
             }
             for j in jobs
         ]

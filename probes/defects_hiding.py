@@ -9,7 +9,8 @@ to hide what holds a body up, and each has a detector in the audit (SPEC §5):
   collides with, so every rendered frame shows it resting on air -> `collider_mismatch` (or, where the grown hull
   overlaps a neighbour at the start, it is launched by nothing visible -> `energy_gain`);
 - `pass_through`: the support keeps its rigid body but shares no collision collection with the moving core,
-  which falls through what the frames show it should land on -> `no_contact_response`;
+  which falls through what the frames show it should land on -> `no_contact_response` (or `interpenetration` where
+  it is seen sinking inside it);
 - `cloth_shell`: the cloth core keeps 0.1 m from every collider (`distance_min`), a drape that floats
   -> `collider_mismatch`;
 - `pin_in_air`: the cloth core is pinned along its top edge to nothing rendered -> `hidden_support`;
@@ -27,7 +28,7 @@ HIDING_DEFECTS: dict[str, tuple[str, ...]] = {
     "render_only_lift": ("scripted_motion",),
     # a hull that overlaps a neighbour where the meshes do not launches it on the first step: energy from nowhere
     "viewport_grown_collider": ("collider_mismatch", "energy_gain"),
-    "pass_through": ("no_contact_response",),
+    "pass_through": ("no_contact_response", "interpenetration"),  # seen inside the support, or stepping through it
     "cloth_shell": ("collider_mismatch",),
     "pin_in_air": ("hidden_support",),
     "brownian_push": ("non_physical_parameter",),

@@ -1,8 +1,9 @@
-"""Detectors judged by measured effect (`probes.effects`): force fields (`unexplained_force_field`) and colliders that
-do not render (`hidden_support`)."""
+"""Detectors judged by measured effect (`probes.effects`): force fields (`unexplained_force_field`), colliders that
+do not render (`hidden_support`), and a bake made on viewport-only geometry (`collider_mismatch`)."""
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
@@ -18,6 +19,8 @@ from physcodegym.probes.audit_base import (
 )
 
 MEASURED_FIELDS = 6  # force fields re-baked without them, one branch each (the rest: judged by their targets)
+RENDER_SIDE = "render_side"  # the effects branch re-baked in the render configuration
+_OBJ_PATH = re.compile(r"bpy\.data\.objects\[['\"](.+?)['\"]\]")
 
 
 class FieldDetectors(AuditBase):
@@ -40,6 +43,37 @@ class FieldDetectors(AuditBase):
         return [n for n, i in self.info.items() if i.get("type") == "MESH" and _collision_owner(i, self.si)
                 and not _rendered(i)
                 and not _is_dynamic(i, self.si) and n not in emitters and n not in inst]
+
+    def render_side(self) -> None:
+        """The scene re-baked as it renders (`probes.render_config`) moves a simulated thing otherwise: the
+        physics ran on viewport-only geometry or objects the frames never show (a collider grown by a modifier
+        shown in the viewport only, a body disabled in renders...): `collider_mismatch`."""
+        acts = self._acts_on(RENDER_SIDE)
+        if not acts:
+            return
+        rows = self.si.get("render_divergences") or []
+        where = sorted({m.group(1) for r in rows for m in [_OBJ_PATH.match(r.get("path", ""))] if m})
+        eff = self.effects[RENDER_SIDE]["effects"]  # type: ignore[index]
+        measured = {t: {k: v for k, v in e.items() if k != "per_frame"} for t, e in eff.items()}
+        same = [f for f in self.findings if f.kind in ("collider_mismatch", "hidden_support", "no_contact_response")
+                and set(where) & set(f.objects)]
+        if same:  # already named from the geometry: the re-bake is its measured evidence
+            for f in same:
+                f.evidence["measured_rendered_configuration"] = measured
+            return
+        worst = max((e.get("max_deviation_m") or e.get("particles_median_m") or 0.0) for e in eff.values() if e["acts"])
+        objs = sorted({t.split("/", 1)[0] for t in acts})
+        self.add(
+            kind="collider_mismatch",
+            objects=[*objs, *[w for w in where if w not in objs]],
+            frames=[int(self.frames[0]), int(self.frames[-1])],
+            value=float(worst),
+            unit="m",
+            message=f"the bake used the viewport's scene, which differs from what renders "
+            f"({', '.join(r['path'] for r in rows[:4])}{' ...' if len(rows) > 4 else ''}); baked as it renders, "
+            f"{acts} move up to {worst:.3f} m otherwise",
+            evidence={"render_divergences": rows, "measured": measured},
+        )
 
     def clear_face_colliders(self) -> list[str]:
         """Rendered, static colliders with faces whose material renders nothing (`MeshGeom.clear_tris`): those
@@ -69,6 +103,8 @@ class FieldDetectors(AuditBase):
                              "mapping": {o: o}})
         for o in self.clear_face_colliders()[:4]:
             branches.append({"label": f"clear:{o}", "interventions": [], "strip_clear": [o]})
+        if self.si.get("render_divergences"):
+            branches.append({"label": RENDER_SIDE, "interventions": [], "render_side": True})
         for kind, holders in self.joint_groups().items():  # one branch per joint type: admission is by type
             branches.append({"label": f"joint:{kind}",
                              "interventions": [Intervention(kind=InterventionKind.disable_joint, roles=holders)],

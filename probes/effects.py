@@ -77,7 +77,7 @@ def measure(blend: Path, baseline: SceneSamples, branches: list[dict[str, Any]],
         for i, b in enumerate(branches):
             mapping.update(b.get("mapping", {}))
             jobs.append({"out": wd / f"effect_{i}.npz", "interventions": b["interventions"], "frames": frames,
-                         "strip_clear": b.get("strip_clear") or []})
+                         "strip_clear": b.get("strip_clear") or [], "render_side": bool(b.get("render_side"))})
         if with_control:
             jobs.append({"out": wd / "effect_control.npz", "interventions": [], "frames": frames, "force_rebake": True})
         res = run_branches(Path(blend), jobs, mapping)

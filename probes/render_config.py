@@ -68,6 +68,21 @@ def render_configuration(scene: Any) -> Iterator[list[dict[str, Any]]]:
     if not rows:
         yield rows
         return
+    undo = apply_render_configuration(scene)
+    try:
+        yield rows
+    finally:
+        for owner, attr, value in reversed(undo):
+            try:
+                setattr(owner, attr, value)
+            except (ReferenceError, AttributeError):  # removed while the block ran (a worker's throwaway load)
+                pass
+
+
+def apply_render_configuration(scene: Any) -> list[tuple[Any, str, Any]]:
+    """Switch `scene` to what renders and keep it so (a worker that re-bakes the scene as it renders, to measure
+    what the viewport-only differences did to the physics: `probes.effects`); returns (owner, attribute, old
+    value) for each switch made."""
     undo: list[tuple[Any, str, Any]] = []
     for col in _collections(scene):
         if col.hide_viewport and not col.hide_render:
@@ -81,11 +96,4 @@ def render_configuration(scene: Any) -> Iterator[list[dict[str, Any]]]:
             if m.type not in KEEP_MODIFIERS and bool(m.show_viewport) != bool(m.show_render):
                 undo.append((m, "show_viewport", m.show_viewport))
                 m.show_viewport = m.show_render
-    try:
-        yield rows
-    finally:
-        for owner, attr, value in reversed(undo):
-            try:
-                setattr(owner, attr, value)
-            except (ReferenceError, AttributeError):  # removed while the block ran (a worker's throwaway load)
-                pass
+    return undo

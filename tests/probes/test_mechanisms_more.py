@@ -21,7 +21,9 @@ re-evaluation in a fresh worker, as in `test_mechanisms`):
   then falling far off the stage (energy from nowhere, which the later fall must not hide);
 - a crate that starts asleep in mid-air (Bullet's deactivation holds it: held by nothing, not a collider mismatch);
 - a parcel resting on faces of the ground's mesh whose material renders nothing (transparency is per face), and a
-  cloth draped over such faces (judged by what a branch without those faces does).
+  cloth draped over such faces (judged by what a branch without those faces does);
+- a cloth lying on a floor grown by a modifier shown in the viewport only (judged by re-baking the scene as it
+  renders).
 """
 
 from __future__ import annotations
@@ -401,6 +403,31 @@ def clear_block_cloth(defect: bool, frames: int = 40, res: int = 12) -> Any:
     return sc
 
 
+def viewport_grown_floor(defect: bool, frames: int = 40, res: int = 12) -> Any:
+    """A cloth falls onto a floor whose collision mesh comes from a Displace modifier above its Collision modifier
+    in the stack (0.15 m). Defect: the Displace is shown in the viewport only, so the cloth lies 0.15 m above the
+    rendered floor in every frame. Twin: it renders too (the rendered floor is the one the cloth lies on)."""
+    import bpy
+
+    sc = D.reset(frames)
+    D.camera(sc)
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=4, y_subdivisions=4, size=6, location=(0, 0, 0))
+    floor = bpy.context.active_object
+    floor.name = "Floor"
+    grow = floor.modifiers.new("Grow", "DISPLACE")
+    grow.strength, grow.mid_level = 0.15, 0.0
+    grow.show_render = not defect
+    floor.modifiers.new("Collision", "COLLISION")
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=res, y_subdivisions=res, size=1.5, location=(0, 0, 0.6))
+    cl = bpy.context.active_object
+    cl.name = "Sheet"
+    cm = cl.modifiers.new("Cloth", "CLOTH")
+    cm.settings.quality = 4
+    cm.point_cache.frame_end = frames
+    D.bake()
+    return sc
+
+
 def clear_plate(defect: bool, frames: int = 45) -> Any:
     """One passive mesh: a floor and, 0.5 m above it, a plate (a second material on the plate's faces) that
     catches a dropped parcel. Defect: the plate's material renders nothing (Workbench alpha 0), so every frame
@@ -421,7 +448,8 @@ BUILDERS = {"keyed_world": keyed_world, "field_hold": field_hold, "shapekey_ball
             "render_only_motion": render_only_motion, "viewport_grown_collider": viewport_grown_collider,
             "cloth_shell": cloth_shell, "pinned_drape": pinned_drape,
             "goal_jelly": goal_jelly, "ghost_shelf": ghost_shelf, "first_step_kick": first_step_kick,
-            "sleeping_crate": sleeping_crate, "clear_plate": clear_plate, "clear_block_cloth": clear_block_cloth}
+            "sleeping_crate": sleeping_crate, "clear_plate": clear_plate, "clear_block_cloth": clear_block_cloth,
+            "viewport_grown_floor": viewport_grown_floor}
 
 
 @pytest.fixture(scope="session")
@@ -460,6 +488,7 @@ CASES = [
     ("sleeping_crate", "hidden_support", {"Crate"}),
     ("clear_plate", "collider_mismatch", {"Parcel", "Ground"}),
     ("clear_block_cloth", "hidden_support", {"Sheet", "Floor"}),
+    ("viewport_grown_floor", "collider_mismatch", {"Sheet", "Floor"}),
 ]
 
 
