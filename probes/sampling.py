@@ -299,6 +299,75 @@ def _constant_readers(scene: Any, obs: list[Any]) -> list[tuple[str, list[str], 
     return out
 
 
+# Keyed or driven physics properties outside the list above (`_animated_physics_readers`), by where they live.
+# Left out on purpose: rigid_body.kinematic / enabled (a hand-off, `probes.sources`), field.* (judged by its measured
+# effect, keyed strength included), rigid_body_constraint.* (joints and motors are actuators the rubric admits).
+_PHYSICS_MODIFIERS = {"CLOTH", "SOFT_BODY", "COLLISION", "FLUID", "DYNAMIC_PAINT"}
+_PARTICLE_DYNAMICS = ("mass", "damping", "drag_factor", "brownian_factor", "time_tweak", "timestep", "subframes",
+                      "fluid.", "effector_weights.", "use_size_deflect", "use_die_on_collision")
+
+
+def _animated_physics_readers(scene: Any, obs: list[Any], known: set[str]) -> list[tuple[str, list[str], Any]]:
+    """Readers for every keyframed or driven physical property of the scene's solvers and colliders that
+    `_constant_readers` does not list: found from the F-curves and drivers themselves (rigid body, collision
+    settings, cloth / soft-body / collision modifiers, particle dynamics), so a cloth whose shrink is keyed, a
+    collider whose thickness is driven or a soft body whose goal stiffness changes mid-run shows like a keyed mass.
+    """
+    from physcodegym.probes.sources import _action_fcurves, object_fcurves
+
+    out: list[tuple[str, list[str], Any]] = []
+    dyn = [o.name for o in obs if o.rigid_body is not None]
+
+    def reader(owner: Any, path: str, index: int) -> Any:
+        def rd() -> Any:
+            v = owner.path_resolve(path)
+            try:
+                return float(v[index]) if hasattr(v, "__len__") else float(v)
+            except (TypeError, ValueError, IndexError):
+                return 0.0
+        return rd
+
+    for o in obs:
+        curves = list(object_fcurves(o))
+        if o.animation_data is not None:
+            curves += list(o.animation_data.drivers)
+        for fc in curves:
+            p = fc.data_path
+            physical = p.startswith(("rigid_body.", "collision.")) and p not in ("rigid_body.kinematic",
+                                                                                 "rigid_body.enabled")
+            if p.startswith("modifiers["):
+                try:
+                    mod = o.path_resolve(p.split("]", 1)[0] + "]")
+                except ValueError:
+                    mod = None
+                physical = getattr(mod, "type", None) in _PHYSICS_MODIFIERS
+            if not physical:
+                continue
+            label = f"objects[{o.name!r}].{p}" + (f"[{fc.array_index}]" if fc.array_index else "")
+            if label in known:
+                continue
+            known.add(label)
+            governs = list(dict.fromkeys([o.name, *dyn])) if p.startswith(("rigid_body.", "collision.")) else [o.name]
+            out.append((label, governs, reader(o, p, fc.array_index)))
+        for ps in getattr(o, "particle_systems", []):
+            st = ps.settings
+            ad = st.animation_data
+            if ad is None:
+                continue
+            pcs = _action_fcurves(ad.action, getattr(ad, "action_slot", None)) + list(ad.drivers)
+            for fc in pcs:
+                p = fc.data_path
+                if not p.startswith(_PARTICLE_DYNAMICS):
+                    continue
+                label = (f"objects[{o.name!r}].particle_systems[{ps.name!r}].settings.{p}"
+                         + (f"[{fc.array_index}]" if fc.array_index else ""))
+                if label in known:
+                    continue
+                known.add(label)
+                out.append((label, [o.name], reader(st, p, fc.array_index)))
+    return out
+
+
 def _read(reader: Any) -> tuple[float, ...]:
     v = reader()
     return tuple(float(x) for x in v) if isinstance(v, tuple) else (float(v),)
@@ -401,6 +470,7 @@ def _sample_scene(scene: Any, frames: range | list[int] | None, objects: list[st
         for f in range(scene.frame_start, frames[0]):
             scene.frame_set(f)
     readers = _constant_readers(scene, obs)
+    readers += _animated_physics_readers(scene, obs, {p for p, _, _ in readers})
     # instances that are not particles (geometry nodes, vertex / face / collection instancing) render
     # geometry that no object matrix or mesh vertex shows: their origins and axes are sampled per instancer
     name_set = set(names)

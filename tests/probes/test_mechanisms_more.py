@@ -23,7 +23,8 @@ re-evaluation in a fresh worker, as in `test_mechanisms`):
 - a parcel resting on faces of the ground's mesh whose material renders nothing (transparency is per face), and a
   cloth draped over such faces (judged by what a branch without those faces does);
 - a cloth lying on a floor grown by a modifier shown in the viewport only (judged by re-baking the scene as it
-  renders).
+  renders);
+- a cloth whose shrink factor is keyed (any keyed or driven solver property, found from its F-curve).
 """
 
 from __future__ import annotations
@@ -428,6 +429,28 @@ def viewport_grown_floor(defect: bool, frames: int = 40, res: int = 12) -> Any:
     return sc
 
 
+def keyed_shrink(defect: bool, frames: int = 40, res: int = 12) -> Any:
+    """A cloth falls onto the floor. Defect: its shrink factor is keyed from 0 to 0.4 over frames 10-30 (the cloth
+    contracts with no force doing it: a property no list of "physical constants" names). Twin: the same key at a
+    constant value (keyed, but nothing changes)."""
+    import bpy
+
+    sc = D.reset(frames)
+    D.camera(sc)
+    D.box("Floor", (0, 0, -0.05), (6, 6, 0.1)).modifiers.new("Collision", "COLLISION")
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=res, y_subdivisions=res, size=1.5, location=(0, 0, 0.6))
+    cl = bpy.context.active_object
+    cl.name = "Sheet"
+    cm = cl.modifiers.new("Cloth", "CLOTH")
+    cm.settings.quality = 4
+    cm.point_cache.frame_end = frames
+    for f, v in ((10, 0.0), (30, 0.4 if defect else 0.0)):
+        cm.settings.shrink_min = v
+        cm.settings.keyframe_insert("shrink_min", frame=f)
+    D.bake()
+    return sc
+
+
 def clear_plate(defect: bool, frames: int = 45) -> Any:
     """One passive mesh: a floor and, 0.5 m above it, a plate (a second material on the plate's faces) that
     catches a dropped parcel. Defect: the plate's material renders nothing (Workbench alpha 0), so every frame
@@ -449,7 +472,7 @@ BUILDERS = {"keyed_world": keyed_world, "field_hold": field_hold, "shapekey_ball
             "cloth_shell": cloth_shell, "pinned_drape": pinned_drape,
             "goal_jelly": goal_jelly, "ghost_shelf": ghost_shelf, "first_step_kick": first_step_kick,
             "sleeping_crate": sleeping_crate, "clear_plate": clear_plate, "clear_block_cloth": clear_block_cloth,
-            "viewport_grown_floor": viewport_grown_floor}
+            "viewport_grown_floor": viewport_grown_floor, "keyed_shrink": keyed_shrink}
 
 
 @pytest.fixture(scope="session")
@@ -489,6 +512,7 @@ CASES = [
     ("clear_plate", "collider_mismatch", {"Parcel", "Ground"}),
     ("clear_block_cloth", "hidden_support", {"Sheet", "Floor"}),
     ("viewport_grown_floor", "collider_mismatch", {"Sheet", "Floor"}),
+    ("keyed_shrink", "non_physical_parameter", {"Sheet"}),
 ]
 
 
