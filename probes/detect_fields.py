@@ -52,7 +52,8 @@ class FieldDetectors(AuditBase):
         if not acts:
             return
         rows = self.si.get("render_divergences") or []
-        where = sorted({m.group(1) for r in rows for m in [_OBJ_PATH.match(r.get("path", ""))] if m})
+        where = sorted({m.group(1) for r in rows for m in [_OBJ_PATH.match(r.get("path", ""))] if m}
+                       | {o for r in rows for o in r.get("objects", [])})
         eff = self.effects[RENDER_SIDE]["effects"]  # type: ignore[index]
         measured = {t: {k: v for k, v in e.items() if k != "per_frame"} for t, e in eff.items()}
         same = [f for f in self.findings if f.kind in ("collider_mismatch", "hidden_support", "no_contact_response")

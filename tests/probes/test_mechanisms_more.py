@@ -24,7 +24,8 @@ re-evaluation in a fresh worker, as in `test_mechanisms`):
   cloth draped over such faces (judged by what a branch without those faces does);
 - a cloth lying on a floor grown by a modifier shown in the viewport only (judged by re-baking the scene as it
   renders);
-- a cloth whose shrink factor is keyed (any keyed or driven solver property, found from its F-curve).
+- a cloth whose shrink factor is keyed (any keyed or driven solver property, found from its F-curve);
+- a slab lifted by geometry nodes where an "Is Viewport" node says so (the audit feeds it False, as a render does).
 """
 
 from __future__ import annotations
@@ -451,6 +452,37 @@ def keyed_shrink(defect: bool, frames: int = 40, res: int = 12) -> Any:
     return sc
 
 
+def is_viewport_floor(defect: bool, frames: int = 45) -> Any:
+    """A ball dropped onto a slab whose geometry-nodes tree lifts it by 0.25 m where an "Is Viewport" node says so.
+    Defect: lifted in the viewport only (the solver's slab is 0.25 m above the rendered one: the ball rests on air
+    in every frame). Twin: lifted in both (the node is there, the two configurations agree)."""
+    import bpy
+
+    sc = D.reset(frames)
+    D.rigid_world(sc, frames)
+    D.camera(sc)
+    slab = D.box("Slab", (0, 0, -0.05), (4, 4, 0.1))
+    ng = bpy.data.node_groups.new("Lift", "GeometryNodeTree")
+    ng.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
+    ng.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
+    gi, go = ng.nodes.new("NodeGroupInput"), ng.nodes.new("NodeGroupOutput")
+    sp, xyz = ng.nodes.new("GeometryNodeSetPosition"), ng.nodes.new("ShaderNodeCombineXYZ")
+    iv, sw = ng.nodes.new("GeometryNodeIsViewport"), ng.nodes.new("GeometryNodeSwitch")
+    sw.input_type = "FLOAT"
+    sw.inputs["False"].default_value = 0.0 if defect else 0.25
+    sw.inputs["True"].default_value = 0.25
+    ng.links.new(iv.outputs[0], sw.inputs["Switch"])
+    ng.links.new(sw.outputs[0], xyz.inputs["Z"])
+    ng.links.new(xyz.outputs[0], sp.inputs["Offset"])
+    ng.links.new(gi.outputs[0], sp.inputs["Geometry"])
+    ng.links.new(sp.outputs[0], go.inputs[0])
+    slab.modifiers.new("Lift", "NODES").node_group = ng
+    D._rb(slab, "PASSIVE", "CONVEX_HULL", mesh_source="FINAL", collision_margin=0.001)
+    D.sphere("Ball", (0, 0, 1.5), 0.25)
+    D.bake()
+    return sc
+
+
 def clear_plate(defect: bool, frames: int = 45) -> Any:
     """One passive mesh: a floor and, 0.5 m above it, a plate (a second material on the plate's faces) that
     catches a dropped parcel. Defect: the plate's material renders nothing (Workbench alpha 0), so every frame
@@ -472,7 +504,8 @@ BUILDERS = {"keyed_world": keyed_world, "field_hold": field_hold, "shapekey_ball
             "cloth_shell": cloth_shell, "pinned_drape": pinned_drape,
             "goal_jelly": goal_jelly, "ghost_shelf": ghost_shelf, "first_step_kick": first_step_kick,
             "sleeping_crate": sleeping_crate, "clear_plate": clear_plate, "clear_block_cloth": clear_block_cloth,
-            "viewport_grown_floor": viewport_grown_floor, "keyed_shrink": keyed_shrink}
+            "viewport_grown_floor": viewport_grown_floor, "keyed_shrink": keyed_shrink,
+            "is_viewport_floor": is_viewport_floor}
 
 
 @pytest.fixture(scope="session")
@@ -513,6 +546,7 @@ CASES = [
     ("clear_block_cloth", "hidden_support", {"Sheet", "Floor"}),
     ("viewport_grown_floor", "collider_mismatch", {"Sheet", "Floor"}),
     ("keyed_shrink", "non_physical_parameter", {"Sheet"}),
+    ("is_viewport_floor", "collider_mismatch", {"Ball", "Slab"}),
 ]
 
 
@@ -562,3 +596,18 @@ def test_the_audit_reads_the_render_side_and_says_where_the_viewport_differs(aud
     audit_scene(viewport_grown_collider(True), solvers_off=False, render_check=False)
     grow = bpy.data.objects["Ball"].modifiers["Grow"]  # the live scene, put back as built
     assert grow.show_viewport and not grow.show_render
+
+
+def test_an_is_viewport_node_is_read_as_in_a_render_and_put_back(audited_more):
+    """The "Is Viewport" node is named among the divergences with the object that uses it, and after the audit the
+    live node tree is as it was built (the node still feeds the switch; no constant left behind)."""
+    import bpy
+    from physcodegym.probes.audit import audit_scene
+
+    rows = audited_more("is_viewport_floor", True).scene["render_divergences"]
+    assert [(r["type"], r["objects"]) for r in rows] == [("IS_VIEWPORT", ["Slab"])], rows
+    audit_scene(is_viewport_floor(True), solvers_off=False, render_check=False)
+    ng = bpy.data.node_groups["Lift"]
+    assert [n.bl_idname for n in ng.nodes].count("FunctionNodeInputBool") == 0
+    iv = next(n for n in ng.nodes if n.bl_idname == "GeometryNodeIsViewport")
+    assert iv.outputs[0].is_linked and iv.outputs[0].links[0].to_node.bl_idname == "GeometryNodeSwitch"
