@@ -17,7 +17,9 @@ to hide what holds a body up, and each has a detector in the audit (SPEC §5):
 - `brownian_push`: a random push each step on the liquid's particles -> `non_physical_parameter`.
 
 A defect with nothing to act on in a task (no cloth, no liquid, no rigid support) raises the
-`NOT_APPLICABLE` error, so its matrix cell says n/a with the reason. Runs inside `probes.cf_worker`.
+`NOT_APPLICABLE` error, so its matrix cell says n/a with the reason; `pass_through` is also n/a where the bake
+moves everything as the truth does (a pendulum's bob never touches the pivot: `verifier.selftest.changes_nothing`).
+Runs inside `probes.cf_worker`.
 """
 
 from __future__ import annotations
