@@ -180,55 +180,39 @@ class FieldDetectors(AuditBase):
         """A collider that does not render and changes what a rigid body, cloth or particles do: `hidden_support`
         (also the faces of a rendered collider whose material renders nothing)."""
         for c in self.clear_face_colliders():
-            acts = self._acts_on(f"clear:{c}")
-            if not acts:
-                continue
-            objs = sorted({t.split("/", 1)[0] for t in acts})
-            eff = self.effects[f"clear:{c}"]["effects"]  # type: ignore[index]
-            measured = {t: {k: v for k, v in e.items() if k != "per_frame"} for t, e in eff.items()}
-            n_clear = self.geom.meshes[c].clear_tris
-            same = [f for f in self.findings if f.kind in ("hidden_support", "collider_mismatch") and c in f.objects]
-            if same:  # the support detector already named this collider: the measured effect is its evidence
-                for f in same:
-                    f.evidence["measured_without_clear_faces"] = measured
-                continue
-            worst = max(
-                (e.get("max_deviation_m") or e.get("particles_median_m") or 0.0) for t, e in eff.items() if e["acts"])
-            self.add(
-                kind="hidden_support",
-                objects=[*objs, c],
-                frames=[int(self.frames[0]), int(self.frames[-1])],
-                value=float(worst),
-                unit="m",
-                message=f"{n_clear} triangles of {c!r} have a material that renders nothing, and they change the "
-                f"motion of {acts} (up to {worst:.3f} m without them)",
-                evidence={"holder": c, "hidden_how": f"{n_clear} triangles with a material that renders nothing",
-                          "measured": measured},
-            )
+            n = self.geom.meshes[c].clear_tris
+            self._hidden_holder(f"clear:{c}", c, f"{n} triangles with a material that renders nothing",
+                                ("hidden_support", "collider_mismatch"), "measured_without_clear_faces",
+                                f"{n} triangles of {c!r} have a material that renders nothing, and they change", n)
         for c in self.hidden_collider_candidates():
-            acts = self._acts_on(f"collider:{c}")
-            if not acts:
-                continue
-            objs = sorted({t.split("/", 1)[0] for t in acts})
-            eff = self.effects[f"collider:{c}"]["effects"]  # type: ignore[index]
-            measured = {t: {k: v for k, v in e.items() if k != "per_frame"} for t, e in eff.items()}
-            same = [f for f in self.findings if f.kind == "hidden_support" and c in f.objects]
-            if same:  # the support detector already named this collider: add the measured effect to its evidence
-                for f in same:
-                    f.evidence["measured_without_holder"] = measured
-                continue
-            worst = max(
-                (e.get("max_deviation_m") or e.get("particles_median_m") or 0.0) for t, e in eff.items() if e["acts"])
-            self.add(
-                kind="hidden_support",
-                objects=[*objs, c],
-                frames=[int(self.frames[0]), int(self.frames[-1])],
-                value=float(worst),
-                unit="m",
-                message=f"{c!r} is a collider that does not render ({ph.hidden_how(self.info[c])}) and changes the "
-                f"motion of {acts} (up to {worst:.3f} m without it)",
-                evidence={"holder": c, "hidden_how": ph.hidden_how(self.info[c]), "measured": measured},
-            )
+            how = ph.hidden_how(self.info[c])
+            self._hidden_holder(f"collider:{c}", c, how, ("hidden_support",), "measured_without_holder",
+                                f"{c!r} is a collider that does not render ({how}) and changes")
+
+    def _hidden_holder(self, label: str, c: str, how: str, named_by: tuple[str, ...], evidence_key: str,
+                       says: str, n_parts: int = 1) -> None:
+        """`hidden_support` for what the effects branch `label` measured (a collider, or part of one, that does not
+        render); where a geometry detector already named `c`, the measured effect goes into its evidence."""
+        acts = self._acts_on(label)
+        if not acts:
+            return
+        eff = self.effects[label]["effects"]  # type: ignore[index]
+        measured = {t: {k: v for k, v in e.items() if k != "per_frame"} for t, e in eff.items()}
+        same = [f for f in self.findings if f.kind in named_by and c in f.objects]
+        if same:
+            for f in same:
+                f.evidence[evidence_key] = measured
+            return
+        worst = max((e.get("max_deviation_m") or e.get("particles_median_m") or 0.0) for e in eff.values() if e["acts"])
+        self.add(
+            kind="hidden_support",
+            objects=[*sorted({t.split("/", 1)[0] for t in acts}), c],
+            frames=[int(self.frames[0]), int(self.frames[-1])],
+            value=float(worst),
+            unit="m",
+            message=f"{says} the motion of {acts} (up to {worst:.3f} m without {'them' if n_parts > 1 else 'it'})",
+            evidence={"holder": c, "hidden_how": how, "measured": measured},
+        )
 
     # ================================================================ force fields
     def force_fields(self) -> None:
