@@ -383,11 +383,23 @@ def _two_part_mesh(name: str, parts: list[tuple[tuple, tuple]], clear_second: bo
     return ob
 
 
+def _sheet(z: float, res: int, frames: int) -> Any:
+    """A 1.5 m cloth grid named "Sheet" at height `z` (quality 4, cached over `frames`); its cloth modifier."""
+    import bpy
+
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=res, y_subdivisions=res, size=1.5, location=(0, 0, z))
+    cl = bpy.context.active_object
+    cl.name = "Sheet"
+    cm = cl.modifiers.new("Cloth", "CLOTH")
+    cm.settings.quality = 4
+    cm.point_cache.frame_end = frames
+    return cm
+
+
 def clear_block_cloth(defect: bool, frames: int = 40, res: int = 12) -> Any:
     """A cloth falls onto a floor mesh that also holds a block (a second material on the block's faces), and
     drapes over the block. Defect: the block's material renders nothing, so the frames show a cloth draped over
     air. Twin: the block renders."""
-    import bpy
 
     sc = D.reset(frames)
     sc.render.engine = "BLENDER_WORKBENCH"
@@ -395,12 +407,7 @@ def clear_block_cloth(defect: bool, frames: int = 40, res: int = 12) -> Any:
     D.camera(sc)
     floor = _two_part_mesh("Floor", [((0, 0, -0.05), (3, 3, 0.05)), ((0, 0, 0.25), (0.3, 0.3, 0.25))], defect)
     floor.modifiers.new("Collision", "COLLISION")
-    bpy.ops.mesh.primitive_grid_add(x_subdivisions=res, y_subdivisions=res, size=1.5, location=(0, 0, 0.9))
-    cl = bpy.context.active_object
-    cl.name = "Sheet"
-    cm = cl.modifiers.new("Cloth", "CLOTH")
-    cm.settings.quality = 4
-    cm.point_cache.frame_end = frames
+    _sheet(0.9, res, frames)
     D.bake()
     return sc
 
@@ -420,12 +427,7 @@ def viewport_grown_floor(defect: bool, frames: int = 40, res: int = 12) -> Any:
     grow.strength, grow.mid_level = 0.15, 0.0
     grow.show_render = not defect
     floor.modifiers.new("Collision", "COLLISION")
-    bpy.ops.mesh.primitive_grid_add(x_subdivisions=res, y_subdivisions=res, size=1.5, location=(0, 0, 0.6))
-    cl = bpy.context.active_object
-    cl.name = "Sheet"
-    cm = cl.modifiers.new("Cloth", "CLOTH")
-    cm.settings.quality = 4
-    cm.point_cache.frame_end = frames
+    _sheet(0.6, res, frames)
     D.bake()
     return sc
 
@@ -434,17 +436,11 @@ def keyed_shrink(defect: bool, frames: int = 40, res: int = 12) -> Any:
     """A cloth falls onto the floor. Defect: its shrink factor is keyed from 0 to 0.4 over frames 10-30 (the cloth
     contracts with no force doing it: a property no list of "physical constants" names). Twin: the same key at a
     constant value (keyed, but nothing changes)."""
-    import bpy
 
     sc = D.reset(frames)
     D.camera(sc)
     D.box("Floor", (0, 0, -0.05), (6, 6, 0.1)).modifiers.new("Collision", "COLLISION")
-    bpy.ops.mesh.primitive_grid_add(x_subdivisions=res, y_subdivisions=res, size=1.5, location=(0, 0, 0.6))
-    cl = bpy.context.active_object
-    cl.name = "Sheet"
-    cm = cl.modifiers.new("Cloth", "CLOTH")
-    cm.settings.quality = 4
-    cm.point_cache.frame_end = frames
+    cm = _sheet(0.6, res, frames)
     for f, v in ((10, 0.0), (30, 0.4 if defect else 0.0)):
         cm.settings.shrink_min = v
         cm.settings.keyframe_insert("shrink_min", frame=f)
