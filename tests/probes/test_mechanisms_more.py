@@ -236,13 +236,20 @@ def viewport_grown_collider(defect: bool, frames: int = 60) -> Any:
     D.rigid_world(sc, frames)
     D.camera(sc)
     D.ground()
-    ball = D.sphere("Ball", (0, 0, 1.5), 0.25, rb=None)
-    grow = ball.modifiers.new("Grow", "DISPLACE")
-    grow.strength, grow.mid_level = 0.3, 0.0
-    grow.show_render = not defect
-    D._rb(ball, "ACTIVE", "CONVEX_HULL", mesh_source="FINAL", collision_margin=0.001)
+    _grown_ball((0, 0, 1.5), viewport_only=defect)
     D.bake()
     return sc
+
+
+def _grown_ball(loc: tuple, viewport_only: bool) -> Any:
+    """A 0.25 m ball colliding as its convex hull, grown 0.3 m by a Displace modifier (shown in the viewport only,
+    or in renders too)."""
+    ball = D.sphere("Ball", loc, 0.25, rb=None)
+    grow = ball.modifiers.new("Grow", "DISPLACE")
+    grow.strength, grow.mid_level = 0.3, 0.0
+    grow.show_render = not viewport_only
+    D._rb(ball, "ACTIVE", "CONVEX_HULL", mesh_source="FINAL", collision_margin=0.001)
+    return ball
 
 
 def cloth_shell(defect: bool, frames: int = 45, res: int = 12) -> Any:
@@ -334,11 +341,7 @@ def first_step_kick(defect: bool, frames: int = 60) -> Any:
     D.rigid_world(sc, frames)
     D.camera(sc)
     D.box("Platform", (0, 0, -0.1), (1.0, 1.0, 0.2), rb="PASSIVE")
-    ball = D.sphere("Ball", (0.7, 0, 0.2 if defect else 1.2), 0.25, rb=None)
-    grow = ball.modifiers.new("Grow", "DISPLACE")
-    grow.strength, grow.mid_level = 0.3, 0.0
-    grow.show_render = not defect
-    D._rb(ball, "ACTIVE", "CONVEX_HULL", mesh_source="FINAL", collision_margin=0.001)
+    _grown_ball((0.7, 0, 0.2 if defect else 1.2), viewport_only=defect)
     D.bake()
     return sc
 
