@@ -1,28 +1,55 @@
-"""Rendered frames vs the saved scene: the frames a program hands in must be renders of the scene it saves.
+"""Rendered frames vs the saved scene: the frames a program hands in must be renders of the saved scene.
 
 A program renders its frames and saves `scene.blend` itself, so nothing forces the two to be the same scene:
 it could render a keyframed fake (or a time-warped render of a real simulation, frame i drawn from another
 scene time) and then save a clean simulation. The audit and S_val read the saved scene; S_ssim and S_mot read
-the frames. This check re-renders a few frames of the saved scene (its own engine and camera, at a quarter of
-the size, few samples) and compares *where the picture changes* from the first frame, in the handed-in frames
-and in the re-render. Motion masks, not pixels, so sample noise, denoising and a missing image texture do not
-matter; a mover that is somewhere else on screen does. A frame agrees when the changed regions overlap
-(each covered by the other within a pixel of tolerance); too many disagreeing frames give `scripted_motion`.
+the frames. This check re-renders frames of the saved scene (its own engine and camera, at a quarter of the
+size, few samples) and compares *where the picture changes*, in the handed-in frames and in the re-render.
+Motion masks, not pixels, so sample noise, denoising and a missing image texture do not matter; a mover that
+is somewhere else on screen does.
+
+Which frames: every frame the time budget allows. A fake may cover only a window of the video (the ball bounces
+higher between two checked frames), so a handful of evenly spaced frames is not enough: frame 1 and
+`MATCH_FRAMES` frames on a grid with a secret random phase come first, then the remaining frames in a secret
+random order until `RENDER_BUDGET_S` is spent (Workbench re-renders about 170 of a shipped task's 240 frames
+when idle; Cycles about 5 more; EEVEE only the first few, its CPU renders take seconds each). The re-render with
+the moving things hidden follows the same order with `STILL_BUDGET_S`. A fake window of a few frames among
+240 is then compared on several of its frames, whichever they are. Both are drawn at audit time
+from the operating system's random source, so a program cannot know which frames will be compared.
+
+Two masks per frame:
+- *since the first frame*: a wholesale swap (another scene's motion) changes other regions on most frames: more
+  than `DISAGREE_FRAC` of the informative frames disagreeing is a finding;
+- *since `LAG_FRAMES` earlier*: where a mover is now and was a moment ago. A fake confined to a window shares
+  the first-frame footprint with the truth (both masks hold where the ball started, so the first kind agrees
+  about half way), but not the current one: `RUN_MIN` consecutive compared frames where what the handed-in
+  frames show changing is mostly not where the re-render changes is a finding too (one-sided, see `_covered`).
+A frame disagrees when the changed regions do not overlap (each covered by the other within a pixel of
+tolerance, below `AGREE_MIN`).
 """
 
 from __future__ import annotations
 
+import random
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 RENDER_PERCENT = 25  # re-render at this percentage of the scene's resolution (640x360 -> 160x90)
-MATCH_FRAMES = 6  # frames re-rendered (evenly spaced after the first, which is the reference of both masks)
+MATCH_FRAMES = 6  # frames always re-rendered after the first (on a grid with a random phase)
 SLOW_ENGINE_FRAMES = 3  # ... with EEVEE, whose CPU renders take seconds even at 160x90 (measured 5-13 s a frame)
+RENDER_BUDGET_S = 1.5  # s: more frames are re-rendered, in a random order, until this is spent (measured at 160x90:
+# Workbench 0.009 s a frame (the render call itself; writing the PNG is 1 ms), so about 170 of a shipped task's 240
+# when idle; Cycles at 8 samples 0.3 s, so about 5)
+STILL_BUDGET_S = 0.6  # s: ... and re-rendered again with the moving things hidden (the same order)
+LAG_FRAMES = 6  # scene frames between the two pictures of a "since a moment ago" mask
+RUN_MIN = 3  # consecutive compared frames whose recent change disagrees: a fake window, not noise
 DIFF_LEVEL = 25  # levels (0-255) of any colour channel for a pixel to count as changed
 MIN_CHANGED_PX = 12  # a frame where neither picture changes this much says nothing
+RUN_PX = 2 * MIN_CHANGED_PX  # a frame of a run changes at least this much in the handed-in frames
 AGREE_MIN = 0.4  # min(share of the frames' change covered by the re-render's, and the reverse) for a frame to agree
 DISAGREE_FRAC = 0.5  # more than this share of the informative frames disagree: a finding
 MAX_SAMPLES = 8  # Cycles samples / EEVEE TAA samples of the re-render (motion masks ignore sample noise)
@@ -55,11 +82,54 @@ def agreement(a: np.ndarray, b: np.ndarray) -> float | None:
     return float(min((a & _dilate(b)).sum() / na, (b & _dilate(a)).sum() / nb))
 
 
+def _covered(moved: np.ndarray, explained: np.ndarray) -> float | None:
+    """Share of the pixels that changed in the handed-in frames (`moved`) within a pixel of a change in the
+    re-render (`explained`, at half the level: a change just above the level in one picture and just below it
+    in the other is the same change; a waving flag's shading is mostly such changes). One-sided: the re-render
+    may change more (a drop a pixel wide survives a native small render but not the averaging down of a full
+    one), what the frames show moving must be where the saved scene moves. None below `RUN_PX` changed pixels
+    (a sliver of shading says nothing about where a thing is)."""
+    n = int(moved.sum())
+    if n < RUN_PX:
+        return None
+    return float((moved & _dilate(explained)).sum() / n)
+
+
+def frame_order(n: int, minimum: int, rng: random.Random) -> list[int]:
+    """Indices 0..n-1 in the order they are re-rendered: 0 (the reference of the masks), then `minimum` on an even
+    grid shifted by a random phase, then every other index in a random order (the caller stops when its time is
+    spent). Drawn from `rng`: the audit passes the operating system's random source."""
+    if n <= 1:
+        return list(range(n))
+    step = (n - 1) / max(minimum, 1)
+    phase = rng.random() * step
+    grid = sorted({min(n - 1, max(1, int(round(phase + k * step)))) for k in range(minimum)})
+    rest = [i for i in range(1, n) if i not in set(grid)]
+    rng.shuffle(rest)
+    return [0, *grid, *rest]
+
+
+def longest_run(flags: list[bool]) -> tuple[int, int]:
+    """(start, length) of the longest run of True in `flags` ((0, 0) when there is none)."""
+    best, start, cur = (0, 0), 0, 0
+    for i, f in enumerate(flags):
+        if f:
+            if cur == 0:
+                start = i
+            cur += 1
+            if cur > best[1]:
+                best = (start, cur)
+        else:
+            cur = 0
+    return best
+
+
 def _render(scene: Any, frames: list[int], out: Path, hide: list[str] | None = None,
-            freeze_camera: bool = False) -> list[Path]:
+            freeze_camera: bool = False, budget_s: float | None = None, minimum: int = 0) -> list[Path]:
     """Render `frames` of `scene` as it is saved (engine, camera, world), small and with few samples; the render
     settings are put back afterwards (the panel audits the artist's live scene). `hide`: objects left out of
-    the render; `freeze_camera`: render every frame from the camera's pose on the first one."""
+    the render; `freeze_camera`: render every frame from the camera's pose on the first one; `budget_s`: stop
+    after the first `minimum` frames once this many seconds are spent (the paths say which were rendered)."""
     import bpy
 
     r = scene.render
@@ -94,7 +164,10 @@ def _render(scene: Any, frames: list[int], out: Path, hide: list[str] | None = N
         ims.media_type = "IMAGE"
         ims.file_format = "PNG"
         ims.color_mode = "RGB"
-        for f in frames:
+        t0 = time.perf_counter()
+        for j, f in enumerate(frames):
+            if budget_s is not None and j >= minimum and time.perf_counter() - t0 > budget_s:
+                break
             scene.frame_set(int(f))
             p = out / f"{'still_' if hide else ''}{int(f):04d}.png"
             r.filepath = str(p)
@@ -121,9 +194,11 @@ def restore_settings(saved: list[tuple[Any, str, Any]]) -> None:
             pass
 
 
-def render_match(scene: Any, samples: Any, frames_dir: Path, audit: Any) -> dict[str, Any]:
-    """Re-render a few frames of the saved scene and compare their change masks with the handed-in frames';
-    adds a `scripted_motion` finding to `audit` when most informative frames disagree."""
+def render_match(scene: Any, samples: Any, frames_dir: Path, audit: Any,
+                 rng: random.Random | None = None) -> dict[str, Any]:
+    """Re-render frames of the saved scene and compare their change masks with the handed-in frames'; adds a
+    `scripted_motion` finding to `audit` when most informative frames disagree, or a run of frames does.
+    `rng`: where the frame choice comes from (the operating system's random source unless a test passes one)."""
     import cv2
 
     files = sorted(p for p in Path(frames_dir).glob("*.png") if p.stem.isdigit())
@@ -135,17 +210,20 @@ def render_match(scene: Any, samples: Any, frames_dir: Path, audit: Any) -> dict
         _cannot_render(audit, samples, f"the saved scene {why}", len(files))
         return {"state": "mismatch", "reason": f"the saved scene {why}"}
     # frame file k (1-based) is the k-th frame of the scene's range
-    k = SLOW_ENGINE_FRAMES if scene.render.engine.startswith("BLENDER_EEVEE") else MATCH_FRAMES
-    ks = np.unique(np.linspace(0, min(len(files), n) - 1, k + 1).astype(int))
-    scene_frames = [int(samples.frames[k]) for k in ks]
+    minimum = SLOW_ENGINE_FRAMES if scene.render.engine.startswith("BLENDER_EEVEE") else MATCH_FRAMES
+    order = frame_order(min(len(files), n), minimum, rng or random.SystemRandom())
     with tempfile.TemporaryDirectory(prefix="pcg_render_match_") as td:
         try:
-            rendered = _render(scene, scene_frames, Path(td))
+            rendered = _render(scene, [int(samples.frames[k]) for k in order], Path(td),
+                               budget_s=RENDER_BUDGET_S, minimum=minimum + 1)
         except RuntimeError as e:  # it rendered for the program with the same Blender: not a reason to pass
             _cannot_render(audit, samples, f"re-rendering the saved scene failed ({e})", len(files))
             return {"state": "error", "reason": f"re-render failed: {e}"}
+        got = sorted(zip(order[: len(rendered)], rendered, strict=True))  # by frame, the first frame first
+        ks = np.array([k for k, _ in got])
+        scene_frames = [int(samples.frames[k]) for k in ks]
         re_imgs, sub_imgs = [], []
-        for k, p in zip(ks, rendered, strict=True):
+        for k, p in got:
             a = cv2.imread(str(p), cv2.IMREAD_COLOR)
             b = cv2.imread(str(files[k]), cv2.IMREAD_COLOR)
             if a is None or b is None:
@@ -154,29 +232,50 @@ def render_match(scene: Any, samples: Any, frames_dir: Path, audit: Any) -> dict
             re_imgs.append(a)
             sub_imgs.append(cv2.resize(b, (w, h), interpolation=cv2.INTER_AREA))
         hide = _movers(scene, samples, audit)
+        # the same order again (the first frame, the grid, then the random rest), with a smaller budget
+        still_order = order[: len(rendered)]
         try:
-            still_paths = _render(scene, scene_frames, Path(td), hide=hide, freeze_camera=True)
+            still_paths = _render(scene, [int(samples.frames[k]) for k in still_order], Path(td), hide=hide,
+                                  freeze_camera=True, budget_s=STILL_BUDGET_S, minimum=minimum + 1)
         except RuntimeError as e:
             return {"state": "error", "reason": f"re-render without the moving things failed: {e}"}
-        still_imgs = [cv2.imread(str(p), cv2.IMREAD_COLOR) for p in still_paths]
-        if any(im is None for im in still_imgs):
+        still_by_k = {k: cv2.imread(str(p), cv2.IMREAD_COLOR) for k, p in zip(still_order, still_paths, strict=False)}
+        if any(im is None for im in still_by_k.values()):
             return {"state": "error", "reason": "cannot decode the re-render without the moving things"}
-    re_c = _changed(np.stack(re_imgs).astype(np.int16))
-    still_c = _changed(np.stack(still_imgs).astype(np.int16))
-    sub_c = _changed(np.stack(sub_imgs).astype(np.int16))
+    re_s, sub_s = np.stack(re_imgs).astype(np.int16), np.stack(sub_imgs).astype(np.int16)
+    re_c, sub_c = _changed(re_s), _changed(sub_s)
+    has_still = np.array([int(k) in still_by_k for k in ks])
+    blank = np.zeros_like(re_imgs[0])
+    still_s = np.stack([still_by_k.get(int(k), blank) for k in ks]).astype(np.int16)
+    still_c = _changed(still_s) & has_still[:, None, None]
+    lag = _lagged(scene_frames)
     rows = []
     for i in range(1, len(ks)):
         ag = agreement(sub_c[i], re_c[i])
-        rows.append({"frame": scene_frames[i], "file": files[ks[i]].name, "agreement": None if ag is None else
-                     round(ag, 4), "changed_px_frames": int(sub_c[i].sum()), "changed_px_rerender": int(re_c[i].sum())})
-        rows[-1]["changed_px_without_movers"] = int(still_c[i].sum())
-    _still_finding(audit, scene, samples, rows, still_c, re_c, ks, hide)
+        row = {"frame": scene_frames[i], "file": files[ks[i]].name, "agreement": None if ag is None else round(ag, 4),
+               "changed_px_frames": int(sub_c[i].sum()), "changed_px_rerender": int(re_c[i].sum()),
+               "changed_px_without_movers": int(still_c[i].sum()) if has_still[i] else None}
+        j = lag[i]
+        if j is not None:
+            sub_d = np.abs(sub_s[i] - sub_s[j]).max(axis=2)
+            re_d = np.abs(re_s[i] - re_s[j]).max(axis=2)
+            sub_r = sub_d > DIFF_LEVEL
+            ag_r = _covered(sub_r, re_d > DIFF_LEVEL // 2)
+            row.update(since_frame=scene_frames[j], recent_agreement=None if ag_r is None else round(ag_r, 4))
+        rows.append(row)
+    _still_finding(audit, scene, samples, rows, still_c, re_c, has_still, hide)
     told = [r for r in rows if r["agreement"] is not None]
     bad = [r for r in told if r["agreement"] < AGREE_MIN]
+    recent = [r for r in rows if r.get("recent_agreement") is not None]
+    run_at, run_len = longest_run([r["recent_agreement"] < AGREE_MIN for r in recent])
+    window = recent[run_at: run_at + run_len]
     doc = {"state": "ok", "frames": rows, "engine": scene.render.engine, "size": list(re_c.shape[1:][::-1]),
-           "disagree": len(bad), "informative": len(told), "hidden_for_still_render": hide}
+           "compared": len(rows), "compared_without_movers": int(has_still[1:].sum()),
+           "of_frames": min(len(files), n), "disagree": len(bad), "informative": len(told),
+           "recent_disagree_run": [window[0]["frame"], window[-1]["frame"]] if window else None,
+           "hidden_for_still_render": hide}
+    movers = _moving_objects(audit)
     if told and len(bad) > DISAGREE_FRAC * len(told):
-        movers = _moving_objects(audit)
         audit.add(
             kind="scripted_motion",
             objects=movers[:8],
@@ -186,9 +285,36 @@ def render_match(scene: Any, samples: Any, frames_dir: Path, audit: Any) -> dict
             message=(f"the handed-in frames are not renders of the saved scene: on {len(bad)} of {len(told)} frames "
                      f"the picture changes elsewhere than in a re-render of scene.blend (agreement below {AGREE_MIN}); "
                      "the video shows motion the saved simulation does not produce"),
-            evidence={"cause": "render_mismatch", "frames": rows, "agree_min": AGREE_MIN, "diff_level": DIFF_LEVEL},
+            evidence={"cause": "render_mismatch", "frames": bad[:40], "compared": len(rows),
+                      "agree_min": AGREE_MIN, "diff_level": DIFF_LEVEL},
+        )
+    elif run_len >= RUN_MIN:
+        audit.add(
+            kind="scripted_motion",
+            objects=movers[:8],
+            frames=[window[0]["frame"], window[-1]["frame"]],
+            value=round(float(np.mean([r["recent_agreement"] for r in window])), 4),
+            unit="agreement of change masks",
+            message=(f"the handed-in frames {window[0]['frame']}-{window[-1]['frame']} are not renders of the saved "
+                     f"scene: on {run_len} consecutive compared frames the picture changes elsewhere than in a "
+                     f"re-render of scene.blend over the last {LAG_FRAMES}+ frames (agreement below {AGREE_MIN}); "
+                     "the video shows motion there that the saved simulation does not produce"),
+            evidence={"cause": "render_mismatch", "window": window[:40], "compared": len(rows), "run_min": RUN_MIN,
+                      "lag_frames": LAG_FRAMES, "agree_min": AGREE_MIN, "diff_level": DIFF_LEVEL},
         )
     return doc
+
+
+def _lagged(frames: list[int]) -> list[int | None]:
+    """For each compared frame (sorted), the index of the latest compared frame at least `LAG_FRAMES` earlier;
+    None where there is none."""
+    out: list[int | None] = []
+    j = 0
+    for i, f in enumerate(frames):
+        while j + 1 < i and frames[j + 1] <= f - LAG_FRAMES:
+            j += 1
+        out.append(j if j < i and frames[j] <= f - LAG_FRAMES else None)
+    return out
 
 
 def _movers(scene: Any, samples: Any, audit: Any) -> list[str]:
@@ -201,17 +327,24 @@ def _movers(scene: Any, samples: Any, audit: Any) -> list[str]:
 
 
 def _still_finding(audit: Any, scene: Any, samples: Any, rows: list[dict[str, Any]], still_c: np.ndarray,
-                   re_c: np.ndarray, ks: np.ndarray, hide: list[str]) -> None:
+                   re_c: np.ndarray, has_still: np.ndarray, hide: list[str]) -> None:
     """The picture changes with every moving thing hidden and the camera held: an animated texture, a video on a
-    card, a sequencer or compositor image, animated light. Nothing in the simulation moves there."""
-    bad = []
-    for i in range(1, len(ks)):
+    card, a sequencer or compositor image, animated light. Nothing in the simulation moves there. Judged on the
+    frames re-rendered that way (`has_still`): most of them, or a run of `RUN_MIN` consecutive ones."""
+    idx = [i for i in range(1, len(has_still)) if has_still[i]]
+    flags = []
+    for i in idx:
         n_still, n_full = int(still_c[i].sum()), int(re_c[i].sum())
-        if n_still >= MIN_CHANGED_PX and n_still >= STILL_SHARE * max(n_full, MIN_CHANGED_PX):
-            bad.append(i)
-    informative = [i for i in range(1, len(ks)) if int(re_c[i].sum()) >= MIN_CHANGED_PX or int(still_c[i].sum())]
-    if not bad or len(bad) <= DISAGREE_FRAC * max(len(informative), 1):
+        flags.append(n_still >= MIN_CHANGED_PX and n_still >= STILL_SHARE * max(n_full, MIN_CHANGED_PX))
+    bad = [i for i, f in zip(idx, flags, strict=True) if f]
+    informative = [i for i in idx if int(re_c[i].sum()) >= MIN_CHANGED_PX or int(still_c[i].sum())]
+    if not bad:
         return
+    if len(bad) <= DISAGREE_FRAC * max(len(informative), 1):  # not most frames: a run of them (a window) still is
+        at, length = longest_run(flags)
+        if length < RUN_MIN:
+            return
+        bad = idx[at: at + length]
     region = still_c[bad].any(axis=0)
     objects = _static_under(scene, samples, audit, region) or ([scene.camera.name] if scene.camera else [])
     share = float(np.mean([still_c[i].sum() / max(re_c[i].sum(), 1) for i in bad]))
@@ -224,7 +357,8 @@ def _still_finding(audit: Any, scene: Any, samples: Any, rows: list[dict[str, An
         message=(f"the picture changes with every moving object hidden and the camera held (on {len(bad)} of "
                  f"{len(informative)} frames, {min(share, 1.0):.0%} of the change): an animated texture, image, "
                  "sequencer strip or light, not a simulation, makes it"),
-        evidence={"cause": "change_without_motion", "hidden": hide, "frames": rows, "still_share": STILL_SHARE},
+        evidence={"cause": "change_without_motion", "hidden": hide, "frames": [rows[i - 1] for i in bad][:40],
+                  "compared": len(rows), "still_share": STILL_SHARE},
     )
 
 

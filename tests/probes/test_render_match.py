@@ -7,6 +7,8 @@
 - a picture that changes with nothing moving: the world's colour is keyframed from dark to light behind a
   falling ball (no object's footprint holds that change, so the screen check cannot see it; cause
   `change_without_motion`); twin: a still world;
+- a fake confined to a window: the honest frames, except frames 12-20 where the ball is drawn 0.8 m to the side
+  (fewer than half the frames, so only the run of disagreeing "since a moment ago" masks can find it);
 - the re-render leaves the scene as it was (render settings, camera, visibility), since the panel audits the
   artist's live scene.
 """
@@ -53,11 +55,40 @@ def _render_all(sc: Any, out: Path) -> Path:
     return out
 
 
+WINDOW = (12, 20)  # frames of the window fake
+
+
+def _render_window_fake(sc: Any, honest: Path, out: Path) -> Path:
+    """The honest frames with frames WINDOW drawn with the ball 0.8 m to the side: a stand-in mesh takes the ball's
+    place (the baked ball hidden), so the saved scene itself stays the honest one."""
+    import shutil
+
+    import bpy
+
+    shutil.copytree(honest, out)
+    ball = sc.objects["Ball"]
+    for f in range(WINDOW[0], WINDOW[1] + 1):
+        sc.frame_set(f)
+        fake = bpy.data.objects.new("FakeBall", ball.data)
+        sc.collection.objects.link(fake)
+        fake.matrix_world = ball.matrix_world.copy()
+        fake.location.x += 0.8
+        ball.hide_render = True
+        sc.render.filepath = str(out / f"{f:04d}.png")
+        bpy.ops.render.render(write_still=True)
+        ball.hide_render = False
+        bpy.data.objects.remove(fake, do_unlink=True)
+    return out
+
+
 @pytest.fixture(scope="session")
 def rendered(tmp_path_factory) -> dict[str, Path]:
-    """The frames of the sliding (keyframed) ball and of the falling (simulated) ball, rendered once."""
+    """The frames of the sliding (keyframed) ball, of the falling (simulated) ball, and the falling ball's frames
+    with a window drawn elsewhere, rendered once."""
     root = tmp_path_factory.mktemp("render_match")
-    return {"slide": _render_all(_scene(slide=True), root / "slide"), "fall": _render_all(_scene(), root / "fall")}
+    out = {"slide": _render_all(_scene(slide=True), root / "slide"), "fall": _render_all(_scene(), root / "fall")}
+    out["window"] = _render_window_fake(_scene(), out["fall"], root / "window")
+    return out
 
 
 @pytest.fixture(scope="session")
@@ -75,6 +106,7 @@ def render_audits(tmp_path_factory, rendered) -> dict[str, Any]:
     out["honest"] = audit_scene(sc, frames_dir=own)
     out["restored"] = (before, (r.resolution_percentage, r.filepath, r.image_settings.file_format, sc.camera.name,
                                 [o.hide_render for o in sc.objects], sorted(o.name for o in sc.objects)))
+    out["window"] = audit_scene(_scene(), frames_dir=rendered["window"])
     sky = _scene(world_keys=True)
     out["sky"] = audit_scene(sky, frames_dir=_render_all(sky, root / "sky"))
     return out
@@ -99,6 +131,40 @@ def test_frames_of_the_saved_scene_agree(render_audits):
     assert min(r["agreement"] for r in doc["frames"] if r["agreement"] is not None) > 0.9, doc
     assert all(r["changed_px_without_movers"] == 0 for r in doc["frames"]), doc
     assert rep.findings == [], [(f.kind, f.message) for f in rep.findings]
+
+
+def test_frames_of_the_saved_scene_agree_on_every_frame(render_audits):
+    """Workbench re-renders every frame within the time budget: 29 compared frames after the first."""
+    doc = render_audits["honest"].meta["render_match"]
+    assert doc["compared"] == FRAMES - 1 and doc["recent_disagree_run"] is None, doc
+    recent = [r["recent_agreement"] for r in doc["frames"] if r.get("recent_agreement") is not None]
+    assert len(recent) >= 10 and min(recent) > 0.9, doc
+
+
+def test_a_fake_window_between_checked_frames_is_scripted_motion(render_audits):
+    from physcodegym.probes.render_match import LAG_FRAMES
+
+    rep = render_audits["window"]
+    doc = rep.meta["render_match"]
+    assert doc["disagree"] <= doc["informative"] / 2, doc  # the old rule (most frames) could not see it
+    hits = [f for f in rep.by_kind("scripted_motion") if f.evidence.get("cause") == "render_mismatch"]
+    assert hits and "Ball" in hits[0].objects, [(f.kind, f.message) for f in rep.findings]
+    lo, hi = hits[0].frames
+    assert WINDOW[0] <= lo and hi <= WINDOW[1] + LAG_FRAMES, hits[0].message
+
+
+def test_frame_choice_starts_with_the_first_frame_and_covers_all(tmp_path):
+    """The order of re-rendered frames: frame 0 first, a grid with a random phase, then the rest; two
+    generators choose different grids (the program cannot know them)."""
+    import random
+
+    from physcodegym.probes.render_match import frame_order, longest_run
+
+    a, b = frame_order(240, 6, random.Random(1)), frame_order(240, 6, random.Random(2))
+    assert a[0] == 0 and sorted(a) == list(range(240)) and len(set(a)) == 240
+    assert a[1:7] != b[1:7]
+    assert longest_run([False, True, True, False, True, True, True]) == (4, 3)
+    assert longest_run([False, False]) == (0, 0)
 
 
 def test_picture_changing_with_nothing_moving_is_scripted(render_audits):
