@@ -118,6 +118,7 @@ DETECTORS: list[tuple[str, Any]] = [
     ("born_inside", _born_inside),
     ("support", _method("support")),
     ("hidden_colliders", _method("hidden_colliders")),  # after support: adds the measured effect to its findings
+    ("collision_stacks", _method("collision_stacks")),  # after support: a finding there gets the measured gap
     ("proxies", _method("proxies")),
     ("cloth_shells", _method("cloth_shells")),
     ("pins", _method("pins")),
@@ -194,6 +195,7 @@ def audit_scene(
         timings["visibility"] = time.perf_counter() - t
         a = _Audit(scene, samples, program_text, core_objects, owner)
         a.resimulation = resim  # the detector `resimulated` (last) waits for it
+        a.stack_gaps = owner_doc.get("stack_gaps") or {}  # measured by the solvers-off worker
         a.blend = blend if solvers_off else None
         timings.update(a.timings)
         for name, detector in DETECTORS:
@@ -253,7 +255,11 @@ def _ownership(scene: Any, samples: SceneSamples, blend: Path | None) -> tuple[d
     if not len(samples.frames):
         return None, {"ran": False, "reason": "no frames sampled"}
     with tempfile.TemporaryDirectory(prefix="pcg_owner_") as td:
-        off, rec = run_solvers_off(blend, (int(samples.frames[0]), int(samples.frames[-1])), work_dir=td)
+        from physcodegym.probes.physics import post_collision_modifiers
+
+        stacks = [n for n, i in samples.info.items() if post_collision_modifiers(i)]
+        off, rec = run_solvers_off(blend, (int(samples.frames[0]), int(samples.frames[-1])), work_dir=td,
+                                   stack_gaps=stacks)
     if off is None:
         return None, {"ran": False, "reason": "; ".join(rec.get("errors", [])) or "solvers-off worker failed",
                       "record": {k: rec.get(k) for k in ("seconds", "errors")}}
@@ -270,6 +276,7 @@ def _ownership(scene: Any, samples: SceneSamples, blend: Path | None) -> tuple[d
         "ran": True,
         "switched_off": rec.get("switched_off", []),
         "seconds": round(float(rec.get("seconds", 0.0)), 3),
+        "stack_gaps": rec.get("stack_gaps") or {},
         "still_moving": {
             n: {k: {kk: vv for kk, vv in v.items() if kk != "displacement"} for k, v in r.items()}
             for n, r in owner.items()},

@@ -113,6 +113,69 @@ def strip_clear_faces(scene: Any, names: list[str]) -> dict[str, int]:
     return out
 
 
+def collision_stack_gaps(scene: Any, names: list[str], max_points: int = 20000) -> dict[str, dict[str, Any]]:
+    """How far each named collider's collision surface lies from its rendered surface: Blender collides with the mesh
+    as it is *at* the Collision modifier, so modifiers after it change what renders but not what collides
+    (`probes.physics.post_collision_modifiers`). Both meshes are evaluated as they render (every modifier shown in
+    the viewport as it is in renders), the collision one with the modifiers after the Collision modifier off;
+    the gap is the largest distance from a vertex of either to the other's surface (m, world space). The
+    modifiers are put back before anything else reads the scene."""
+    import bpy
+    import numpy as np
+    from mathutils.bvhtree import BVHTree
+
+    def world_mesh(ob: Any) -> tuple[np.ndarray, list[list[int]]]:
+        dg = bpy.context.evaluated_depsgraph_get()
+        ev = ob.evaluated_get(dg)
+        me = ev.to_mesh()
+        try:
+            co = np.empty(len(me.vertices) * 3, dtype=np.float64)
+            me.vertices.foreach_get("co", co)
+            co = co.reshape(-1, 3)
+            m = np.array(ev.matrix_world, dtype=np.float64)
+            pts = co @ m[:3, :3].T + m[:3, 3]
+            polys = [list(pl.vertices) for pl in me.polygons]
+        finally:
+            ev.to_mesh_clear()
+        return pts, polys
+
+    def one_way(pts: np.ndarray, tree: Any) -> float:
+        if len(pts) > max_points:
+            pts = pts[np.linspace(0, len(pts) - 1, max_points).astype(int)]
+        ds = [tree.find_nearest(tuple(p))[3] for p in pts]
+        return float(max((d for d in ds if d is not None), default=0.0))
+
+    out: dict[str, dict[str, Any]] = {}
+    for n in names:
+        ob = scene.objects.get(n)
+        if ob is None or ob.type != "MESH":
+            continue
+        mods = list(ob.modifiers)
+        at = [i for i, m in enumerate(mods) if m.type == "COLLISION"]
+        if not at:
+            continue
+        shown = [m.show_viewport for m in mods]
+        try:
+            for m in mods:
+                m.show_viewport = m.show_render
+            rend, rpoly = world_mesh(ob)
+            after = [m for m in mods[at[0] + 1:] if m.show_viewport]
+            for m in after:
+                m.show_viewport = False
+            coll, cpoly = world_mesh(ob)
+        finally:
+            for m, v in zip(mods, shown, strict=True):
+                m.show_viewport = v
+        if not rpoly or not cpoly:
+            out[n] = {"gap_m": None, "after": [m.name for m in after], "reason": "a mesh without faces"}
+            continue
+        gap = max(one_way(rend, BVHTree.FromPolygons([tuple(p) for p in coll], cpoly)),
+                  one_way(coll, BVHTree.FromPolygons([tuple(p) for p in rend], rpoly)))
+        out[n] = {"gap_m": round(gap, 5), "after": [m.name for m in after]}
+    bpy.context.view_layer.update()
+    return out
+
+
 def _write_rec(out: Path, rec: dict[str, Any]) -> None:
     tmp = out.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(rec, default=str))
@@ -172,6 +235,8 @@ def run_job(blend: str, job: dict[str, Any], mapping: dict[str, str],
         if job.get("strip_clear"):  # the clear faces of rendered colliders removed: what they do (probes.effects)
             rec["stripped"] = strip_clear_faces(scene, list(job["strip_clear"]))
             changed = True
+        if job.get("stack_gaps"):  # colliders that render otherwise than they collide (probes.detect_fields)
+            rec["stack_gaps"] = collision_stack_gaps(scene, list(job["stack_gaps"]))
         if job.get("render_side"):  # the bake made as the frames show the scene (probes.render_config)
             from physcodegym.probes.render_config import apply_render_configuration
 

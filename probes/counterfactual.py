@@ -33,7 +33,8 @@ def run_branches(blend: Path, jobs: list[dict[str, Any]], mapping: dict[str, str
     "reseed": int (shift every particle system's seed by it: another microstate of the same physics),
     "strip_clear": [object names] (delete their faces whose material renders nothing: what those faces do),
     "render_side": bool (switch the scene to its render configuration, then re-bake: what the viewport-only
-    differences did)}.
+    differences did), "stack_gaps": [object names] (record how far each one's collision surface lies from its
+    rendered one, `cf_worker.collision_stack_gaps`; nothing is changed)}.
     """
     return start_branches(blend, jobs, mapping, timeout_s).result()
 
@@ -64,6 +65,7 @@ class BranchRun:
                 "reseed": int(j.get("reseed") or 0),
                 "strip_clear": list(j.get("strip_clear") or []),
                 "render_side": bool(j.get("render_side")),
+                "stack_gaps": list(j.get("stack_gaps") or []),
             }
             for j in jobs
         ]

@@ -1,5 +1,7 @@
 """Detectors judged by measured effect (`probes.effects`): force fields (`unexplained_force_field`), colliders that
-do not render (`hidden_support`), and a bake made on viewport-only geometry (`collider_mismatch`)."""
+do not render (`hidden_support`), and a bake made on geometry no frame shows (`collider_mismatch`): viewport-only
+geometry (re-baked as it renders), or a collider whose Collision modifier sits before modifiers that change what
+renders (judged by the measured gap between the two surfaces)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from physcodegym.probes.audit_base import (
     _series,
 )
 
+STACK_GAP_M = 0.02  # m: a collision surface this far from the rendered one is a surface no frame shows
 MEASURED_FIELDS = 6  # force fields re-baked without them, one branch each (the rest: judged by their targets)
 RENDER_SIDE = "render_side"  # the effects branch re-baked in the render configuration
 _OBJ_PATH = re.compile(r"bpy\.data\.objects\[['\"](.+?)['\"]\]")
@@ -189,6 +192,7 @@ class FieldDetectors(AuditBase):
             self._hidden_holder(f"collider:{c}", c, how, ("hidden_support",), "measured_without_holder",
                                 f"{c!r} is a collider that does not render ({how}) and changes")
 
+
     def _hidden_holder(self, label: str, c: str, how: str, named_by: tuple[str, ...], evidence_key: str,
                        says: str, n_parts: int = 1) -> None:
         """`hidden_support` for what the effects branch `label` measured (a collider, or part of one, that does not
@@ -213,6 +217,59 @@ class FieldDetectors(AuditBase):
             message=f"{says} the motion of {acts} (up to {worst:.3f} m without {'them' if n_parts > 1 else 'it'})",
             evidence={"holder": c, "hidden_how": how, "measured": measured},
         )
+
+    def collision_stacks(self) -> None:
+        """A rendered collider whose Collision modifier is followed by modifiers that move its rendered surface
+        more than `STACK_GAP_M` from the one it collides with (`probes.physics.post_collision_modifiers`,
+        measured by the solvers-off worker: `cf_worker.collision_stack_gaps`), with a simulated thing coming
+        within that gap of it: the thing rests on, or sinks into, a surface no frame shows (`collider_mismatch`).
+        Judged by geometry, not by a re-bake colliding as it renders: such a re-bake can be made arbitrarily slow
+        (a teapot shrunk 8 cm along its normals turns inside out and took the cloth solver over 600 s)."""
+        gaps = getattr(self, "stack_gaps", None) or {}
+        for c, g in sorted(gaps.items()):
+            gap = g.get("gap_m")
+            if gap is None or gap <= STACK_GAP_M or c not in self.geom.meshes:
+                continue
+            near = self._near(c, gap + STACK_GAP_M)
+            if not near:
+                continue
+            same = [f for f in self.findings if f.kind in ("collider_mismatch", "hidden_support") and c in f.objects]
+            if same:
+                for f in same:
+                    f.evidence["collision_stack"] = g
+                continue
+            after = ", ".join(repr(a) for a in g.get("after", []))
+            self.add(
+                kind="collider_mismatch",
+                objects=[*near, c],
+                frames=[int(self.frames[0]), int(self.frames[-1])],
+                value=float(gap),
+                unit="m",
+                message=(f"{c!r} collides as its mesh before {after}, which render: its collision surface lies up to "
+                         f"{gap:.3f} m from the surface every frame shows, and {near} come that close to it"),
+                evidence={"collision_stack": g, "near": near, "gap_tol_m": STACK_GAP_M},
+            )
+
+    def _near(self, c: str, pad: float) -> list[str]:
+        """Rendered simulated things (objects; particle systems by emitter) that come within `pad` of the world box
+        of the static mesh `c` on some sampled frame."""
+        box = self.geom.aabbs(c)[0]
+        lo, hi = box[0] - pad, box[1] + pad
+        out = []
+        for t in self._sim_things():
+            if "/" in t:
+                p = self.s.particles.get(t)
+                alive = self.s.particles_alive.get(t)
+                if p is None:
+                    continue
+                ins = np.all((p >= lo) & (p <= hi), axis=-1)
+                if alive is not None and alive.shape == ins.shape:
+                    ins &= alive
+                if ins.any():
+                    out.append(t.split("/", 1)[0])
+            elif t in self.geom.meshes and t != c and self.geom.aabb_overlap_frames(t, c, pad).any():
+                out.append(t)
+        return sorted(set(out))
 
     # ================================================================ force fields
     def force_fields(self) -> None:

@@ -210,9 +210,10 @@ def _frange(frames: np.ndarray, mask: np.ndarray) -> list[int]:
     return [] if len(idx) == 0 else [int(frames[idx[0]]), int(frames[idx[-1]])]
 
 
-def run_solvers_off(blend: Any, frames: tuple[int, int], work_dir: Any = None,
-                    timeout_s: float = 600.0) -> tuple[SceneSamples | None, dict[str, Any]]:
-    """Re-evaluate `blend` with every solver and field off in a fresh worker; (samples or None, record)."""
+def run_solvers_off(blend: Any, frames: tuple[int, int], work_dir: Any = None, timeout_s: float = 600.0,
+                    stack_gaps: list[str] | None = None) -> tuple[SceneSamples | None, dict[str, Any]]:
+    """Re-evaluate `blend` with every solver and field off in a fresh worker; (samples or None, record).
+    `stack_gaps`: colliders whose collision surface the same worker measures first (the record's "stack_gaps")."""
     import tempfile
     from pathlib import Path
 
@@ -224,7 +225,8 @@ def run_solvers_off(blend: Any, frames: tuple[int, int], work_dir: Any = None,
         work_dir = tmp.name
     try:
         out = Path(work_dir) / "solvers_off.npz"
-        res = run_branches(Path(blend), [{"out": out, "frames": frames, "solvers_off": True}], {}, timeout_s=timeout_s)
+        job = {"out": out, "frames": frames, "solvers_off": True, "stack_gaps": list(stack_gaps or [])}
+        res = run_branches(Path(blend), [job], {}, timeout_s=timeout_s)
         return res[0]
     finally:
         if tmp is not None:

@@ -97,6 +97,21 @@ def collision_owner(info: dict[str, Any], scene_info: dict[str, Any] | None = No
     return bool(col and col.get("use"))
 
 
+NO_GEOMETRY_MODIFIERS = {"COLLISION", "PARTICLE_SYSTEM"}  # modifiers that never change the evaluated vertices
+
+
+def post_collision_modifiers(info: dict[str, Any]) -> list[str]:
+    """Modifiers shown in renders after a mesh's Collision modifier (names). Blender collides with the mesh as it is
+    at the Collision modifier, so these change what renders and not what collides: a table Displaced 8 cm lower
+    after its Collision modifier is collided with 8 cm above every frame's table."""
+    mods = info.get("modifiers") or []
+    at = [k for k, m in enumerate(mods) if m["type"] == "COLLISION"]
+    if info.get("type") != "MESH" or not at:
+        return []
+    return [m["name"] for m in mods[at[0] + 1:]
+            if m.get("show_render", True) and m["type"] not in NO_GEOMETRY_MODIFIERS]
+
+
 def solver_modifiers(info: dict[str, Any]) -> list[str]:
     """Enabled solver modifiers and particle systems with solver physics on this object."""
     out = []

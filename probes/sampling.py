@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from physcodegym.probes.physics import NO_GEOMETRY_MODIFIERS
 from physcodegym.samples import SceneSamples
 
 
@@ -163,7 +164,7 @@ def object_info(ob: Any) -> dict[str, Any]:
         "visible_camera": bool(getattr(ob, "visible_camera", True)),
         "dimensions": [float(x) for x in ob.dimensions],
         "rigid_body": _rigid_body_info(ob),
-        "modifiers": [{"name": m.name, "type": m.type} for m in ob.modifiers],
+        "modifiers": [{"name": m.name, "type": m.type, "show_render": bool(m.show_render)} for m in ob.modifiers],
         "constraints": [{"name": c.name, "type": c.type, "enabled": bool(c.enabled)} for c in ob.constraints],
         "materials": mats,
         "has_animation": bool(ob.animation_data and (ob.animation_data.action or len(ob.animation_data.drivers))),
@@ -232,7 +233,7 @@ def physics_settings(ob: Any) -> dict[str, Any]:
 
 
 # Modifiers that never change the evaluated vertices (a mesh carrying only these is read once).
-STATIC_MODIFIERS = {"COLLISION", "PARTICLE_SYSTEM"}
+STATIC_MODIFIERS = NO_GEOMETRY_MODIFIERS
 # Solver modifiers whose mesh is always kept as a per-frame track (the detectors treat it as deforming even
 # when it stays still, e.g. a fully pinned cloth); any other mesh whose vertices never move is a rigid solid.
 KEEP_TRACK_MODIFIERS = {"CLOTH", "SOFT_BODY", "DYNAMIC_PAINT", "FLUID"}

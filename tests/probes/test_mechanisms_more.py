@@ -24,6 +24,8 @@ re-evaluation in a fresh worker, as in `test_mechanisms`):
   cloth draped over such faces (judged by what a branch without those faces does);
 - a cloth lying on a floor grown by a modifier shown in the viewport only (judged by re-baking the scene as it
   renders);
+- a cloth lying on a floor lowered by a modifier after its Collision modifier (Blender collides with the mesh as it
+  is at that modifier: judged by re-baking with the floor colliding as it renders);
 - a cloth whose shrink factor is keyed (any keyed or driven solver property, found from its F-curve);
 - a slab lifted by geometry nodes where an "Is Viewport" node says so (the audit feeds it False, as a render does).
 """
@@ -435,6 +437,29 @@ def viewport_grown_floor(defect: bool, frames: int = 40, res: int = 12) -> Any:
     return sc
 
 
+def post_collision_floor(defect: bool, frames: int = 40, res: int = 12) -> Any:
+    """A cloth falls onto a floor lowered 0.15 m by a Displace modifier. Defect: the Displace sits after the floor's
+    Collision modifier, so Blender collides with the floor as it was before it and the cloth lies 0.15 m above the
+    rendered floor in every frame (shown in the viewport and in renders alike: no render difference reveals it).
+    Twin: the Displace sits before the Collision modifier (the cloth lies on the floor it renders)."""
+    import bpy
+
+    sc = D.reset(frames)
+    D.camera(sc)
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=4, y_subdivisions=4, size=6, location=(0, 0, 0))
+    floor = bpy.context.active_object
+    floor.name = "Floor"
+    if defect:
+        floor.modifiers.new("Collision", "COLLISION")
+    low = floor.modifiers.new("Lower", "DISPLACE")
+    low.strength, low.mid_level = -0.15, 0.0
+    if not defect:
+        floor.modifiers.new("Collision", "COLLISION")
+    _sheet(0.45, res, frames)
+    D.bake()
+    return sc
+
+
 def keyed_shrink(defect: bool, frames: int = 40, res: int = 12) -> Any:
     """A cloth falls onto the floor. Defect: its shrink factor is keyed from 0 to 0.4 over frames 10-30 (the cloth
     contracts with no force doing it: a property no list of "physical constants" names). Twin: the same key at a
@@ -504,6 +529,7 @@ BUILDERS = {"keyed_world": keyed_world, "field_hold": field_hold, "shapekey_ball
             "goal_jelly": goal_jelly, "ghost_shelf": ghost_shelf, "first_step_kick": first_step_kick,
             "sleeping_crate": sleeping_crate, "clear_plate": clear_plate, "clear_block_cloth": clear_block_cloth,
             "viewport_grown_floor": viewport_grown_floor, "keyed_shrink": keyed_shrink,
+            "post_collision_floor": post_collision_floor,
             "is_viewport_floor": is_viewport_floor}
 
 
@@ -544,6 +570,7 @@ CASES = [
     ("clear_plate", "collider_mismatch", {"Parcel", "Ground"}),
     ("clear_block_cloth", "hidden_support", {"Sheet", "Floor"}),
     ("viewport_grown_floor", "collider_mismatch", {"Sheet", "Floor"}),
+    ("post_collision_floor", "collider_mismatch", {"Sheet", "Floor"}),
     ("keyed_shrink", "non_physical_parameter", {"Sheet"}),
     ("is_viewport_floor", "collider_mismatch", {"Ball", "Slab"}),
 ]
