@@ -124,6 +124,7 @@ DETECTORS: list[tuple[str, Any]] = [
     ("pins", _method("pins")),
     ("render_side", _method("render_side")),  # after the geometry detectors: adds the re-bake to their findings
     ("energy", _method("energy")),
+    ("vanishing_particles", _method("vanishing_particles")),
     ("self_intersection", _method("self_intersection")),
     ("numerical", _method("numerical")),
     # last: it waits for the re-simulation started before the others (its bake ran meanwhile); it names only

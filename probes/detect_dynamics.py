@@ -1,10 +1,11 @@
 """Detectors of the dynamics themselves: `energy_gain`, cloth / soft-body `self_intersection`,
-`numerical_instability`."""
+`numerical_instability`, and matter that vanishes (solver particles dying mid-run: `non_physical_parameter`)."""
 
 from __future__ import annotations
 
 import numpy as np
 from physcodegym.probes import kinematics as kin
+from physcodegym.probes import physics as ph
 from physcodegym.probes import sources as src
 from physcodegym.probes.audit_base import (
     ENERGY_FRAMES,
@@ -28,8 +29,60 @@ from physcodegym.probes.audit_base import (
     _series,
 )
 
+VANISH_MIN = 10  # solver particles that die before the last frame: at least this many ...
+VANISH_REL = 0.02  # ... and this share of those ever alive (a liquid does not vanish; a drop or two is bookkeeping)
+
 
 class DynamicsDetectors(AuditBase):
+    # ================================================================ matter
+    def vanishing_particles(self) -> None:
+        """Solver particles (a liquid, grains) that die while the run goes on: water does not vanish, so matter that
+        disappears is removed by a setting, not by physics: a lifetime shorter than the run, "die on hit", or a
+        collider that kills particles (a drip tray that swallows the water that would pool in it). Judged on the
+        sampled alive states (a particle alive on one frame and not on a later one died; none is reborn), then
+        the settings that can kill are named with their property paths: `non_physical_parameter`."""
+        kills = sorted(n for n, i in self.info.items() if (i.get("collision") or {}).get("use_particle_kill")
+                       and _collision_owner(i, self.si))
+        for key, alive in sorted(self.s.particles_alive.items()):
+            em, ps = key.split("/", 1)
+            rec = (self.info.get(em, {}).get("physics") or {}).get(f"particles:{ps}", {})
+            if rec.get("physics_type", "NEWTON") not in ph.SOLVER_PARTICLES or rec.get("render_type") == "NONE":
+                continue
+            if alive.ndim != 2 or alive.shape[0] < 2 or not alive.shape[1]:
+                continue
+            F = alive.shape[0]
+            ever = alive.any(axis=0)
+            last = F - 1 - np.argmax(alive[::-1], axis=0)  # last frame index each particle is alive
+            died = ever & (last < F - 1)
+            n_died, n_ever = int(died.sum()), int(ever.sum())
+            if n_died < max(VANISH_MIN, VANISH_REL * n_ever):
+                continue
+            base = f"objects[{em!r}].particle_systems[{ps!r}].settings"
+            causes = []
+            if rec.get("lifetime") is not None and rec["lifetime"] < float(self.frames[-1] - self.frames[0]):
+                causes.append({"path": f"{base}.lifetime", "value": rec["lifetime"],
+                               "lifetime_random": rec.get("lifetime_random", 0.0)})
+            if rec.get("use_die_on_collision"):
+                causes.append({"path": f"{base}.use_die_on_collision", "value": True})
+            causes += [{"path": f"objects[{k!r}].collision.use_particle_kill", "value": True} for k in kills]
+            per_frame = np.bincount(last[died] + 1, minlength=F)[:F]
+            first = int(np.argmax(per_frame > 0))
+            says = ", ".join(f"{c['path']} = {c['value']}" for c in causes) or "no setting found that kills them"
+            self.add(
+                kind="non_physical_parameter",
+                objects=[em, *[k for k in kills if k != em]],
+                frames=[int(self.frames[first]), int(self.frames[-1])],
+                value=float(n_died),
+                unit="particles",
+                message=(f"{n_died} of the {n_ever} particles of {key} vanish before the run ends (matter a solver "
+                         f"keeps does not disappear): {says}"),
+                evidence={"param": "particle_death", "particles": key, "died": n_died, "ever_alive": n_ever,
+                          "causes": causes,
+                          "series": _series(self.frames, np.cumsum(per_frame).astype(float),
+                                            f"{key} particles vanished so far", "particles")},
+            )
+
+
     # ================================================================ energy
     def energy(self) -> None:
         dyn = [n for n in self.s.names if n in self.info and _is_dynamic(self.info[n], self.si) and n in self.moving]

@@ -182,7 +182,8 @@ def object_info(ob: Any) -> dict[str, Any]:
             "object2": c.object2.name if c.object2 else None,
         }
     if ob.collision is not None and any(m.type == "COLLISION" for m in ob.modifiers):
-        info["collision"] = {"thickness_outer": float(ob.collision.thickness_outer), "use": bool(ob.collision.use)}
+        info["collision"] = {"thickness_outer": float(ob.collision.thickness_outer), "use": bool(ob.collision.use),
+                             "use_particle_kill": bool(ob.collision.use_particle_kill)}
     return info
 
 
@@ -225,6 +226,9 @@ def physics_settings(ob: Any) -> dict[str, Any]:
             "brownian_factor": float(getattr(st, "brownian_factor", 0.0)),
             "timestep": float(getattr(st, "timestep", 0.04)),
             "time_tweak": float(getattr(st, "time_tweak", 1.0)),
+            "lifetime": float(st.lifetime),
+            "lifetime_random": float(st.lifetime_random),
+            "use_die_on_collision": bool(st.use_die_on_collision),
             "use_adaptive_subframes": bool(getattr(st, "use_adaptive_subframes", False)),
             "effector_weights": _weights(st.effector_weights),
             "instance_object": st.instance_object.name if getattr(st, "instance_object", None) else None,
