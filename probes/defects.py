@@ -26,7 +26,8 @@ DEFECTS: dict[str, tuple[str, ...]] = {
     "glue_joint": ("hidden_support",),  # the moving core glued (FIXED joint) to its support: a joint nobody sees
     "hidden_motor": ("energy_gain", "hidden_support"),  # a linear MOTOR joint drags the moving core along
     "stale_bake": ("scripted_motion",),  # baked at half gravity, then gravity set back: the bake is kept
-    **HIDING_DEFECTS,  # render-only motion, viewport-only collider, pass-through, cloth shell, pin, Brownian push
+    **HIDING_DEFECTS,  # render-only motion, viewport-only collider, pass-through, cloth shell, pin, Brownian push,
+    # a collider drawn inside its collision surface, a vanishing liquid
 }
 # The concealment-mechanism defects (CI runs them on a few rigid tasks; `selftest --all` on every task).
 MECHANISM_DEFECTS: tuple[str, ...] = ("nla_world_off", "hidden_follower", "gravity_clock", "static_embed",

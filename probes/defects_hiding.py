@@ -14,7 +14,11 @@ to hide what holds a body up, and each has a detector in the audit (SPEC §5):
 - `cloth_shell`: the cloth core keeps 0.1 m from every collider (`distance_min`), a drape that floats
   -> `collider_mismatch`;
 - `pin_in_air`: the cloth core is pinned along its top edge to nothing rendered -> `hidden_support`;
-- `brownian_push`: a random push each step on the liquid's particles -> `non_physical_parameter`.
+- `brownian_push`: a random push each step on the liquid's particles -> `non_physical_parameter`;
+- `collision_stack_shrink`: every rendered collider with a Collision modifier is drawn 5 cm smaller by a Displace
+  after that modifier (it still collides as before), so the cloth or liquid meets surfaces no frame shows
+  -> `collider_mismatch`;
+- `vanishing_liquid`: the liquid's particles live for 40 % of the run and then vanish -> `non_physical_parameter`.
 
 A defect with nothing to act on in a task (no cloth, no liquid, no rigid support) raises the
 `NOT_APPLICABLE` error, so its matrix cell says n/a with the reason; `pass_through` is also n/a where the bake
@@ -34,10 +38,14 @@ HIDING_DEFECTS: dict[str, tuple[str, ...]] = {
     "cloth_shell": ("collider_mismatch",),
     "pin_in_air": ("hidden_support",),
     "brownian_push": ("non_physical_parameter",),
+    "collision_stack_shrink": ("collider_mismatch",),
+    "vanishing_liquid": ("non_physical_parameter",),
 }
 LIFT_M_PER_S = 0.5  # render_only_lift: the core rises this much per second of scene time in the renders
 SHELL_M = 0.1  # cloth_shell: distance_min (Blender's default 0.015; the audit's limit on the shell is 0.04 m)
 BROWNIAN = 3.0  # brownian_push: Blender's brownian_factor (0 in every shipped liquid)
+SHRINK_M = 0.05  # collision_stack_shrink: rendered surfaces drawn this far inside the collision surfaces
+VANISH_SHARE = 0.4  # vanishing_liquid: particle lifetime as a share of the frame range (1000 frames in the truths)
 
 
 def inject_hiding(scene: Any, kind: str, mapping: dict[str, str]) -> dict[str, Any]:
@@ -49,6 +57,8 @@ def inject_hiding(scene: Any, kind: str, mapping: dict[str, str]) -> dict[str, A
         "cloth_shell": _cloth_shell,
         "pin_in_air": _pin_in_air,
         "brownian_push": _brownian_push,
+        "collision_stack_shrink": _collision_stack_shrink,
+        "vanishing_liquid": _vanishing_liquid,
     }[kind](scene, mapping) | {"kind": kind}
 
 
@@ -171,3 +181,33 @@ def _brownian_push(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
     em, ps = flow
     ps.settings.brownian_factor = BROWNIAN
     return {"object": em.name, "detail": f"{em.name}/{ps.name}: brownian_factor {BROWNIAN}"}
+
+
+def _collision_stack_shrink(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
+    from physcodegym.probes.defects import _core_objects
+
+    core = {o.name for o in _core_objects(scene, mapping)}
+    cols = [o for o in scene.objects if o.type == "MESH" and o.name not in core and not o.hide_render
+            and any(m.type == "COLLISION" for m in o.modifiers)
+            and not (o.rigid_body is not None and o.rigid_body.type == "ACTIVE")]
+    if not cols:
+        raise _na("no rendered mesh collides through a Collision modifier (rigid bodies collide by their own shape), "
+                  "so nothing can render otherwise than it collides")
+    for o in cols:
+        m = o.modifiers.new("PCG_Shrink", "DISPLACE")  # appended: after the Collision modifier
+        m.strength, m.mid_level = -SHRINK_M, 0.0
+    names = ", ".join(o.name for o in cols)
+    return {"object": cols[0].name, "detail": f"{names} drawn {SHRINK_M} m inside their collision surfaces by a "
+            "Displace after the Collision modifier"}
+
+
+def _vanishing_liquid(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
+    from physcodegym.probes.defects import _solver_flow
+
+    flow = _solver_flow(scene, mapping)
+    if flow is None:
+        raise _na("no core particle system is moved by a solver")
+    em, ps = flow
+    life = max(5, int(VANISH_SHARE * (scene.frame_end - scene.frame_start)))
+    ps.settings.lifetime, ps.settings.lifetime_random = life, 0.0
+    return {"object": em.name, "detail": f"{em.name}/{ps.name}: particles live {life} frames, then vanish"}
