@@ -274,35 +274,33 @@ def render_match(scene: Any, samples: Any, frames_dir: Path, audit: Any,
            "of_frames": min(len(files), n), "disagree": len(bad), "informative": len(told),
            "recent_disagree_run": [window[0]["frame"], window[-1]["frame"]] if window else None,
            "hidden_for_still_render": hide}
-    movers = _moving_objects(audit)
     if told and len(bad) > DISAGREE_FRAC * len(told):
-        audit.add(
-            kind="scripted_motion",
-            objects=movers[:8],
-            frames=[bad[0]["frame"], bad[-1]["frame"]],
-            value=round(float(np.mean([r["agreement"] for r in bad])), 4),
-            unit="agreement of change masks",
-            message=(f"the handed-in frames are not renders of the saved scene: on {len(bad)} of {len(told)} frames "
-                     f"the picture changes elsewhere than in a re-render of scene.blend (agreement below {AGREE_MIN}); "
-                     "the video shows motion the saved simulation does not produce"),
-            evidence={"cause": "render_mismatch", "frames": bad[:40], "compared": len(rows),
-                      "agree_min": AGREE_MIN, "diff_level": DIFF_LEVEL},
-        )
+        _mismatch(audit, bad, "agreement", len(rows),
+                  f"on {len(bad)} of {len(told)} frames the picture changes elsewhere than in a re-render of "
+                  f"scene.blend (agreement below {AGREE_MIN}); the video shows motion the saved simulation does not "
+                  "produce", {"frames": bad[:40]})
     elif run_len >= RUN_MIN:
-        audit.add(
-            kind="scripted_motion",
-            objects=movers[:8],
-            frames=[window[0]["frame"], window[-1]["frame"]],
-            value=round(float(np.mean([r["recent_agreement"] for r in window])), 4),
-            unit="agreement of change masks",
-            message=(f"the handed-in frames {window[0]['frame']}-{window[-1]['frame']} are not renders of the saved "
-                     f"scene: on {run_len} consecutive compared frames the picture changes elsewhere than in a "
-                     f"re-render of scene.blend over the last {LAG_FRAMES}+ frames (agreement below {AGREE_MIN}); "
-                     "the video shows motion there that the saved simulation does not produce"),
-            evidence={"cause": "render_mismatch", "window": window[:40], "compared": len(rows), "run_min": RUN_MIN,
-                      "lag_frames": LAG_FRAMES, "agree_min": AGREE_MIN, "diff_level": DIFF_LEVEL},
-        )
+        _mismatch(audit, window, "recent_agreement", len(rows),
+                  f"frames {window[0]['frame']}-{window[-1]['frame']}: on {run_len} consecutive compared frames the "
+                  f"picture changes elsewhere than in a re-render of scene.blend over the last {LAG_FRAMES}+ frames "
+                  f"(agreement below {AGREE_MIN}); the video shows motion there that the saved simulation does not "
+                  "produce", {"window": window[:40], "run_min": RUN_MIN, "lag_frames": LAG_FRAMES})
     return doc
+
+
+def _mismatch(audit: Any, rows: list[dict[str, Any]], key: str, compared: int, says: str,
+              evidence: dict[str, Any]) -> None:
+    """`scripted_motion` (cause `render_mismatch`) on the disagreeing `rows`, valued by their mean `key`."""
+    audit.add(
+        kind="scripted_motion",
+        objects=_moving_objects(audit)[:8],
+        frames=[rows[0]["frame"], rows[-1]["frame"]],
+        value=round(float(np.mean([r[key] for r in rows])), 4),
+        unit="agreement of change masks",
+        message=f"the handed-in frames are not renders of the saved scene: {says}",
+        evidence={"cause": "render_mismatch", **evidence, "compared": compared, "agree_min": AGREE_MIN,
+                  "diff_level": DIFF_LEVEL},
+    )
 
 
 def _lagged(frames: list[int]) -> list[int | None]:
