@@ -87,26 +87,34 @@ def _cloth_core(scene: Any, mapping: dict[str, str], kind: str) -> tuple[Any, An
     raise _na(f"no core object is a cloth, so {kind} has nothing to act on")
 
 
-def _render_only_lift(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
+def lift_node_group(name: str) -> tuple[Any, Any]:
+    """A geometry-nodes tree that offsets every point by a vector: (tree, its Combine XYZ node, whose inputs the
+    caller feeds). Used by `render_only_lift` and by tests that lift a mesh by what a node reads."""
     import bpy
+
+    ng = bpy.data.node_groups.new(name, "GeometryNodeTree")
+    ng.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
+    ng.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
+    gi, go = ng.nodes.new("NodeGroupInput"), ng.nodes.new("NodeGroupOutput")
+    sp, xyz = ng.nodes.new("GeometryNodeSetPosition"), ng.nodes.new("ShaderNodeCombineXYZ")
+    ng.links.new(gi.outputs[0], sp.inputs["Geometry"])
+    ng.links.new(sp.outputs[0], go.inputs[0])
+    ng.links.new(xyz.outputs[0], sp.inputs["Offset"])
+    return ng, xyz
+
+
+def _render_only_lift(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
     from physcodegym.probes.defects import _moving_core
 
     ob = _moving_core(scene, mapping)
     if ob.type != "MESH":
         raise _na(f"the moving core {ob.name} is a {ob.type}, no mesh a geometry-nodes modifier can move")
-    ng = bpy.data.node_groups.new("PCG_Lift", "GeometryNodeTree")
-    ng.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
-    ng.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
-    gi, go = ng.nodes.new("NodeGroupInput"), ng.nodes.new("NodeGroupOutput")
-    sp, xyz = ng.nodes.new("GeometryNodeSetPosition"), ng.nodes.new("ShaderNodeCombineXYZ")
+    ng, xyz = lift_node_group("PCG_Lift")
     t, mul = ng.nodes.new("GeometryNodeInputSceneTime"), ng.nodes.new("ShaderNodeMath")
     mul.operation = "MULTIPLY"
     mul.inputs[1].default_value = LIFT_M_PER_S
-    ng.links.new(gi.outputs[0], sp.inputs["Geometry"])
-    ng.links.new(sp.outputs[0], go.inputs[0])
     ng.links.new(t.outputs["Seconds"], mul.inputs[0])
     ng.links.new(mul.outputs[0], xyz.inputs["Z"])
-    ng.links.new(xyz.outputs[0], sp.inputs["Offset"])
     mod = ob.modifiers.new("PCG_Lift", "NODES")
     mod.node_group = ng
     mod.show_viewport = False

@@ -480,26 +480,19 @@ def is_viewport_floor(defect: bool, frames: int = 45) -> Any:
     """A ball dropped onto a slab whose geometry-nodes tree lifts it by 0.25 m where an "Is Viewport" node says so.
     Defect: lifted in the viewport only (the solver's slab is 0.25 m above the rendered one: the ball rests on air
     in every frame). Twin: lifted in both (the node is there, the two configurations agree)."""
-    import bpy
+    from physcodegym.probes.defects_hiding import lift_node_group
 
     sc = D.reset(frames)
     D.rigid_world(sc, frames)
     D.camera(sc)
     slab = D.box("Slab", (0, 0, -0.05), (4, 4, 0.1))
-    ng = bpy.data.node_groups.new("Lift", "GeometryNodeTree")
-    ng.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
-    ng.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
-    gi, go = ng.nodes.new("NodeGroupInput"), ng.nodes.new("NodeGroupOutput")
-    sp, xyz = ng.nodes.new("GeometryNodeSetPosition"), ng.nodes.new("ShaderNodeCombineXYZ")
+    ng, xyz = lift_node_group("Lift")
     iv, sw = ng.nodes.new("GeometryNodeIsViewport"), ng.nodes.new("GeometryNodeSwitch")
     sw.input_type = "FLOAT"
     sw.inputs["False"].default_value = 0.0 if defect else 0.25
     sw.inputs["True"].default_value = 0.25
     ng.links.new(iv.outputs[0], sw.inputs["Switch"])
     ng.links.new(sw.outputs[0], xyz.inputs["Z"])
-    ng.links.new(xyz.outputs[0], sp.inputs["Offset"])
-    ng.links.new(gi.outputs[0], sp.inputs["Geometry"])
-    ng.links.new(sp.outputs[0], go.inputs[0])
     slab.modifiers.new("Lift", "NODES").node_group = ng
     D._rb(slab, "PASSIVE", "CONVEX_HULL", mesh_source="FINAL", collision_margin=0.001)
     D.sphere("Ball", (0, 0, 1.5), 0.25)
