@@ -72,6 +72,36 @@ def scan_loaded_media(
             out.append(
                 {"rule": "load-external-blend", "detail": f"library {lib.filepath!r} linked from outside the folder"}
             )
+    for kind, coll in (("volume", "volumes"), ("cache file", "cache_files"), ("font", "fonts"), ("text", "texts")):
+        for d in getattr(bpy.data, coll, []):
+            fp = getattr(d, "filepath", "") or ""
+            if fp == "<builtin>" or (coll == "texts" and getattr(d, "is_in_memory", True)):
+                continue
+            if outside(fp, getattr(d, "library", None)):
+                out.append(
+                    {
+                        "rule": "file-outside-workdir",
+                        "detail": f"{kind} {d.name!r} loads {fp!r} from outside the folder",
+                    }
+                )
+    for owner, path in _import_nodes(bpy):
+        if path is None or outside(path):
+            what = "a computed path" if path is None else repr(path)
+            out.append(
+                {
+                    "rule": "file-outside-workdir",
+                    "detail": f"{owner} reads {what} (only a fixed path inside the run folder can be checked)",
+                }
+            )
+    for owner, pc in _point_caches(bpy):
+        if getattr(pc, "use_external", False) and (not pc.filepath or outside(pc.filepath)):
+            out.append(
+                {
+                    "rule": "file-outside-workdir",
+                    "detail": f"{owner} reads and writes an external point cache at {pc.filepath!r}, outside "
+                    "the run folder (a trusted re-bake would write there)",
+                }
+            )
     for sc in bpy.data.scenes:
         sed = sc.sequence_editor
         if sed is None:
@@ -81,6 +111,43 @@ def scan_loaded_media(
                 out.append(
                     {"rule": "media-decode", "detail": f"VSE strip {st.name!r} ({st.type}) in scene {sc.name!r}"}
                 )
+    return out
+
+
+def _import_nodes(bpy: Any) -> list[tuple[str, str | None]]:
+    """Geometry-nodes Import nodes (OBJ, PLY, STL, CSV, VDB, Text) of every node group, with the file each reads:
+    its Path input's value, or None when that input is linked (computed by nodes or fed by a modifier input, so
+    no fixed path can be checked). Such a node reads its file each time a trusted process evaluates the scene."""
+    out: list[tuple[str, str | None]] = []
+    for g in bpy.data.node_groups:
+        for n in g.nodes:
+            if not n.bl_idname.startswith("GeometryNodeImport"):
+                continue
+            sock = n.inputs.get("Path")
+            path = None if sock is None or sock.is_linked else str(sock.default_value)
+            out.append((f"node {n.name!r} ({n.bl_idname}) of node group {g.name!r}", path))
+    return out
+
+
+def _point_caches(bpy: Any) -> list[tuple[str, Any]]:
+    """Every point cache in the file, with a name for its owner: rigid-body worlds, solver modifiers (cloth, soft
+    body, dynamic paint surfaces) and particle systems, on every object of every scene."""
+    out: list[tuple[str, Any]] = []
+    for sc in bpy.data.scenes:
+        rbw = sc.rigidbody_world
+        if rbw is not None and rbw.point_cache is not None:
+            out.append((f"the rigid-body world of scene {sc.name!r}", rbw.point_cache))
+    for ob in bpy.data.objects:
+        for m in ob.modifiers:
+            pc = getattr(m, "point_cache", None)
+            if pc is not None:
+                out.append((f"modifier {m.name!r} of {ob.name!r}", pc))
+            settings = getattr(m, "canvas_settings", None)
+            for surf in getattr(settings, "canvas_surfaces", None) or []:
+                if getattr(surf, "point_cache", None) is not None:
+                    out.append((f"dynamic-paint surface {surf.name!r} of {ob.name!r}", surf.point_cache))
+        for ps in ob.particle_systems:
+            out.append((f"particle system {ps.name!r} of {ob.name!r}", ps.point_cache))
     return out
 
 

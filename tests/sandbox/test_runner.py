@@ -160,3 +160,76 @@ def test_full_240_frame_contract_cli(tmp_path: Path) -> None:
     assert doc["status"] == "ok" and doc["outputs"]["frame_count"] == 240 and doc["missing"] == []
     assert sorted(x.name for x in (out / "frames").iterdir())[-1] == "0240.png"
     assert json.loads((out / "run.json").read_text())["status"] == "ok"
+
+
+def _external_cache_src(where: str) -> str:
+    """The tiny scene with a cloth whose point cache is external at `where` (set after the bake, saved again)."""
+    from progs import codes
+
+    setup = (
+        "def s(*c):\n    return ''.join(chr(x) for x in c)\n"
+        "pl = bpy.data.objects['Plane']\nm = pl.modifiers.new('Cloth', 'CLOTH')\n"
+        "m.point_cache.use_disk_cache = True\nm.point_cache.use_external = True\n"
+        f"m.point_cache.filepath = {codes(where)}\n"
+        "bpy.ops.wm.save_as_mainfile(filepath=os.path.abspath('scene.blend'))\n"
+        "bpy.ops.render.render(animation=True)\n"
+    )
+    return scene(2, render=setup)
+
+
+def test_post_run_audit_refuses_an_external_point_cache_outside_the_run(tmp_path: Path) -> None:
+    """A point cache read from (and, on a re-bake, written to) a folder outside the run: the audit re-bakes the
+    saved scene outside the sandbox, where that folder is real, so the run is refused after it ends. Twin: the
+    same external cache in a folder inside the run is accepted."""
+    from physcodegym.sandbox.policy import check_source
+
+    src = _external_cache_src("/tmp/pcg_external_cache")
+    assert check_source(src).ok, "the case must evade the static check"
+    rec = run_program(_prog(tmp_path, src), tmp_path / "run", timeout_s=120, expected_frames=2)
+    assert rec.status == "policy", (rec.status, rec.reason, rec.log_tail)
+    assert rec.violations[0]["rule"] == "file-outside-workdir" and rec.violations[0]["audit_event"] == "post-run"
+    assert "external point cache" in rec.violations[0]["message"]
+    twin = run_program(_prog(tmp_path / "t", _external_cache_src("//cache")), tmp_path / "run_twin", timeout_s=120,
+                       expected_frames=2)
+    assert twin.status == "ok", (twin.status, twin.reason, twin.violations)
+
+
+_IMPORT_NODE = (
+    "def s(*c):\n    return ''.join(chr(x) for x in c)\n"
+    "ng = bpy.data.node_groups.new('Read', 'GeometryNodeTree')\n"
+    "ng.interface.new_socket('Geometry', in_out='OUTPUT', socket_type='NodeSocketGeometry')\n"
+    "imp = ng.nodes.new('GeometryNodeImportText')\n"
+    "ng.links.new(imp.outputs[0], ng.nodes.new('NodeGroupOutput').inputs[0])\n"
+    "{path}\n"
+    "bpy.data.objects['Plane'].modifiers.new('Read', 'NODES').node_group = ng\n"
+)
+FILE_READS = {
+    # a geometry-nodes Import node reading a fixed file outside the run (the trusted audit evaluates the scene)
+    "import_node_fixed_path": _IMPORT_NODE.format(path="imp.inputs['Path'].default_value = " + "{etc}"),
+    # ... or a path computed by other nodes: nothing fixed to check, refused as well
+    "import_node_computed_path": _IMPORT_NODE.format(
+        path="st = ng.nodes.new('FunctionNodeInputString')\nst.string = {etc}\n"
+        "ng.links.new(st.outputs[0], imp.inputs['Path'])"
+    ),
+    # a volume data-block whose file lies outside the run
+    "volume_outside": "def s(*c):\n    return ''.join(chr(x) for x in c)\nv = bpy.data.volumes.new('Fog')\n"
+    "v.filepath = {etc}\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(FILE_READS))
+def test_post_run_audit_refuses_files_the_scene_reads_from_outside(tmp_path: Path, case: str) -> None:
+    """What a trusted process would read from outside the run folder when it opens and evaluates the saved scene
+    (the audit, the re-bakes): refused after the run as `file-outside-workdir`."""
+    from physcodegym.sandbox.policy import check_source
+    from progs import codes
+
+    setup = FILE_READS[case].format(etc=codes("/etc/hostname"))
+    src = scene(2, render=setup + "bpy.ops.wm.save_as_mainfile(filepath=os.path.abspath('scene.blend'))\n"
+                "bpy.ops.render.render(animation=True)\n")
+    assert check_source(src).ok, "the case must evade the static check"
+    rec = run_program(_prog(tmp_path, src), tmp_path / "run", timeout_s=120, expected_frames=2)
+    assert rec.status == "policy", (rec.status, rec.reason, rec.log_tail)
+    assert rec.violations[0]["rule"] == "file-outside-workdir" and rec.violations[0]["audit_event"] == "post-run"
+    word = {"import": "reads", "volume": "loads"}[case.split("_")[0]]
+    assert word in rec.violations[0]["message"], rec.violations
