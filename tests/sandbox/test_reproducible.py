@@ -97,9 +97,14 @@ def test_the_child_sees_one_layout_one_cpu_and_no_address_randomisation(tmp_path
     assert first["cpus"] == 1  # the simulation runs on one CPU: one TBB thread
     # no .pth file ran (an editable install's finder names the checkout's path, which would move the layout)
     assert first["no_site"] == 1, first
-    # every address is the same in every run folder and in both modes: the layout does not move
+    # every address Blender allocates is the same in every run folder and in both modes: the layout does not move.
+    # Python's own object ids are not compared: the bootstrap's lifeline thread allocates from the same Python heap
+    # at times the scheduler picks, and the child runs with -I (its string hash seed is random too). Measured: in 1
+    # of 3 runs of this test the first child's id differed by 48 KiB while Blender's pointers agreed; 8 children
+    # started outside pytest gave one id
     for key, f in facts.items():
-        assert f == first, (key, f, first)
+        assert {k: v for k, v in f.items() if k != "py_id"} == {k: v for k, v in first.items() if k != "py_id"}, \
+            (key, f, first)
     # rendering gets every CPU back (the full runs only: a bake-only run never renders)
     assert int(_facts(tmp_path / "a", "PCGAFTER")) == len(__import__("os").sched_getaffinity(0))
 
