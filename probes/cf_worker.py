@@ -84,6 +84,29 @@ def reseed_particles(scene: Any, offset: int) -> list[str]:
     return done
 
 
+def decollide(scene: Any, names: list[str]) -> dict[str, str]:
+    """Take away each named object's collision and nothing else: a rigid body collides with no collision
+    collection, its Collision modifiers are removed. The object stays (an emitter keeps emitting, a parent keeps
+    its children, a field its effect), so a branch measures what its collision alone does. Returns {name: what
+    changed}. (Unlinking a passive body from the rigid-body world's collection keeps it colliding in the re-bake,
+    measured; no collision collection does not.)"""
+    out: dict[str, str] = {}
+    for n in names:
+        ob = scene.objects.get(n)
+        if ob is None:
+            continue
+        done = []
+        rb = ob.rigid_body
+        if rb is not None and any(rb.collision_collections):
+            rb.collision_collections = [False] * len(rb.collision_collections)
+            done.append("rigid body collides with no collection")
+        for m in [m for m in ob.modifiers if m.type == "COLLISION"]:
+            ob.modifiers.remove(m)
+            done.append("Collision modifier removed")
+        out[n] = ", ".join(done) or "no collision to take away"
+    return out
+
+
 def strip_clear_faces(scene: Any, names: list[str]) -> dict[str, int]:
     """Delete the faces of each named mesh whose material renders nothing in the scene's engine
     (`probes.sampling.clear_slots`); returns {name: faces deleted}. The mesh data is made single-user first,
@@ -232,6 +255,9 @@ def run_job(blend: str, job: dict[str, Any], mapping: dict[str, str],
                 rec["interventions"].append({"kind": iv.kind.value, "roles": iv.roles, "verified": False,
                                              "error": str(ex)})
                 rec["errors"].append(str(ex))
+        if job.get("decollide"):  # hidden colliders without their collision: what it does (probes.effects)
+            rec["decollided"] = decollide(scene, list(job["decollide"]))
+            changed = True
         if job.get("strip_clear"):  # the clear faces of rendered colliders removed: what they do (probes.effects)
             rec["stripped"] = strip_clear_faces(scene, list(job["strip_clear"]))
             changed = True

@@ -717,13 +717,19 @@ def check_responds_to(ctx: CheckContext, crit: Criterion, names: list[str]) -> C
 
 def _cf_failure(doc: dict[str, Any]) -> CheckResult:
     """A counterfactual that could not run. When it could not apply because the visible object has no
-    collider, that is evidence (the object has no collision owner), never an unknown."""
+    collider, that is evidence (the object has no collision owner), never an unknown; so is a re-simulation that
+    outran the worker's limits or crashed it twice (`counterfactual.scene_stopped_the_worker`)."""
+    from physcodegym.probes.counterfactual import scene_stopped_the_worker
     from physcodegym.probes.interventions import NO_COLLISION_OWNER
 
     reason = str(doc.get("reason", "counterfactual failed"))
     if NO_COLLISION_OWNER in reason:
         return _ok(False, {"counterfactual": doc, "no_collision_owner": True},
                    f"the intervention cannot apply: {reason} (no collision owner)")
+    if scene_stopped_the_worker(reason):
+        return _ok(False, {"counterfactual": doc, "unverifiable": True},
+                   f"the scene could not be re-simulated within the audit's limits ({reason}): what the "
+                   "criterion asks cannot be verified, so it is not credited")
     return _undetermined(reason, {"counterfactual": doc})
 
 

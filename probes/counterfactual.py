@@ -10,6 +10,7 @@ trajectories (a shifted release, a set velocity, a removed object) it is measure
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -20,18 +21,40 @@ from physcodegym.core.limits import start_limited
 from physcodegym.samples import SceneSamples
 from physcodegym.tasks.schema import ExpectedResponse, Intervention, InterventionKind
 
-WORKER_TIMEOUT_S = 600.0
+WORKER_TIMEOUT_S = 600.0  # per branch; PHYSCODEGYM_BRANCH_TIMEOUT_S overrides it (a server with heavy scenes)
+WORKER_STOPPED = "worker stopped: "  # a branch's worker hit its time or memory limit (the reason follows)
+CRASHED_TWICE = "the branch crashed a fresh worker twice"
 WORKER_MEMORY_MB = 8192  # address space of one worker (clamped to a limited parent's own limit)
 
 
+def scene_stopped_the_worker(reason: str) -> bool:
+    """Whether a branch failed because re-simulating the scene outran the worker's limits (time, memory) or
+    crashed Blender twice, as opposed to a fault of the check itself: such a branch cannot be verified, and a
+    scene must not pass a check by being too slow or too fragile to re-simulate."""
+    return WORKER_STOPPED in reason or CRASHED_TWICE in reason
+
+
+def branch_timeout_s() -> float:
+    """Seconds one branch may take: PHYSCODEGYM_BRANCH_TIMEOUT_S when set to a positive number, else
+    WORKER_TIMEOUT_S. Read from the trusted process's environment, which a program never sets. A branch past it
+    is recorded as failed, and the audit counts what that branch was to measure as acting."""
+    raw = os.environ.get("PHYSCODEGYM_BRANCH_TIMEOUT_S", "")
+    try:
+        v = float(raw)
+    except ValueError:
+        return WORKER_TIMEOUT_S
+    return v if v > 0 else WORKER_TIMEOUT_S
+
+
 def run_branches(blend: Path, jobs: list[dict[str, Any]], mapping: dict[str, str] | None = None,
-                 timeout_s: float = WORKER_TIMEOUT_S) -> list[tuple[SceneSamples | None, dict[str, Any]]]:
+                 timeout_s: float | None = None) -> list[tuple[SceneSamples | None, dict[str, Any]]]:
     """Run several branches in ONE worker process (each re-opens `blend`); returns (samples or None, record) per job.
 
     A job is {"out": Path, "interventions": [Intervention], "frames": (s, e), "defect": kind, "save_blend": Path,
     "solvers_off": bool, "force_rebake": bool (free the program's bake and simulate again with nothing changed),
     "reseed": int (shift every particle system's seed by it: another microstate of the same physics),
     "strip_clear": [object names] (delete their faces whose material renders nothing: what those faces do),
+    "decollide": [object names] (take away their collision, keep the objects: `cf_worker.decollide`),
     "render_side": bool (switch the scene to its render configuration, then re-bake: what the viewport-only
     differences did), "stack_gaps": [object names] (record how far each one's collision surface lies from its
     rendered one, `cf_worker.collision_stack_gaps`; nothing is changed)}.
@@ -51,8 +74,9 @@ class BranchRun:
     """
 
     def __init__(self, blend: Path, jobs: list[dict[str, Any]], mapping: dict[str, str] | None,
-                 timeout_s: float) -> None:
-        self.blend, self.jobs, self.mapping, self.timeout_s = Path(blend), jobs, mapping or {}, timeout_s
+                 timeout_s: float | None) -> None:
+        self.blend, self.jobs, self.mapping = Path(blend), jobs, mapping or {}
+        self.timeout_s = branch_timeout_s() if timeout_s is None else timeout_s
         self.spec = [
             {
                 "out": str(j["out"]),
@@ -64,6 +88,7 @@ class BranchRun:
                 "force_rebake": bool(j.get("force_rebake")),
                 "reseed": int(j.get("reseed") or 0),
                 "strip_clear": list(j.get("strip_clear") or []),
+                "decollide": list(j.get("decollide") or []),
                 "render_side": bool(j.get("render_side")),
                 "stack_gaps": list(j.get("stack_gaps") or []),
             }
@@ -110,7 +135,7 @@ class BranchRun:
             p = worker.wait()
             err = None
             if p.killed_reason:
-                err = f"worker stopped: {p.killed_reason}"
+                err = f"{WORKER_STOPPED}{p.killed_reason}"
             elif p.returncode not in (0, 1):
                 err = f"worker exited {p.returncode}: {p.stderr[-800:]}"
             left = [i for i in pending if not self._has_record(i)]
@@ -123,7 +148,7 @@ class BranchRun:
             if left[0] == pending[0]:  # the first job of a fresh worker crashed it: that job may be the cause
                 first_crashes[left[0]] = first_crashes.get(left[0], 0) + 1
                 if first_crashes[left[0]] >= 2:
-                    failed[left[0]] = f"{err} (the branch crashed a fresh worker twice)"
+                    failed[left[0]] = f"{err} ({CRASHED_TWICE})"
                     left = left[1:]
             for i in left:  # said on their records: they ran in a worker started after a crash
                 crashes.setdefault(i, []).append(err)
@@ -145,7 +170,7 @@ class BranchRun:
 
 
 def start_branches(blend: Path, jobs: list[dict[str, Any]], mapping: dict[str, str] | None = None,
-                   timeout_s: float = WORKER_TIMEOUT_S) -> BranchRun:
+                   timeout_s: float | None = None) -> BranchRun:
     """Start the worker of `run_branches` and return at once: the caller works on while it bakes (the second
     core); `.result()` gives what `run_branches` returns."""
     return BranchRun(blend, jobs, mapping, timeout_s)
@@ -159,7 +184,7 @@ def run_branch(
     frames: tuple[int, int] | None = None,
     defect: str | None = None,
     save_blend: Path | None = None,
-    timeout_s: float = WORKER_TIMEOUT_S,
+    timeout_s: float | None = None,
 ) -> tuple[SceneSamples | None, dict[str, Any]]:
     """Run one worker; returns (samples or None, record)."""
     job = {"out": out, "interventions": interventions, "frames": frames, "defect": defect, "save_blend": save_blend}

@@ -116,3 +116,20 @@ def test_truth_passes_the_same_expectation(truth, baseline) -> None:
     d = cf(truth, RELAUNCH, control=CONTROL, expected=RESPONDS, baseline=baseline)
     assert d["verdict"]["passed"] is True
     assert np.isfinite(d["verdict"]["intervened"]["value"])
+
+
+def test_a_re_simulation_past_the_workers_limit_is_not_credited(truth, baseline, monkeypatch) -> None:
+    """A scene too slow to re-simulate within the branch limit (here the limit is cut to 0.01 s, so the truth's own
+    re-bake outruns it; the real worker is killed) fails the counterfactual criterion instead of leaving it
+    undetermined: otherwise a scene could skip every counterfactual by being slow. A failure that is the check's
+    own (an intervention that does not apply to the scene) stays undetermined."""
+    from physcodegym.probes.checks import _cf_failure
+
+    monkeypatch.setenv("PHYSCODEGYM_BRANCH_TIMEOUT_S", "0.01")
+    d = cf(truth, RELAUNCH, control=CONTROL, expected=RESPONDS, baseline=baseline)
+    assert d["ok"] is False and "worker stopped" in d["reason"], str({k: v for k, v in d.items() if k != "_samples"})
+    res = _cf_failure(d)
+    assert res["passed"] is False and res["evidence"].get("unverifiable") is True, res
+    monkeypatch.delenv("PHYSCODEGYM_BRANCH_TIMEOUT_S")
+    own = _cf_failure(cf(truth, iv("disable_field", ["RedBall"]), baseline=baseline))
+    assert own["passed"] is None, own
