@@ -118,6 +118,7 @@ DETECTORS: list[tuple[str, Any]] = [
     ("born_inside", _born_inside),
     ("support", _method("support")),
     ("hidden_colliders", _method("hidden_colliders")),  # after support: adds the measured effect to its findings
+    ("hidden_anchors", _method("hidden_anchors")),  # joints to objects that do not render
     ("collision_stacks", _method("collision_stacks")),  # after support: a finding there gets the measured gap
     ("proxies", _method("proxies")),
     ("cloth_shells", _method("cloth_shells")),
@@ -285,22 +286,19 @@ def _ownership(scene: Any, samples: SceneSamples, blend: Path | None) -> tuple[d
     return owner, summary
 
 
-MAX_ACTIVE_VISIBILITY = 8  # moving (active) colliders rendered alone at most; static ones always
-
-
 def _measure_visibility(scene: Any, samples: SceneSamples) -> dict[str, Any]:
     """Render alone every collider the settings call rendered (`probes.visibility`); one that shows nothing is
     marked `measured_invisible` in its sampled info, so every detector treats it as a hidden collider."""
     from physcodegym.probes import physics as ph
-    from physcodegym.probes.visibility import coverage
+    from physcodegym.probes.visibility import coverage, picture_composed
 
     si = samples.scene_info
     cands = [n for n, i in samples.info.items()
              if i.get("type") in ph.GEOMETRY_TYPES and ph.rendered(i) and ph.collision_owner(i, si)]
     static = [n for n in cands if not ph.dynamic(samples.info[n], si)]
     active = [n for n in cands if n not in static]
-    names = static + (active if len(active) <= MAX_ACTIVE_VISIBILITY else [])
-    if scene.render.engine == "BLENDER_WORKBENCH":
+    names = static + active  # static first; bodies whose boxes do not overlap share a probe render
+    if scene.render.engine == "BLENDER_WORKBENCH" and not picture_composed(scene):
         return {"ran": False, "reason": "Workbench draws the settings' viewport colour and alpha, already read"}
     try:
         cov = coverage(scene, names)
@@ -310,7 +308,7 @@ def _measure_visibility(scene: Any, samples: SceneSamples) -> dict[str, Any]:
         if rec.get("invisible"):
             samples.info[n].setdefault("render", {})["measured_invisible"] = True
     return {"ran": True, "objects": cov,
-            **({"skipped_active": len(active)} if len(active) > MAX_ACTIVE_VISIBILITY else {})}
+            "probe_renders": len({r["probe_render"] for r in cov.values() if "probe_render" in r})}
 
 
 class _Resimulation:

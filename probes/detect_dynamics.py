@@ -28,6 +28,7 @@ from physcodegym.probes.audit_base import (
     _is_dynamic,
     _series,
 )
+from physcodegym.probes.detect_fields import MEASURED_FIELDS
 
 VANISH_MIN = 10  # solver particles that die before the last frame: at least this many ...
 VANISH_REL = 0.02  # ... and this share of those ever alive (a liquid does not vanish; a drop or two is bookkeeping)
@@ -130,7 +131,7 @@ class DynamicsDetectors(AuditBase):
         over = gain > ENERGY_GAIN_REL * gain_scale
         over_r = rebound > ENERGY_REBOUND_REL * scale
         flag = over.sum() >= ENERGY_FRAMES or over_r.sum() >= ENERGY_FRAMES
-        admitted = self._work_sources(dyn)
+        admitted = self._work_sources(dyn, rise=(s0, e0, float(total.max())))
         self.energy_summary = {"bodies": dyn, "scale_J": scale, "initial_J": e0, "max_gain_J": float(gain.max()),
                                "admitted_sources": admitted, "rises": bool(flag)}
         if not flag or admitted:
@@ -174,8 +175,34 @@ class DynamicsDetectors(AuditBase):
         first = rbw.get("frame_start", self.scene.frame_start)
         return len(self.frames) > 0 and int(self.frames[0]) <= int(first)
 
-    def _work_sources(self, dyn: list[str]) -> list[str]:
-        """Admitted work: motors, moving animated colliders (actuators), medium-like fields (wind...)."""
+    def _supplied(self, label: str, dyn: list[str], rise: tuple[int, float, float]) -> bool:
+        """Whether the re-bake without the field(s) of effects branch `label` loses at least half of the energy the
+        bodies gain in the bake (`rise`: first judged frame, starting energy, highest energy). A field is credited
+        for the energy it supplies, not for moving the bodies: removing any effector changes the order of
+        Bullet's force sums, and in a chaotic scene (a ball thrown about by a hidden pump) that alone moves the
+        bodies by more than the displacement threshold (measured: each of seven wind fields 30 m away "acted").
+        Fields past MEASURED_FIELDS share one branch; a medium field measured with a non-medium one is not credited.
+        """
+        s0, e0, top = rise
+        branch = self._branch(label)
+        if branch != label and any(f["type"] not in src.MEDIUM_FIELDS for f in self.fields[MEASURED_FIELDS:]):
+            return False  # measured only together with a field that is not a medium: which one supplied it is unknown
+        row = (self.effects or {}).get(branch) or {}
+        sm = row.get("samples")
+        if sm is None or top <= e0:
+            return False
+        nf = min(len(sm.frames), len(self.frames))
+        if nf <= s0 + 2 or any(n not in sm.names for n in dyn):
+            return False
+        e = kin.mechanical_energy(sm, dyn, self.g_rb)
+        without = float(kin.median_filter(e["total"][s0:nf]).max())
+        return without - e0 <= 0.5 * (top - e0)
+
+    def _work_sources(self, dyn: list[str], rise: tuple[int, float, float] | None = None) -> list[str]:
+        """Admitted work: motors, moving animated colliders (actuators), medium-like fields (wind...). With `rise`
+        (the energy check's), a field measured by a re-bake is admitted only if it supplied the rise
+        (`_supplied`), and one whose re-bake failed is not admitted (physics that cannot be verified is not
+        credited); an unmeasured field (no saved scene to re-bake) is admitted by its targets."""
         out = []
         for n, recs in self.constrained.items():
             if n in dyn and any(r["motor"] for r in recs):
@@ -186,10 +213,15 @@ class DynamicsDetectors(AuditBase):
                 sv.get("animated_transforms") or sv.get("drivers")):
                 out.append(f"actuator {n}")
         for f in self.fields:
-            acts = self._acts_on(f"field:{f['field']}")
+            label = f"field:{f['field']}"
+            acts = self._acts_on(label)
+            if acts is None and self._unmeasured(label) is not None:
+                continue
             # a field that touches nothing explains nothing
             touches = set(f["targets"]) & set(dyn) if acts is None else set(acts) & set(dyn)
             if touches and f["type"] in src.MEDIUM_FIELDS and (f["strength"] != 0 or acts is not None):
+                if acts is not None and rise is not None and not self._supplied(label, dyn, rise):
+                    continue
                 out.append(f"{f['type'].lower()} field {f['field']}")
         return out
 

@@ -21,8 +21,12 @@ from physcodegym.probes.audit_base import (
 )
 
 STACK_GAP_M = 0.02  # m: a collision surface this far from the rendered one is a surface no frame shows
-MEASURED_FIELDS = 6  # force fields re-baked without them, one branch each (the rest: judged by their targets)
+MEASURED_FIELDS = 6  # force fields re-baked without them, one branch each (the rest: together, REST_FIELDS)
 RENDER_SIDE = "render_side"  # the effects branch re-baked in the render configuration
+MEASURED_ALONE = 4  # hidden colliders (and colliders with clear faces) re-baked without them one at a time ...
+REST_COLLIDERS = "collider:+rest"  # ... the rest without all of them at once, in one more branch
+REST_CLEAR = "clear:+rest"
+REST_FIELDS = "field:+rest"  # the fields past MEASURED_FIELDS, re-baked without all of them at once
 _OBJ_PATH = re.compile(r"bpy\.data\.objects\[['\"](.+?)['\"]\]")
 
 
@@ -40,23 +44,36 @@ class FieldDetectors(AuditBase):
         return out
 
     def hidden_collider_candidates(self) -> list[str]:
-        """Collision owners that do not render (not particle emitters or instanced drops)."""
-        emitters = {k.split("/", 1)[0] for k in self.s.particles}
-        inst = {rec.get("instance_object") for i in self.info.values() for rec in (i.get("physics") or {}).values()}
-        return [n for n, i in self.info.items() if i.get("type") == "MESH" and _collision_owner(i, self.si)
-                and not _rendered(i)
-                and not _is_dynamic(i, self.si) and n not in emitters and n not in inst]
+        """Collision owners that do not render, static or dynamic. Emitters and instanced drops are candidates too:
+        their branch takes away only their collision (`cf_worker.decollide`), so their particles stay (before,
+        they were left out, and a hidden deflector that emitted one unrendered particle was never measured). A
+        dynamic one is an invisible pusher (before, left out: an unrendered ball rolled into the dominoes and
+        the scene audited clean). Static ones first: they are the likelier holders."""
+        out = [n for n, i in self.info.items() if i.get("type") == "MESH" and _collision_owner(i, self.si)
+               and not _rendered(i)]
+        return sorted(out, key=lambda n: _is_dynamic(self.info[n], self.si))
 
     def render_side(self) -> None:
         """The scene re-baked as it renders (`probes.render_config`) moves a simulated thing otherwise: the
         physics ran on viewport-only geometry or objects the frames never show (a collider grown by a modifier
         shown in the viewport only, a body disabled in renders...): `collider_mismatch`."""
         acts = self._acts_on(RENDER_SIDE)
-        if not acts:
+        unmeasured = self._unmeasured(RENDER_SIDE) if acts is None else None
+        if not acts and unmeasured is None:
             return
         rows = self.si.get("render_divergences") or []
         where = sorted({m.group(1) for r in rows for m in [_OBJ_PATH.match(r.get("path", ""))] if m}
                        | {o for r in rows for o in r.get("objects", [])})
+        if unmeasured is not None:  # the scene differs as it renders, and the re-bake that would say how failed
+            if not any(f.kind in ("collider_mismatch", "hidden_support", "no_contact_response")
+                       and set(where) & set(f.objects) for f in self.findings):
+                self.add(kind="collider_mismatch", objects=where or sorted(self._sim_things())[:4],
+                         frames=[int(self.frames[0]), int(self.frames[-1])],
+                         message=f"the bake used the viewport's scene, which differs from what renders "
+                         f"({', '.join(r['path'] for r in rows[:4])}{' ...' if len(rows) > 4 else ''}), and the "
+                         f"re-bake as it renders failed ({unmeasured}): counted as changing the motion",
+                         evidence={"render_divergences": rows, "unmeasured": unmeasured})
+            return
         eff = self.effects[RENDER_SIDE]["effects"]  # type: ignore[index]
         measured = {t: {k: v for k, v in e.items() if k != "per_frame"} for t, e in eff.items()}
         same = [f for f in self.findings if f.kind in ("collider_mismatch", "hidden_support", "no_contact_response")
@@ -101,12 +118,22 @@ class FieldDetectors(AuditBase):
             branches.append({"label": f"field:{o}",
                              "interventions": [Intervention(kind=InterventionKind.disable_field, roles=[o])],
                              "mapping": {o: o}})
-        for o in self.hidden_collider_candidates()[:4]:
-            branches.append({"label": f"collider:{o}",
-                             "interventions": [Intervention(kind=InterventionKind.remove_object, roles=[o])],
-                             "mapping": {o: o}})
-        for o in self.clear_face_colliders()[:4]:
+        rest_fields = [f["field"] for f in self.fields[MEASURED_FIELDS:]]
+        if rest_fields:  # decoy fields first must not leave the one that acts unmeasured (or credited unmeasured)
+            branches.append({"label": REST_FIELDS,
+                             "interventions": [Intervention(kind=InterventionKind.disable_field, roles=rest_fields)],
+                             "mapping": {o: o for o in rest_fields}})
+        hidden = self.hidden_collider_candidates()
+        for o in hidden[:MEASURED_ALONE]:  # its collision taken away, the object kept (cf_worker.decollide)
+            branches.append({"label": f"collider:{o}", "interventions": [], "decollide": [o]})
+        rest = hidden[MEASURED_ALONE:]
+        if rest:  # decoys first must not hide the one that acts: the rest go together in one more branch
+            branches.append({"label": REST_COLLIDERS, "interventions": [], "decollide": rest})
+        clear = self.clear_face_colliders()
+        for o in clear[:MEASURED_ALONE]:
             branches.append({"label": f"clear:{o}", "interventions": [], "strip_clear": [o]})
+        if clear[MEASURED_ALONE:]:
+            branches.append({"label": REST_CLEAR, "interventions": [], "strip_clear": clear[MEASURED_ALONE:]})
         if self.si.get("render_divergences"):
             branches.append({"label": RENDER_SIDE, "interventions": [], "render_side": True})
         for kind, holders in self.joint_groups().items():  # one branch per joint type: admission is by type
@@ -119,9 +146,10 @@ class FieldDetectors(AuditBase):
         from physcodegym.probes.effects import measure
 
         t = time.perf_counter()
+        self.effects_doc["planned"] = [b["label"] for b in branches]
         doc = measure(self.blend, self.s, branches, things, with_control=any("/" in x for x in things))
         if not doc.get("ok"):
-            self.effects_doc = {"ran": False, "reason": doc.get("reason")}
+            self.effects_doc.update(ran=False, reason=doc.get("reason"))
             return
         rows = doc["branches"]
         if "control" in doc:
@@ -168,41 +196,97 @@ class FieldDetectors(AuditBase):
         if acts is None:
             why = (self.effects_doc or {}).get("reason") or "not measured (more than the measured branches)"
             return {"acts_on": None, "max_effect_m": None, "unmeasured_reason": why}
-        eff = self.effects[label]["effects"]  # type: ignore[index]
+        eff = self.effects[self._branch(label)]["effects"]  # type: ignore[index]
         worst = max([e.get("max_deviation_m") or e.get("particles_median_m") or 0.0 for e in eff.values()
                      if e["acts"]], default=0.0)
-        return {"acts_on": acts, "max_effect_m": round(float(worst), 5)}
+        return {"acts_on": acts, "max_effect_m": round(float(worst), 5),
+                **({"measured_with": REST_FIELDS} if self._branch(label) == REST_FIELDS else {})}
+
+    def _branch(self, label: str) -> str:
+        """The effects branch that measured `label`: its own, or the shared one of the fields past MEASURED_FIELDS
+        (each of those is credited with what removing all of them changes)."""
+        known = self.effects if self.effects is not None else (getattr(self, "effects_doc", None) or {}).get(
+            "planned") or []
+        if label.startswith("field:") and label not in known and REST_FIELDS in known:
+            return REST_FIELDS
+        return label
+
+    def _unmeasured(self, label: str) -> str | None:
+        """Why a planned effects branch has no measurement (it crashed, timed out, or the control re-bake
+        failed), or None when it was measured or never planned. The caller counts such a branch as acting: a
+        scene made too slow or too fragile to re-bake must not pass the checks that need a re-bake."""
+        if self.effects is None:
+            doc = getattr(self, "effects_doc", None) or {}
+            planned = doc.get("planned") or []
+            return str(doc.get("reason")) if self._branch(label) in planned and not doc.get("ran") else None
+        row = self.effects.get(self._branch(label))
+        if row is None or row["ok"]:
+            return None
+        return "; ".join(row.get("errors") or []) or "the branch produced no samples"
 
     def _acts_on(self, label: str) -> list[str] | None:
         """Things a field / collider measurably changes (None: not measured)."""
+        label = self._branch(label)
         if self.effects is None or label not in self.effects or not self.effects[label]["ok"]:
             return None
         return sorted(t for t, e in self.effects[label]["effects"].items() if e["acts"])
 
     def hidden_colliders(self) -> None:
         """A collider that does not render and changes what a rigid body, cloth or particles do: `hidden_support`
-        (also the faces of a rendered collider whose material renders nothing)."""
-        for c in self.clear_face_colliders():
+        (also the faces of a rendered collider whose material renders nothing). Past the first MEASURED_ALONE,
+        the candidates were measured together: one finding names them all."""
+        clear = self.clear_face_colliders()
+        for i, c in enumerate(clear):
+            if i == MEASURED_ALONE:
+                rest = clear[MEASURED_ALONE:]
+                self._hidden_holder(REST_CLEAR, rest, "faces with a material that renders nothing",
+                                    ("hidden_support", "collider_mismatch"), "measured_without_clear_faces",
+                                    f"faces of {rest} whose material renders nothing change", 2)
+                break
             n = self.geom.meshes[c].clear_tris
-            self._hidden_holder(f"clear:{c}", c, f"{n} triangles with a material that renders nothing",
+            self._hidden_holder(f"clear:{c}", [c], f"{n} triangles with a material that renders nothing",
                                 ("hidden_support", "collider_mismatch"), "measured_without_clear_faces",
                                 f"{n} triangles of {c!r} have a material that renders nothing, and they change", n)
-        for c in self.hidden_collider_candidates():
+        hidden = self.hidden_collider_candidates()
+        for c in hidden[:MEASURED_ALONE]:
             how = ph.hidden_how(self.info[c])
-            self._hidden_holder(f"collider:{c}", c, how, ("hidden_support",), "measured_without_holder",
+            self._hidden_holder(f"collider:{c}", [c], how, ("hidden_support",), "measured_without_holder",
                                 f"{c!r} is a collider that does not render ({how}) and changes")
+        rest = hidden[MEASURED_ALONE:]
+        if rest:
+            how = "; ".join(f"{c}: {ph.hidden_how(self.info[c])}" for c in rest)
+            self._hidden_holder(REST_COLLIDERS, rest, how, ("hidden_support",), "measured_without_holder",
+                                f"colliders that do not render ({', '.join(map(repr, rest))}, measured together) "
+                                "change", 2)
 
-
-    def _hidden_holder(self, label: str, c: str, how: str, named_by: tuple[str, ...], evidence_key: str,
-                       says: str, n_parts: int = 1) -> None:
-        """`hidden_support` for what the effects branch `label` measured (a collider, or part of one, that does not
-        render); where a geometry detector already named `c`, the measured effect goes into its evidence."""
+    def _hidden_holder(self, label: str, holders: list[str], how: str, named_by: tuple[str, ...],
+                       evidence_key: str, says: str, n_parts: int = 1) -> None:
+        """`hidden_support` for what the effects branch `label` measured (colliders, or parts of one, that do not
+        render); where a geometry detector already named one of `holders`, the measured effect goes into its
+        evidence. A branch that was planned and has no measurement (crash, timeout) counts as acting."""
         acts = self._acts_on(label)
-        if not acts:
+        unmeasured = self._unmeasured(label) if acts is None else None
+        if not acts and unmeasured is None:
+            return
+        same = [f for f in self.findings if f.kind in named_by and set(holders) & set(f.objects)]
+        holder = holders[0] if len(holders) == 1 else holders
+        if unmeasured is not None:
+            if same:
+                for f in same:
+                    f.evidence[evidence_key] = {"unmeasured": unmeasured}
+                return
+            self.add(
+                kind="hidden_support",
+                objects=list(holders),
+                frames=[int(self.frames[0]), int(self.frames[-1])],
+                message=f"{says} the simulation as far as can be told: the re-bake without "
+                f"{'them' if n_parts > 1 else 'it'} failed ({unmeasured}), and a collider that does not render "
+                "counts as acting when its effect cannot be measured",
+                evidence={"holder": holder, "hidden_how": how, "unmeasured": unmeasured},
+            )
             return
         eff = self.effects[label]["effects"]  # type: ignore[index]
         measured = {t: {k: v for k, v in e.items() if k != "per_frame"} for t, e in eff.items()}
-        same = [f for f in self.findings if f.kind in named_by and c in f.objects]
         if same:
             for f in same:
                 f.evidence[evidence_key] = measured
@@ -210,13 +294,50 @@ class FieldDetectors(AuditBase):
         worst = max((e.get("max_deviation_m") or e.get("particles_median_m") or 0.0) for e in eff.values() if e["acts"])
         self.add(
             kind="hidden_support",
-            objects=[*sorted({t.split("/", 1)[0] for t in acts}), c],
+            objects=[*sorted({t.split("/", 1)[0] for t in acts}), *holders],
             frames=[int(self.frames[0]), int(self.frames[-1])],
             value=float(worst),
             unit="m",
             message=f"{says} the motion of {acts} (up to {worst:.3f} m without {'them' if n_parts > 1 else 'it'})",
-            evidence={"holder": c, "hidden_how": how, "measured": measured},
+            evidence={"holder": holder, "hidden_how": how, "measured": measured},
         )
+
+    def hidden_anchors(self) -> None:
+        """A rendered dynamic body held by a rigid-body joint to an object that does not render, where removing
+        that joint type changes its motion (or the re-bake could not say): the body hangs from, or is held by,
+        something no frame shows (a pendulum on a hinge to an invisible pivot): `hidden_support`, whatever the
+        rubric admits about the joint type (a HINGE is admitted, an invisible anchor is not)."""
+        for n, recs in sorted(self.constrained.items()):
+            info = self.info.get(n)
+            if info is None or not _rendered(info) or not _is_dynamic(info, self.si):
+                continue
+            for r in recs:
+                other = r["object2"] if r["object1"] == n else r["object1"]
+                if not other or other not in self.info or _rendered(self.info[other]):
+                    continue
+                label = f"joint:{r['type']}"
+                acts = self._acts_on(label)
+                unmeasured = self._unmeasured(label) if acts is None else None
+                if not ((acts and n in acts) or unmeasured is not None):
+                    continue
+                if any(f.kind == "hidden_support" and n in f.objects and other in f.objects for f in self.findings):
+                    continue
+                how = ph.hidden_how(self.info[other])
+                eff = (self.effects or {}).get(self._branch(label), {}).get("effects", {}).get(n, {})
+                self.add(
+                    kind="hidden_support",
+                    objects=[n, other],
+                    frames=[int(self.frames[0]), int(self.frames[-1])],
+                    value=eff.get("max_deviation_m"),
+                    unit="m" if eff.get("max_deviation_m") is not None else None,
+                    message=f"{n} is held by a {r['type']} joint ({r['holder']}) to {other!r}, which does not render "
+                    f"({how}): " + (f"without that joint type it moves up to {eff['max_deviation_m']:.3f} m "
+                                    "otherwise" if eff.get("max_deviation_m") is not None else
+                                    f"its effect could not be measured ({unmeasured}), so it counts as holding"),
+                    evidence={"holder": r["holder"], "joint": r["type"], "anchor": other, "hidden_how": how,
+                              "measured": {k: v for k, v in eff.items() if k != "per_frame"} or None,
+                              "unmeasured": unmeasured},
+                )
 
     def collision_stacks(self) -> None:
         """A rendered collider whose Collision modifier is followed by modifiers that move its rendered surface
@@ -282,7 +403,7 @@ class FieldDetectors(AuditBase):
                     continue
                 self._field_finding(f, hit, f"steers {acts}: without it they move differently",
                                     {"field": f, "measured": self.effects_doc.get("branches", {}).get(
-                                        f"field:{f['field']}")})
+                                        self._branch(f"field:{f['field']}"))})
                 continue
             hit = [t for t in f["targets"] if t in core]
             if not hit or not src.attractor_like(f) or f["strength"] == 0 and f["type"] not in ("GUIDE", "BOID"):

@@ -62,7 +62,8 @@ def _particle_dev(base: SceneSamples, br: SceneSamples, key: str, nf: int) -> fl
 
 def measure(blend: Path, baseline: SceneSamples, branches: list[dict[str, Any]], things: list[str], with_control: bool,
             work_dir: Path | None = None) -> dict[str, Any]:
-    """Run each branch ({"label", "interventions": [Intervention], "mapping", optional "strip_clear": [names]})
+    """Run each branch ({"label", "interventions": [Intervention], "mapping", optional "strip_clear" / "decollide":
+    [names]})
     and measure its effect on `things`
     (object names, or particle keys "emitter/system"). Returns {"ok", "branches": {label: {...}}, "control": {...}}."""
     from physcodegym.probes.counterfactual import run_branches
@@ -77,7 +78,8 @@ def measure(blend: Path, baseline: SceneSamples, branches: list[dict[str, Any]],
         for i, b in enumerate(branches):
             mapping.update(b.get("mapping", {}))
             jobs.append({"out": wd / f"effect_{i}.npz", "interventions": b["interventions"], "frames": frames,
-                         "strip_clear": b.get("strip_clear") or [], "render_side": bool(b.get("render_side"))})
+                         "strip_clear": b.get("strip_clear") or [], "decollide": b.get("decollide") or [],
+                         "render_side": bool(b.get("render_side"))})
         if with_control:
             jobs.append({"out": wd / "effect_control.npz", "interventions": [], "frames": frames, "force_rebake": True})
         res = run_branches(Path(blend), jobs, mapping)
@@ -102,6 +104,7 @@ def measure(blend: Path, baseline: SceneSamples, branches: list[dict[str, Any]],
             out["branches"][b["label"]] = row
             continue
         nf = min(len(sm.frames), len(baseline.frames))
+        row["samples"] = sm  # kept for measures other than displacement (the energy a field supplied); never serialised
         for t in things:
             if "/" in t:
                 ref = cs if with_control and cs is not None else baseline
