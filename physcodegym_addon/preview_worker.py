@@ -30,7 +30,10 @@ def main(argv: list[str] | None = None) -> int:
     for f in range(sc.frame_start, int(frame) + 1):  # step so unbaked simulations reach the frame
         sc.frame_set(f)
     sc.render.filepath = out
-    bpy.ops.render.render(write_still=True)
+    from physcodegym.probes.render_safety import no_file_outputs
+
+    with no_file_outputs():  # a reconstruction's File Output nodes must not write from the panel's process
+        bpy.ops.render.render(write_still=True)
     print(json.dumps({"ok": True, "png": out, "frame": int(frame), "engine": engine}))
     return 0
 

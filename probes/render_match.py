@@ -11,11 +11,12 @@ is somewhere else on screen does.
 Which frames: every frame the time budget allows. A fake may cover only a window of the video (the ball bounces
 higher between two checked frames), so a handful of evenly spaced frames is not enough: frame 1 and
 `MATCH_FRAMES` frames on a grid with a secret random phase come first, then the remaining frames in a secret
-random order until `RENDER_BUDGET_S` is spent (Workbench re-renders about 170 of a shipped task's 240 frames
-when idle; Cycles about 5 more; EEVEE only the first few, its CPU renders take seconds each). The re-render with
-the moving things hidden follows the same order with `STILL_BUDGET_S`. A fake window of a few frames among
-240 is then compared on several of its frames, whichever they are. Both are drawn at audit time
-from the operating system's random source, so a program cannot know which frames will be compared.
+random order until `RENDER_BUDGET_S` is spent (Workbench re-renders 80-130 of a shipped task's 240 frames
+when idle), `CYCLES_BUDGET_S` with Cycles (no denoiser: about 130), and at least `MIN_COVER` of the frames unless
+`HARD_CAP_S` runs out. EEVEE scenes are re-rendered with Cycles standing in (EEVEE's CPU renders take seconds a
+frame). The re-render with the moving things hidden follows the same order with `STILL_BUDGET_S`. A fake
+window of a few frames among 240 is then compared on several of its frames, whichever they are. Both are drawn
+at audit time from the operating system's random source, so a program cannot know which frames will be compared.
 
 Two masks per frame:
 - *since the first frame*: a wholesale swap (another scene's motion) changes other regions on most frames: more
@@ -37,20 +38,29 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from physcodegym.probes.render_safety import no_file_outputs
 
 RENDER_PERCENT = 25  # re-render at this percentage of the scene's resolution (640x360 -> 160x90)
 MATCH_FRAMES = 6  # frames always re-rendered after the first (on a grid with a random phase)
-SLOW_ENGINE_FRAMES = 3  # ... with EEVEE, whose CPU renders take seconds even at 160x90 (measured 5-13 s a frame)
-RENDER_BUDGET_S = 1.5  # s: more frames are re-rendered, in a random order, until this is spent (measured at 160x90:
-# Workbench 0.009 s a frame (the render call itself; writing the PNG is 1 ms), so about 170 of a shipped task's 240
-# when idle; Cycles at 8 samples 0.3 s, so about 5)
-STILL_BUDGET_S = 0.6  # s: ... and re-rendered again with the moving things hidden (the same order)
+RENDER_BUDGET_S = 1.2  # s: more frames are re-rendered, in a random order, until this is spent (measured at 160x90:
+# Workbench 0.009-0.015 s a frame (the render call itself; writing the PNG is 1 ms), so 80-130 of a shipped task's 240
+# when idle)
+CYCLES_BUDGET_S = 4.0  # s: the same with Cycles (0.03 s a frame at 160x90, 8 samples, no denoiser: about 130 of 240;
+# a Cycles run spends 0.6 s a frame or more on its own renders)
+STILL_BUDGET_S = 0.5  # s: ... and re-rendered again with the moving things hidden (the same order)
+MIN_COVER = 1 / 8  # past its budget the re-render goes on to this share of the frames (30 of 240) ...
+HARD_CAP_S = 45.0  # ... unless this is spent: a scene made slow to render cannot shrink the check to a few frames
+STAND_IN = "CYCLES"  # EEVEE scenes are re-rendered with Cycles (EEVEE on a CPU: 5-13 s a frame at 160x90); the masks
+# compare where each sequence changes, which the engine's shading does not move
 LAG_FRAMES = 6  # scene frames between the two pictures of a "since a moment ago" mask
 RUN_MIN = 3  # consecutive compared frames whose recent change disagrees: a fake window, not noise
 DIFF_LEVEL = 25  # levels (0-255) of any colour channel for a pixel to count as changed
 MIN_CHANGED_PX = 12  # a frame where neither picture changes this much says nothing
 RUN_PX = 2 * MIN_CHANGED_PX  # a frame of a run changes at least this much in the handed-in frames
 AGREE_MIN = 0.4  # min(share of the frames' change covered by the re-render's, and the reverse) for a frame to agree
+AGREE_MIN_STAND_IN = 0.2  # ... when Cycles stands in for EEVEE: the engines shade edges and shadows differently
+# (an honest EEVEE scene against its Cycles re-render: lowest agreement 0.52, since a moment ago 0.65; a mover
+# drawn elsewhere agrees 0.0)
 DISAGREE_FRAC = 0.5  # more than this share of the informative frames disagree: a finding
 MAX_SAMPLES = 8  # Cycles samples / EEVEE TAA samples of the re-render (motion masks ignore sample noise)
 STILL_SHARE = 0.3  # with every moving thing hidden and the camera held, a frame whose picture still changes by
@@ -125,11 +135,13 @@ def longest_run(flags: list[bool]) -> tuple[int, int]:
 
 
 def _render(scene: Any, frames: list[int], out: Path, hide: list[str] | None = None,
-            freeze_camera: bool = False, budget_s: float | None = None, minimum: int = 0) -> list[Path]:
+            freeze_camera: bool = False, budget_s: float | None = None, minimum: int = 0,
+            cover: int = 0) -> list[Path]:
     """Render `frames` of `scene` as it is saved (engine, camera, world), small and with few samples; the render
     settings are put back afterwards (the panel audits the artist's live scene). `hide`: objects left out of
     the render; `freeze_camera`: render every frame from the camera's pose on the first one; `budget_s`: stop
-    after the first `minimum` frames once this many seconds are spent (the paths say which were rendered)."""
+    after the first `minimum` frames once this many seconds are spent, but not before `cover` frames unless
+    HARD_CAP_S is spent (the paths say which were rendered). EEVEE renders with the Cycles stand-in."""
     import bpy
 
     r = scene.render
@@ -137,51 +149,55 @@ def _render(scene: Any, frames: list[int], out: Path, hide: list[str] | None = N
     saved: list[tuple[Any, str, Any]] = [(r, "resolution_percentage", r.resolution_percentage),
                                          (r, "filepath", r.filepath), (ims, "media_type", ims.media_type),
                                          (ims, "file_format", ims.file_format), (ims, "color_mode", ims.color_mode)]
+    if r.engine.startswith("BLENDER_EEVEE"):
+        saved += [(r, "engine", r.engine)]
+        r.engine = STAND_IN
     if r.engine == "CYCLES":
-        saved += [(scene.cycles, "samples", scene.cycles.samples)]
+        saved += [(scene.cycles, "samples", scene.cycles.samples), (scene.cycles, "device", scene.cycles.device)]
         scene.cycles.samples = min(scene.cycles.samples, MAX_SAMPLES)
-    elif r.engine.startswith("BLENDER_EEVEE"):
-        saved += [(scene.eevee, "taa_render_samples", scene.eevee.taa_render_samples)]
-        scene.eevee.taa_render_samples = min(scene.eevee.taa_render_samples, MAX_SAMPLES)
-    if r.engine == "CYCLES":
-        saved += [(scene.cycles, "use_animated_seed", scene.cycles.use_animated_seed)]
+        scene.cycles.device = "CPU"
+        saved += [(scene.cycles, "use_animated_seed", scene.cycles.use_animated_seed),
+                  (scene.cycles, "use_denoising", scene.cycles.use_denoising)]
         scene.cycles.use_animated_seed = False  # the same noise on every frame: only the scene's changes differ
+        scene.cycles.use_denoising = False  # the denoiser was 9/10 of a 160x90 frame's cost (0.25 s of 0.28 s)
     cur = scene.frame_current
     paths = []
     hidden = [o for o in (scene.objects.get(n) for n in hide or []) if o is not None and not o.hide_render]
     cam0 = scene.camera
     still = None
-    try:
-        for o in hidden:
-            o.hide_render = True
-        if freeze_camera and cam0 is not None:
-            scene.frame_set(int(frames[0]))
-            still = bpy.data.objects.new("_pcg_still_camera", cam0.data)
-            scene.collection.objects.link(still)
-            still.matrix_world = cam0.matrix_world.copy()
-            scene.camera = still
-        r.resolution_percentage = RENDER_PERCENT
-        ims.media_type = "IMAGE"
-        ims.file_format = "PNG"
-        ims.color_mode = "RGB"
-        t0 = time.perf_counter()
-        for j, f in enumerate(frames):
-            if budget_s is not None and j >= minimum and time.perf_counter() - t0 > budget_s:
-                break
-            scene.frame_set(int(f))
-            p = out / f"{'still_' if hide else ''}{int(f):04d}.png"
-            r.filepath = str(p)
-            with bpy.context.temp_override(scene=scene):
-                bpy.ops.render.render(write_still=True, scene=scene.name)
-            paths.append(p)
-    finally:
-        for o in hidden:
-            o.hide_render = False
-        if still is not None:
-            scene.camera = cam0
-            bpy.data.objects.remove(still, do_unlink=True)
-        restore_settings(saved)
-        scene.frame_set(cur)
+    with no_file_outputs():  # outside the wall: the scene's File Output nodes must not write (render_safety)
+        try:
+            for o in hidden:
+                o.hide_render = True
+            if freeze_camera and cam0 is not None:
+                scene.frame_set(int(frames[0]))
+                still = bpy.data.objects.new("_pcg_still_camera", cam0.data)
+                scene.collection.objects.link(still)
+                still.matrix_world = cam0.matrix_world.copy()
+                scene.camera = still
+            r.resolution_percentage = RENDER_PERCENT
+            ims.media_type = "IMAGE"
+            ims.file_format = "PNG"
+            ims.color_mode = "RGB"
+            t0 = time.perf_counter()
+            for j, f in enumerate(frames):
+                spent = time.perf_counter() - t0
+                if budget_s is not None and j >= minimum and spent > budget_s and (j >= cover or spent > HARD_CAP_S):
+                    break
+                scene.frame_set(int(f))
+                p = out / f"{'still_' if hide else ''}{int(f):04d}.png"
+                r.filepath = str(p)
+                with bpy.context.temp_override(scene=scene):
+                    bpy.ops.render.render(write_still=True, scene=scene.name)
+                paths.append(p)
+        finally:
+            for o in hidden:
+                o.hide_render = False
+            if still is not None:
+                scene.camera = cam0
+                bpy.data.objects.remove(still, do_unlink=True)
+            restore_settings(saved)
+            scene.frame_set(cur)
     return paths
 
 
@@ -210,12 +226,14 @@ def render_match(scene: Any, samples: Any, frames_dir: Path, audit: Any,
         _cannot_render(audit, samples, f"the saved scene {why}", len(files))
         return {"state": "mismatch", "reason": f"the saved scene {why}"}
     # frame file k (1-based) is the k-th frame of the scene's range
-    minimum = SLOW_ENGINE_FRAMES if scene.render.engine.startswith("BLENDER_EEVEE") else MATCH_FRAMES
+    minimum = MATCH_FRAMES
     order = frame_order(min(len(files), n), minimum, rng or random.SystemRandom())
+    budget = RENDER_BUDGET_S if scene.render.engine == "BLENDER_WORKBENCH" else CYCLES_BUDGET_S
+    cover = int(np.ceil(MIN_COVER * len(order)))
     with tempfile.TemporaryDirectory(prefix="pcg_render_match_") as td:
         try:
             rendered = _render(scene, [int(samples.frames[k]) for k in order], Path(td),
-                               budget_s=RENDER_BUDGET_S, minimum=minimum + 1)
+                               budget_s=budget, minimum=minimum + 1, cover=cover)
         except RuntimeError as e:  # it rendered for the program with the same Blender: not a reason to pass
             _cannot_render(audit, samples, f"re-rendering the saved scene failed ({e})", len(files))
             return {"state": "error", "reason": f"re-render failed: {e}"}
@@ -265,30 +283,33 @@ def render_match(scene: Any, samples: Any, frames_dir: Path, audit: Any,
         rows.append(row)
     _still_finding(audit, scene, samples, rows, still_c, re_c, has_still, hide)
     told = [r for r in rows if r["agreement"] is not None]
-    bad = [r for r in told if r["agreement"] < AGREE_MIN]
+    eng = scene.render.engine
+    agree_min = AGREE_MIN_STAND_IN if eng.startswith("BLENDER_EEVEE") else AGREE_MIN
+    bad = [r for r in told if r["agreement"] < agree_min]
     recent = [r for r in rows if r.get("recent_agreement") is not None]
-    run_at, run_len = longest_run([r["recent_agreement"] < AGREE_MIN for r in recent])
+    run_at, run_len = longest_run([r["recent_agreement"] < agree_min for r in recent])
     window = recent[run_at: run_at + run_len]
-    doc = {"state": "ok", "frames": rows, "engine": scene.render.engine, "size": list(re_c.shape[1:][::-1]),
+    doc = {"state": "ok", "frames": rows, "engine": eng, "size": list(re_c.shape[1:][::-1]),
+           "rendered_with": STAND_IN if eng.startswith("BLENDER_EEVEE") else eng,
            "compared": len(rows), "compared_without_movers": int(has_still[1:].sum()),
            "of_frames": min(len(files), n), "disagree": len(bad), "informative": len(told),
            "recent_disagree_run": [window[0]["frame"], window[-1]["frame"]] if window else None,
            "hidden_for_still_render": hide}
     if told and len(bad) > DISAGREE_FRAC * len(told):
-        _mismatch(audit, bad, "agreement", len(rows),
+        _mismatch(audit, bad, "agreement", len(rows), agree_min,
                   f"on {len(bad)} of {len(told)} frames the picture changes elsewhere than in a re-render of "
-                  f"scene.blend (agreement below {AGREE_MIN}); the video shows motion the saved simulation does not "
+                  f"scene.blend (agreement below {agree_min}); the video shows motion the saved simulation does not "
                   "produce", {"frames": bad[:40]})
     elif run_len >= RUN_MIN:
-        _mismatch(audit, window, "recent_agreement", len(rows),
+        _mismatch(audit, window, "recent_agreement", len(rows), agree_min,
                   f"frames {window[0]['frame']}-{window[-1]['frame']}: on {run_len} consecutive compared frames the "
                   f"picture changes elsewhere than in a re-render of scene.blend over the last {LAG_FRAMES}+ frames "
-                  f"(agreement below {AGREE_MIN}); the video shows motion there that the saved simulation does not "
+                  f"(agreement below {agree_min}); the video shows motion there that the saved simulation does not "
                   "produce", {"window": window[:40], "run_min": RUN_MIN, "lag_frames": LAG_FRAMES})
     return doc
 
 
-def _mismatch(audit: Any, rows: list[dict[str, Any]], key: str, compared: int, says: str,
+def _mismatch(audit: Any, rows: list[dict[str, Any]], key: str, compared: int, agree_min: float, says: str,
               evidence: dict[str, Any]) -> None:
     """`scripted_motion` (cause `render_mismatch`) on the disagreeing `rows`, valued by their mean `key`."""
     audit.add(
@@ -298,7 +319,7 @@ def _mismatch(audit: Any, rows: list[dict[str, Any]], key: str, compared: int, s
         value=round(float(np.mean([r[key] for r in rows])), 4),
         unit="agreement of change masks",
         message=f"the handed-in frames are not renders of the saved scene: {says}",
-        evidence={"cause": "render_mismatch", **evidence, "compared": compared, "agree_min": AGREE_MIN,
+        evidence={"cause": "render_mismatch", **evidence, "compared": compared, "agree_min": agree_min,
                   "diff_level": DIFF_LEVEL},
     )
 

@@ -129,7 +129,8 @@ def test_frames_of_the_saved_scene_agree(render_audits):
     doc = rep.meta["render_match"]
     assert doc["state"] == "ok" and doc["informative"] >= 4 and doc["disagree"] == 0, doc
     assert min(r["agreement"] for r in doc["frames"] if r["agreement"] is not None) > 0.9, doc
-    assert all(r["changed_px_without_movers"] == 0 for r in doc["frames"]), doc
+    still = [r["changed_px_without_movers"] for r in doc["frames"] if r["changed_px_without_movers"] is not None]
+    assert len(still) >= 4 and all(v == 0 for v in still), doc  # the still pass has its own, smaller time budget
     assert rep.findings == [], [(f.kind, f.message) for f in rep.findings]
 
 
@@ -220,3 +221,66 @@ def test_a_saved_scene_without_camera_cannot_have_made_the_frames(tmp_path, rend
     rep = audit_path(_run_folder(sc, rendered["fall"], tmp_path / "nocam_run", as_video=False))
     hits = [f for f in rep.by_kind("scripted_motion") if f.evidence.get("cause") == "render_mismatch"]
     assert hits and "no camera" in hits[0].message, [(f.kind, f.message) for f in rep.findings]
+
+
+def _file_output(sc: Any, where: Path) -> Any:
+    """A compositor on `sc` whose File Output node writes each render to `where` (as a render does, measured)."""
+    import bpy
+
+    ng = bpy.data.node_groups.new("Comp", "CompositorNodeTree")
+    sc.compositing_node_group = ng
+    rl = ng.nodes.new("CompositorNodeRLayers")
+    fo = ng.nodes.new("CompositorNodeOutputFile")
+    fo.directory = str(where) + "/"
+    if len(fo.file_output_items) == 0:
+        fo.file_output_items.new("RGBA", "Image")
+    ng.links.new(rl.outputs["Image"], fo.inputs[0])
+    ng.interface.new_socket("Image", in_out="OUTPUT", socket_type="NodeSocketColor")
+    ng.links.new(rl.outputs["Image"], ng.nodes.new("NodeGroupOutput").inputs[0])
+    return fo
+
+
+def test_the_re_render_writes_nothing_through_the_scenes_file_output_nodes(tmp_path, rendered):
+    """The render check runs outside the sandbox: a File Output node in the saved scene (here writing to a folder
+    beside the run) is muted while it renders and unmuted afterwards; the check itself still runs and agrees.
+    Control: the same node does write on a plain render, so the empty folder is the mute's doing."""
+    import bpy
+    from physcodegym.probes.audit import audit_scene
+
+    sc = _scene()
+    fo = _file_output(sc, tmp_path / "control")
+    sc.frame_set(1)
+    sc.render.filepath = str(tmp_path / "plain.png")
+    bpy.ops.render.render(write_still=True)
+    assert any((tmp_path / "control").iterdir()), "control: the File Output node should write on a plain render"
+    fo.directory = str(tmp_path / "leak") + "/"
+    rep = audit_scene(sc, frames_dir=rendered["fall"])
+    assert rep.meta["render_match"]["state"] == "ok", rep.meta["render_match"]
+    assert not (tmp_path / "leak").exists() or not any((tmp_path / "leak").iterdir())
+    assert fo.mute is False
+
+
+@pytest.mark.parametrize("engine", ["CYCLES", "BLENDER_EEVEE"])
+def test_a_fake_window_in_a_cycles_or_eevee_scene_is_found_too(tmp_path, engine):
+    """Cycles with its denoiser on (as a program would save it) used to cost 0.3 s a re-rendered frame, so about 10
+    of 240 frames were compared and a window fake fitted between them; EEVEE, 3 or 4. The re-render now drops the
+    denoiser (masks ignore noise), re-renders EEVEE scenes with Cycles standing in, and goes on to at least an
+    eighth of the frames: here most of the 30 are compared, the window is found, and the honest frames agree.
+    The handed-in frames are Cycles renders in both cases (an EEVEE render costs seconds a frame on this CPU; an
+    honest EEVEE scene against its Cycles re-render was measured by hand: lowest agreement 0.52)."""
+    from physcodegym.probes.audit import audit_scene
+
+    sc = _scene()
+    sc.render.engine = "CYCLES"
+    sc.cycles.samples, sc.cycles.use_denoising, sc.cycles.device = 16, True, "CPU"
+    sc.render.resolution_percentage = 50
+    honest = _render_all(sc, tmp_path / "honest")
+    window = _render_window_fake(sc, honest, tmp_path / "window")
+    sc.render.engine = engine
+    rep = audit_scene(sc, frames_dir=window)
+    doc = rep.meta["render_match"]
+    assert doc["rendered_with"] == "CYCLES" and doc["compared"] >= 20, {k: v for k, v in doc.items() if k != "frames"}
+    assert "render_mismatch" in _causes(rep), [(f.kind, f.message) for f in rep.findings]
+    assert sc.render.engine == engine and sc.cycles.use_denoising is True and sc.render.resolution_percentage == 50
+    twin = audit_scene(sc, frames_dir=honest)
+    assert "render_mismatch" not in _causes(twin), [(f.kind, f.message) for f in twin.findings]
