@@ -18,7 +18,10 @@ to hide what holds a body up, and each has a detector in the audit (SPEC §5):
 - `collision_stack_shrink`: every rendered collider with a Collision modifier is drawn 5 cm smaller by a Displace
   after that modifier (it still collides as before), so the cloth or liquid meets surfaces no frame shows
   -> `collider_mismatch`;
-- `vanishing_liquid`: the liquid's particles live for 40 % of the run and then vanish -> `non_physical_parameter`.
+- `vanishing_liquid`: the liquid's particles live for 40 % of the run and then vanish -> `non_physical_parameter`;
+- `view_layer_hidden`: the support that holds the moving core is moved into a collection that the only view layer
+  which renders excludes (the first view layer is switched off and a second one renders): it collides as before
+  and no frame shows it -> `hidden_support`.
 
 A defect with nothing to act on in a task (no cloth, no liquid, no rigid support) raises the
 `NOT_APPLICABLE` error, so its matrix cell says n/a with the reason; `pass_through` is also n/a where the bake
@@ -40,6 +43,7 @@ HIDING_DEFECTS: dict[str, tuple[str, ...]] = {
     "brownian_push": ("non_physical_parameter",),
     "collision_stack_shrink": ("collider_mismatch",),
     "vanishing_liquid": ("non_physical_parameter",),
+    "view_layer_hidden": ("hidden_support",),
 }
 LIFT_M_PER_S = 0.5  # render_only_lift: the core rises this much per second of scene time in the renders
 SHELL_M = 0.1  # cloth_shell: distance_min (Blender's default 0.015; the audit's limit on the shell is 0.04 m)
@@ -59,6 +63,7 @@ def inject_hiding(scene: Any, kind: str, mapping: dict[str, str]) -> dict[str, A
         "brownian_push": _brownian_push,
         "collision_stack_shrink": _collision_stack_shrink,
         "vanishing_liquid": _vanishing_liquid,
+        "view_layer_hidden": _view_layer_hidden,
     }[kind](scene, mapping) | {"kind": kind}
 
 
@@ -219,3 +224,28 @@ def _vanishing_liquid(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
     life = max(5, int(VANISH_SHARE * (scene.frame_end - scene.frame_start)))
     ps.settings.lifetime, ps.settings.lifetime_random = life, 0.0
     return {"object": em.name, "detail": f"{em.name}/{ps.name}: particles live {life} frames, then vanish"}
+
+
+def _view_layer_hidden(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
+    import bpy
+    from physcodegym.probes.defects import _support_objects
+
+    rbw = scene.rigidbody_world
+    sups = [o for o in _support_objects(scene, mapping) if o.type == "MESH" and not o.hide_render and (
+        (o.rigid_body is not None and o.rigid_body.type == "PASSIVE")
+        or any(m.type == "COLLISION" for m in o.modifiers))]
+    if not sups:
+        raise _na("no rendered support collides (no passive rigid body, no Collision modifier) to hide")
+    sup = sups[0]
+    back = bpy.data.collections.new("PCG_Backstage")
+    scene.collection.children.link(back)
+    for c in list(sup.users_collection):  # the rigid-body world's collection is no view-layer collection: kept
+        if rbw is None or c != rbw.collection:
+            c.objects.unlink(sup)
+    back.objects.link(sup)
+    clean = scene.view_layers.new("PCG_Clean")
+    clean.layer_collection.children[back.name].exclude = True
+    for vl in scene.view_layers:
+        vl.use = vl == clean
+    return {"object": sup.name, "detail": f"{sup.name} moved into {back.name}, which view layer {clean.name} (the "
+            "only one that renders) excludes"}

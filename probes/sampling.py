@@ -108,23 +108,32 @@ def clear_slots(ob: Any, scene: Any) -> set[int]:
     return {i for i, m in enumerate(slots) if _material_transparent(m)}
 
 
+def rendering_view_layers(scene: Any) -> list[Any]:
+    """The view layers a render renders (`use` on): the one definition the audit reads "rendered" from."""
+    return [vl for vl in getattr(scene, "view_layers", []) if getattr(vl, "use", True)]
+
+
 def _render_collections(scene: Any) -> set[str]:
-    """Names of collections whose objects render (not excluded in the view layer, not hidden in renders, up the
-    tree)."""
+    """Names of collections whose objects render: in a view layer that renders (`use`), not excluded there, not
+    "indirect only" (Cycles: seen in shadows and reflections, never by the camera), not hidden in renders, up the
+    tree. Every rendering view layer counts, not only the first: a program can switch the first off and render
+    a second from which the collection holding a collider is excluded."""
     out: set[str] = set()
+    cycles = getattr(getattr(scene, "render", None), "engine", "") == "CYCLES"  # the other engines ignore the flag
 
     def walk(lc: Any, visible: bool) -> None:
         c = lc.collection
-        vis = visible and not lc.exclude and not c.hide_render
+        vis = visible and not lc.exclude and not c.hide_render and not (cycles and getattr(lc, "indirect_only", False))
         if vis:
             out.add(c.name)
         for ch in lc.children:
             walk(ch, vis)
 
-    try:
-        walk(scene.view_layers[0].layer_collection, True)
-    except (IndexError, AttributeError):
-        pass
+    for vl in rendering_view_layers(scene):
+        try:
+            walk(vl.layer_collection, True)
+        except AttributeError:
+            pass
     return out
 
 

@@ -4,15 +4,18 @@ Why: "rendered" was read from settings (hide_render, camera visibility, holdout,
 Principled alpha of 0 wired straight to the output). A material can hide an object in many other ways:
 a Mix Shader towards Transparent, a Light Path "Is Camera Ray" factor, an alpha fed by a Value node. A
 collider hidden like that supports or steers bodies while the audit calls it visible material. So every
-collider that the settings call rendered and that is in the camera's view is rendered once, alone (every
-other geometry object left out, lights and world kept), small, on a transparent film: the pixels its alpha
-covers are what it shows. One that covers next to nothing of its projected box is `measured_invisible` and
+collider that the settings call rendered and that is in the camera's view is rendered alone (every other
+geometry object left out, lights, world, view layers and compositor kept), small, on the frame where the camera
+sees it best, and compared with the same frame rendered with no geometry at all: the pixels that differ are what
+it adds to the final picture. So whatever hides it (its shading, a view layer, a compositor that outputs a layer
+without it) hides it here too. One that changes next to nothing of its projected box is `measured_invisible` and
 from then on is a hidden collider like any other (its effect is measured by counterfactual; a hidden
 collider that changes nothing costs nothing).
 
 Alone, so an occluded support (a table leg behind the top) is not mistaken for an invisible one. Cycles
 renders it, on the CPU, for Cycles and EEVEE scenes (EEVEE's CPU renders take seconds even this small, and
-its node semantics for transparency are the same). Workbench scenes are not rendered: Workbench draws
+its node semantics for transparency are the same). Workbench scenes are not rendered unless a compositor or a
+second view layer makes their picture (`picture_composed`): Workbench draws
 exactly the viewport colour and alpha the settings give (`probes.sampling._transparent_in_engine` reads
 them), and its GPU renders crashed a long-lived process that had opened many files (measured: the
 self-test matrix segfaulted in a Workbench probe render after 32 minutes).
@@ -25,37 +28,118 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from physcodegym.probes.render_safety import no_file_outputs
+from physcodegym.probes.sampling import rendering_view_layers
 
 VIS_PERCENT = 25  # render at this percentage of the scene's resolution (640x360 -> 160x90)
 VIS_SAMPLES = 4  # Cycles samples: coverage needs no clean shading
-ALPHA_SEEN = 0.1  # a pixel shows the object when its alpha exceeds this
+LEVEL_SEEN = 12  # a pixel shows the object when any colour channel differs by more than this (0-255) from the
+# same frame rendered with no geometry at all
 MIN_EXPECTED_PX = 30  # an object whose projected box covers fewer pixels is too small to judge
 INVISIBLE_SHARE = 0.01  # covering at most this share of its projected box (and at most 2 px): it shows nothing
 INVISIBLE_PX = 2
+PROBE_FRAMES = 9  # frames where each object's view is measured; it is rendered alone on the one it is seen best
+MAX_PASSES = 40  # probe renders at most (objects whose boxes do not overlap share one)
 
 
-def projected_box_px(scene: Any, ob: Any) -> float:
-    """Pixels (at the probe's resolution) of the 2D box of `ob`'s world bounding box seen by the scene camera,
-    clipped to the image; 0 when it is wholly behind the camera or out of view."""
+def projected_box(scene: Any, ob: Any) -> tuple[tuple[float, float, float, float], bool] | None:
+    """The 2D box (x0, y0, x1, y1, pixels at the probe's resolution, y down from the top row) of the corners of
+    `ob`'s world bounding box in front of the scene camera, clipped to the image, and whether some corner is
+    behind the camera (then the box does not bound what it covers); None when wholly behind the camera."""
     from bpy_extras.object_utils import world_to_camera_view
     from mathutils import Vector
 
     cam = scene.camera
     if cam is None:
-        return 0.0
+        return None
     pts = [world_to_camera_view(scene, cam, ob.matrix_world @ Vector(c)) for c in ob.bound_box]
     front = [p for p in pts if p.z > 0]
     if not front:
-        return 0.0
+        return None
     xs = np.clip([p.x for p in front], 0.0, 1.0)
     ys = np.clip([p.y for p in front], 0.0, 1.0)
     w, h = _size(scene)
-    return float((xs.max() - xs.min()) * w * (ys.max() - ys.min()) * h)
+    box = (float(xs.min() * w), float((1.0 - ys.max()) * h), float(xs.max() * w), float((1.0 - ys.min()) * h))
+    # part of it behind the camera: the box of the corners in front does not bound what it covers on screen
+    return box, len(front) < len(pts)
+
+
+def projected_box_px(scene: Any, ob: Any) -> float:
+    """Pixels (at the probe's resolution) of `projected_box`; 0 when it is wholly behind the camera or out of
+    view."""
+    pb = projected_box(scene, ob)
+    return 0.0 if pb is None else _area(pb[0])
+
+
+def _area(box: tuple[float, ...]) -> float:
+    return float((box[2] - box[0]) * (box[3] - box[1]))
+
+
+def _best_frames(scene: Any, names: list[str]) -> dict[str, tuple[int, float, tuple[float, ...] | None]]:
+    """{name: (frame, projected px, box or None when no box bounds it)}: for each object the frame among
+    PROBE_FRAMES evenly spaced ones where its projected box is largest. A moving body is judged where the camera
+    sees it best (before, every object was judged on the first frame, where a ball that rolls into view later
+    was "out of view", so a ball hidden by its shading that topples the dominoes was never judged)."""
+    lo, hi = int(scene.frame_start), int(scene.frame_end)
+    frames = sorted({int(round(x)) for x in np.linspace(lo, hi, PROBE_FRAMES)})
+    best: dict[str, tuple[int, float, tuple[float, ...] | None]] = {}
+    for f in frames:
+        scene.frame_set(f)
+        for n in names:
+            ob = scene.objects.get(n)
+            if ob is None:
+                continue
+            pb = projected_box(scene, ob)
+            px = 0.0 if pb is None else _area(pb[0])
+            if n not in best or px > best[n][1]:
+                best[n] = (f, px, None if pb is None or pb[1] else pb[0])  # None: render it alone
+    return best
+
+
+def _passes(best: dict[str, tuple[int, float, Any]], names: list[str]) -> list[tuple[int, list[str]]]:
+    """Group the objects to judge into probe renders: on one frame, objects whose boxes do not overlap (a pixel
+    apart) share a render, each judged inside its own box, which its neighbours' pixels cannot reach. Static
+    colliders first, in `names` order."""
+    out: list[tuple[int, list[str], list[tuple[float, ...]]]] = []
+    for n in names:
+        f, _px, bx = best[n]
+        if bx is None:  # no box that bounds it: alone
+            out.append((f, [n], [(-1e9, -1e9, 1e9, 1e9)]))
+            continue
+        for frame, group, boxes in out:
+            if frame == f and not any(bx[0] < o[2] + 1 and o[0] < bx[2] + 1 and bx[1] < o[3] + 1 and o[1] < bx[3] + 1
+                                      for o in boxes):
+                group.append(n)
+                boxes.append(bx)
+                break
+        else:
+            out.append((f, [n], [bx]))
+    return [(f, g) for f, g, _ in out]
 
 
 def _size(scene: Any) -> tuple[int, int]:
     r = scene.render
     return (max(1, int(r.resolution_x * VIS_PERCENT / 100)), max(1, int(r.resolution_y * VIS_PERCENT / 100)))
+
+
+def picture_composed(scene: Any) -> bool:
+    """Whether the final picture is made by more than one view layer's render: a compositor in use, or more than
+    one view layer that renders. Then even Workbench's settings do not say what a frame shows (a compositor can
+    output a layer from which a collider is excluded), so Workbench scenes are probed too."""
+    r = scene.render
+    comp = getattr(scene, "compositing_node_group", None) or getattr(scene, "node_tree", None)
+    return bool((r.use_compositing and comp is not None and len(comp.nodes) > 0)
+                or len(rendering_view_layers(scene)) > 1)
+
+
+def _probe_render(bpy: Any, cv2: Any, scene: Any, geo: list[Any], show: set[str], path: Path) -> Any:
+    """Render the current frame with only the geometry objects in `show`; the picture (BGR) or None."""
+    for o in geo:
+        o.hide_render = o.name not in show
+    scene.render.filepath = str(path)
+    with no_file_outputs(), bpy.context.temp_override(scene=scene):
+        bpy.ops.render.render(write_still=True, scene=scene.name)
+    return cv2.imread(str(path), cv2.IMREAD_COLOR)
 
 
 def coverage(scene: Any, names: list[str]) -> dict[str, dict[str, Any]]:
@@ -67,14 +151,15 @@ def coverage(scene: Any, names: list[str]) -> dict[str, dict[str, Any]]:
     from physcodegym.probes.render_match import restore_settings
 
     out: dict[str, dict[str, Any]] = {}
-    if scene.camera is None or not names or scene.render.engine == "BLENDER_WORKBENCH":
+    if scene.camera is None or not names or (scene.render.engine == "BLENDER_WORKBENCH"
+                                             and not picture_composed(scene)):
         return out
     r = scene.render
     ims = r.image_settings
     engine = r.engine if not r.engine.startswith("BLENDER_EEVEE") else "CYCLES"
     saved: list[tuple[Any, str, Any]] = [
         (r, "engine", r.engine), (r, "resolution_percentage", r.resolution_percentage), (r, "filepath", r.filepath),
-        (r, "film_transparent", r.film_transparent), (ims, "media_type", ims.media_type),
+        (r, "use_sequencer", r.use_sequencer), (ims, "media_type", ims.media_type),
         (ims, "file_format", ims.file_format), (ims, "color_mode", ims.color_mode)]
     if engine == "CYCLES":
         saved += [(scene.cycles, "samples", scene.cycles.samples),
@@ -92,35 +177,52 @@ def coverage(scene: Any, names: list[str]) -> dict[str, dict[str, Any]]:
                 scene.cycles.samples = VIS_SAMPLES
                 scene.cycles.use_denoising = False
             r.resolution_percentage = VIS_PERCENT
-            r.film_transparent = True
+            # through the scene's own compositor (and its view layers and film) as the frames were made: what the
+            # object adds to the final picture, against the same picture without any geometry. The sequencer is
+            # left out (a strip showing another scene would hide everything; the render check reports that).
+            r.use_sequencer = False
             ims.media_type = "IMAGE"
             ims.file_format = "PNG"
-            ims.color_mode = "RGBA"
-            scene.frame_set(scene.frame_start)
+            ims.color_mode = "RGB"
+            empty: dict[int, Any] = {}
+            best = _best_frames(scene, names)
+            judged = []
             for name in names:
-                ob = scene.objects.get(name)
-                if ob is None:
+                if name not in best:
                     continue
-                expected = projected_box_px(scene, ob)
+                frame, expected, _bx = best[name]
                 if expected < MIN_EXPECTED_PX:
                     out[name] = {"covered_px": None, "expected_px": round(expected, 1), "invisible": False,
                                  "engine": engine, "why": "too small or out of the camera's view to judge"}
+                else:
+                    judged.append(name)
+            passes = _passes(best, judged)
+            for k, (frame, group) in enumerate(passes):
+                if k >= MAX_PASSES:
+                    for name in group:
+                        out[name] = {"covered_px": None, "expected_px": round(best[name][1], 1), "invisible": False,
+                                     "engine": engine, "why": f"not judged: more than {MAX_PASSES} probe renders"}
                     continue
-                for o in geo:
-                    o.hide_render = o.name != name
-                p = Path(td) / f"{len(out):04d}.png"
-                r.filepath = str(p)
-                with bpy.context.temp_override(scene=scene):
-                    bpy.ops.render.render(write_still=True, scene=scene.name)
-                img = cv2.imread(str(p), cv2.IMREAD_UNCHANGED)
-                if img is None or img.ndim != 3 or img.shape[2] != 4:
-                    out[name] = {"covered_px": None, "expected_px": round(expected, 1), "invisible": False,
-                                 "engine": engine, "why": "the probe render has no alpha"}
-                    continue
-                alpha = img[..., 3].astype(np.float64) / (65535.0 if img.dtype == np.uint16 else 255.0)
-                covered = int((alpha > ALPHA_SEEN).sum())
-                out[name] = {"covered_px": covered, "expected_px": round(expected, 1), "engine": engine,
-                             "invisible": covered <= max(INVISIBLE_PX, INVISIBLE_SHARE * expected)}
+                if scene.frame_current != frame:
+                    scene.frame_set(frame)
+                if frame not in empty:
+                    empty[frame] = _probe_render(bpy, cv2, scene, geo, set(), Path(td) / f"empty_{frame}.png")
+                img = _probe_render(bpy, cv2, scene, geo, set(group), Path(td) / f"{k:04d}.png")
+                base = empty[frame]
+                for name in group:
+                    expected, bx = best[name][1], best[name][2]
+                    if img is None or base is None or img.shape != base.shape:
+                        out[name] = {"covered_px": None, "expected_px": round(expected, 1), "invisible": False,
+                                     "engine": engine, "why": "the probe render could not be read"}
+                        continue
+                    shows = np.abs(img.astype(np.int16) - base.astype(np.int16)).max(axis=2) > LEVEL_SEEN
+                    if bx is not None and len(group) > 1:  # shared render: only its own box is its
+                        x0, y0 = max(0, int(np.floor(bx[0])) - 1), max(0, int(np.floor(bx[1])) - 1)
+                        shows = shows[y0:int(np.ceil(bx[3])) + 1, x0:int(np.ceil(bx[2])) + 1]
+                    covered = int(shows.sum())
+                    out[name] = {"covered_px": covered, "expected_px": round(expected, 1), "engine": engine,
+                                 "frame": frame, "probe_render": k, "shared_render_with": len(group) - 1,
+                                 "invisible": covered <= max(INVISIBLE_PX, INVISIBLE_SHARE * expected)}
         finally:
             for o in geo:
                 o.hide_render = hide0[o.name]

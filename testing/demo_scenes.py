@@ -110,6 +110,39 @@ def rigid_stage(frames: int, **ground_kw: Any) -> Any:
     return sc
 
 
+def shading_material(how: str, hide: bool) -> Any:
+    """A material whose shading hides the object (`hide`) or shows it, by `how`: "mix" (a Mix Shader towards
+    Transparent), "camera_ray" (a Light Path factor), "value_alpha" (an alpha fed by a Value node); the twin has
+    the same node shapes with an opaque result."""
+    import bpy
+
+    m = bpy.data.materials.new(f"shelf_{how}_{hide}")
+    m.use_nodes = True
+    nt = m.node_tree
+    out = next(n for n in nt.nodes if n.type == "OUTPUT_MATERIAL")
+    bsdf = next(n for n in nt.nodes if n.type == "BSDF_PRINCIPLED")
+    if how == "mix":
+        tr = nt.nodes.new("ShaderNodeBsdfTransparent")
+        mix = nt.nodes.new("ShaderNodeMixShader")
+        mix.inputs["Fac"].default_value = 1.0 if hide else 0.0
+        nt.links.new(bsdf.outputs[0], mix.inputs[1])
+        nt.links.new(tr.outputs[0], mix.inputs[2])
+        nt.links.new(mix.outputs[0], out.inputs["Surface"])
+    elif how == "camera_ray":
+        tr = nt.nodes.new("ShaderNodeBsdfTransparent")
+        mix = nt.nodes.new("ShaderNodeMixShader")
+        lp = nt.nodes.new("ShaderNodeLightPath")
+        nt.links.new(lp.outputs["Is Camera Ray" if hide else "Is Shadow Ray"], mix.inputs["Fac"])
+        nt.links.new(bsdf.outputs[0], mix.inputs[1])
+        nt.links.new(tr.outputs[0], mix.inputs[2])
+        nt.links.new(mix.outputs[0], out.inputs["Surface"])
+    elif how == "value_alpha":
+        v = nt.nodes.new("ShaderNodeValue")
+        v.outputs[0].default_value = 0.0 if hide else 1.0
+        nt.links.new(v.outputs[0], bsdf.inputs["Alpha"])
+    return m
+
+
 # ---------------------------------------------------------------------------- valid scenes
 def bouncing_ball(frames: int = 90, pumped: bool = False) -> Any:
     """A ball dropped on the ground. `pumped`: a hidden FORCE field under the ground switches on at

@@ -16,42 +16,12 @@ from physcodegym.probes.findings import AuditReport
 from physcodegym.testing import demo_scenes as D
 
 
-def _material(how: str, hide: bool) -> Any:
-    import bpy
-
-    m = bpy.data.materials.new(f"shelf_{how}_{hide}")
-    m.use_nodes = True
-    nt = m.node_tree
-    out = next(n for n in nt.nodes if n.type == "OUTPUT_MATERIAL")
-    bsdf = next(n for n in nt.nodes if n.type == "BSDF_PRINCIPLED")
-    if how == "mix":
-        tr = nt.nodes.new("ShaderNodeBsdfTransparent")
-        mix = nt.nodes.new("ShaderNodeMixShader")
-        mix.inputs["Fac"].default_value = 1.0 if hide else 0.0
-        nt.links.new(bsdf.outputs[0], mix.inputs[1])
-        nt.links.new(tr.outputs[0], mix.inputs[2])
-        nt.links.new(mix.outputs[0], out.inputs["Surface"])
-    elif how == "camera_ray":
-        tr = nt.nodes.new("ShaderNodeBsdfTransparent")
-        mix = nt.nodes.new("ShaderNodeMixShader")
-        lp = nt.nodes.new("ShaderNodeLightPath")
-        nt.links.new(lp.outputs["Is Camera Ray" if hide else "Is Shadow Ray"], mix.inputs["Fac"])
-        nt.links.new(bsdf.outputs[0], mix.inputs[1])
-        nt.links.new(tr.outputs[0], mix.inputs[2])
-        nt.links.new(mix.outputs[0], out.inputs["Surface"])
-    elif how == "value_alpha":
-        v = nt.nodes.new("ShaderNodeValue")
-        v.outputs[0].default_value = 0.0 if hide else 1.0
-        nt.links.new(v.outputs[0], bsdf.inputs["Alpha"])
-    return m
-
-
 def shaded_shelf(how: str, hide: bool, frames: int = 40) -> Any:
     """A parcel resting on a shelf 1 m up, the shelf shaded by `how`; `hide`: the shading hides it."""
     sc = D.rigid_stage(frames)
     sc.render.engine = "CYCLES"
     shelf = D.box("Shelf", (0, 0, 1.0), (1.0, 0.6, 0.05), rb="PASSIVE")
-    shelf.data.materials.append(_material(how, hide))
+    shelf.data.materials.append(D.shading_material(how, hide))
     D.box("Parcel", (0, 0, 1.3), (0.3, 0.3, 0.3), rb="ACTIVE", mass=0.5)
     D.bake()
     return sc
