@@ -228,6 +228,10 @@ def audit_scene(
         "cache": cache,
         # where the viewport and the render disagree (probes.render_config): the audit read the render's side
         "render_divergences": samples.scene_info.get("render_divergences", []),
+        # what can change what renders per frame (`sampling.appearance_varies`), and who is hidden on some frames
+        "appearance_varies": samples.scene_info.get("appearance_varies", []),
+        "hidden_frames": {n: i["render"]["hidden_frames"] for n, i in samples.info.items()
+                          if "hidden_frames" in (i.get("render") or {})},
     }
     meta = {
         "handlers": getattr(a, "handler_records", []),

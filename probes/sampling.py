@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from physcodegym.probes.physics import NO_GEOMETRY_MODIFIERS
+from physcodegym.probes.physics import GEOMETRY_TYPES, NO_GEOMETRY_MODIFIERS
 from physcodegym.samples import SceneSamples
 
 
@@ -153,6 +153,100 @@ def render_visibility(ob: Any, scene: Any, collections: set[str] | None = None) 
         "in_render_collection": bool(in_cols),
         "instancer_hidden": bool(instancer_hidden),
     }
+
+
+# Object paths that move or simulate an object without changing how it looks (`probes.sources` reads those)
+_NOT_APPEARANCE = ("rigid_body", "field.", "collision.", "rigid_body_constraint.")
+_SCENE_PHYSICS = ("rigidbody_world", "gravity", "use_gravity", "frame_current")
+
+
+def id_curves(idb: Any) -> list[Any]:
+    """Every F-curve (active action, unmuted NLA strips) and driver on one data-block."""
+    from physcodegym.probes.sources import _action_fcurves
+
+    ad = getattr(idb, "animation_data", None) if idb is not None else None
+    if ad is None:
+        return []
+    out = list(_action_fcurves(ad.action, getattr(ad, "action_slot", None)))
+    for track in ad.nla_tracks:
+        if not track.mute:
+            for st in track.strips:
+                if st.action is not None and not st.mute:
+                    out.extend(_action_fcurves(st.action, getattr(st, "action_slot", None)))
+    return out + list(ad.drivers)
+
+
+def appearance_varies(scene: Any) -> list[str]:
+    """What in the saved scene can change what renders from one frame to the next, other than where things are
+    and what the solvers do (at most 8, for the evidence; empty when nothing can).
+
+    Why: render visibility (hide_render, camera visibility, holdout, a transparent material, a collection or
+    view layer that does not render) was read on one frame. A collider keyed hidden on every frame but that one,
+    or a material keyed to fade after the first frame, held and steered bodies while the audit called it
+    rendered. When anything here varies, visibility is read on every sampled frame (`_sample_scene`) and the
+    shading probe (`probes.visibility`) looks at more frames. Mechanisms, not a list of properties: any keyed or
+    driven property of an object outside its transform and physics, of its data, of any material, node group,
+    world, collection, texture, camera or light, and of the scene outside its physics constants; image
+    sequences and movies (their pixels change per frame); geometry nodes that read the scene time; markers
+    that switch the camera."""
+    import bpy
+    from physcodegym.probes.sources import TRANSFORM_PATHS
+
+    out: list[str] = []
+    phys_mods = _PHYSICS_MODIFIERS | {"PARTICLE_SYSTEM"}
+    for ob in scene.objects:
+        for fc in id_curves(ob):
+            p = fc.data_path
+            if p.split(".")[-1] in TRANSFORM_PATHS or p.startswith(_NOT_APPEARANCE):
+                continue
+            if p.startswith("modifiers["):
+                try:
+                    if ob.path_resolve(p.split("]", 1)[0] + "]").type in phys_mods:
+                        continue
+                except (ValueError, AttributeError):
+                    pass
+            out.append(f"objects[{ob.name!r}].{p}")
+        for idb in (ob.data, getattr(ob.data, "shape_keys", None)):
+            out += [f"{getattr(idb, 'name', '?')}.{fc.data_path}" for fc in id_curves(idb)]
+    for fc in id_curves(scene):
+        if not fc.data_path.startswith(_SCENE_PHYSICS):
+            out.append(f"scene.{fc.data_path}")
+    for coll in (bpy.data.materials, bpy.data.node_groups, bpy.data.worlds, bpy.data.collections,
+                 bpy.data.textures, bpy.data.images, bpy.data.linestyles):
+        for idb in coll:
+            out += [f"{idb.name}.{fc.data_path}" for fc in id_curves(idb)]
+            nt = getattr(idb, "node_tree", None)
+            out += [f"{idb.name}.node_tree.{fc.data_path}" for fc in id_curves(nt)]
+    out += [f"image {im.name!r} ({im.source.lower()})" for im in bpy.data.images if im.source in ("SEQUENCE", "MOVIE")]
+    out += [f"node group {ng.name!r} reads the scene time" for ng in bpy.data.node_groups
+            if any(n.bl_idname == "GeometryNodeInputSceneTime" for n in ng.nodes)]
+    out += [f"marker {m.name!r} switches the camera" for m in scene.timeline_markers if m.camera is not None]
+    return list(dict.fromkeys(out))[:8]
+
+
+def _shown(ob: Any, vis: dict[str, Any]) -> bool:
+    """`probes.physics.rendered` on live settings (one frame's `render_visibility`)."""
+    return (not ob.hide_render and bool(getattr(ob, "visible_camera", True)) and vis["in_render_collection"]
+            and not (vis["holdout"] or vis["transparent"] or vis["instancer_hidden"]))
+
+
+def _fold_visibility(scene: Any, obs: list[Any], frame: int, worst: dict[str, dict[str, Any]],
+                     hidden_at: dict[str, list[int]]) -> None:
+    """One frame's render visibility of `obs` folded into `worst` (hidden on any frame wins) and `hidden_at`."""
+    cols = _render_collections(scene)
+    for o in obs:
+        vis = render_visibility(o, scene, cols)
+        cur = {"hide_render": bool(o.hide_render), "visible_camera": bool(getattr(o, "visible_camera", True)), **vis}
+        w = worst.get(o.name)
+        if w is None:
+            worst[o.name] = cur
+        else:
+            for k in ("hide_render", "holdout", "transparent", "instancer_hidden"):
+                w[k] = w[k] or cur[k]
+            for k in ("visible_camera", "in_render_collection"):
+                w[k] = w[k] and cur[k]
+        if not _shown(o, vis):
+            hidden_at.setdefault(o.name, []).append(int(frame))
 
 
 def object_info(ob: Any) -> dict[str, Any]:
@@ -492,11 +586,18 @@ def _sample_scene(scene: Any, frames: range | list[int] | None, objects: list[st
         o.instance_type != "NONE" or any(m.type == "NODES" for m in o.modifiers) for o in obs)
     inst_tracks: dict[str, dict[tuple[int, ...], dict[int, np.ndarray]]] = {}
     ctracks: dict[str, list[tuple[float, ...]]] = {p: [] for p, _, _ in readers}
+    # what renders can change per frame: then visibility is read on every frame, and the worst frame counts
+    varies = appearance_varies(scene)
+    seen = [o for o in obs if o.type in GEOMETRY_TYPES] if varies else []
+    worst: dict[str, dict[str, Any]] = {}
+    hidden_at: dict[str, list[int]] = {}
     for fi, f in enumerate(frames):
         scene.frame_set(f)
         dg = bpy.context.evaluated_depsgraph_get()
         for path, _objs, rd in readers:
             ctracks[path].append(_read(rd))
+        if seen:
+            _fold_visibility(scene, seen, f, worst, hidden_at)
         if instancing:
             _sample_instances(dg, name_set, fi, inst_tracks)
         for oi, o in enumerate(obs):
@@ -553,8 +654,20 @@ def _sample_scene(scene: Any, frames: range | list[int] | None, objects: list[st
     for o in obs:
         info[o.name]["render"] = render_visibility(o, scene, cols)
         info[o.name]["physics"] = physics_settings(o)
+    for n, w in worst.items():  # hidden on any sampled frame: hidden (the frames say which)
+        inf = info[n]
+        inf["hide_render"] = bool(inf["hide_render"] or w["hide_render"])
+        inf["visible_camera"] = bool(inf["visible_camera"] and w["visible_camera"])
+        r = inf["render"]
+        for k in ("holdout", "transparent", "instancer_hidden"):
+            r[k] = bool(r[k] or w[k])
+        r["in_render_collection"] = bool(r["in_render_collection"] and w["in_render_collection"])
+        if n in hidden_at:
+            hf = hidden_at[n]
+            r["hidden_frames"] = {"count": len(hf), "first": hf[0], "last": hf[-1], "of": len(frames)}
     rbw = scene.rigidbody_world
     scene_info = {
+        "appearance_varies": varies,
         "name": scene.name,
         "frame_start": scene.frame_start,
         "frame_end": scene.frame_end,

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 from physcodegym.probes.render_safety import no_file_outputs
-from physcodegym.probes.sampling import rendering_view_layers
+from physcodegym.probes.sampling import appearance_varies, id_curves, rendering_view_layers
 
 VIS_PERCENT = 25  # render at this percentage of the scene's resolution (640x360 -> 160x90)
 VIS_SAMPLES = 4  # Cycles samples: coverage needs no clean shading
@@ -75,14 +75,37 @@ def _area(box: tuple[float, ...]) -> float:
     return float((box[2] - box[0]) * (box[3] - box[1]))
 
 
-def _best_frames(scene: Any, names: list[str]) -> dict[str, tuple[int, float, tuple[float, ...] | None]]:
-    """{name: (frame, projected px, box or None when no box bounds it)}: for each object the frame among
-    PROBE_FRAMES evenly spaced ones where its projected box is largest. A moving body is judged where the camera
-    sees it best (before, every object was judged on the first frame, where a ball that rolls into view later
-    was "out of view", so a ball hidden by its shading that topples the dominoes was never judged)."""
+def _probe_frames(scene: Any, varies: bool) -> list[int]:
+    """PROBE_FRAMES evenly spaced frames; when what renders can change per frame (`sampling.appearance_varies`),
+    one more inside each gap, placed by a hash of the saved file so a program cannot know which frames are looked
+    at (the verdict stays the same for the same file)."""
+    import hashlib
+
+    import bpy
+
     lo, hi = int(scene.frame_start), int(scene.frame_end)
     frames = sorted({int(round(x)) for x in np.linspace(lo, hi, PROBE_FRAMES)})
-    best: dict[str, tuple[int, float, tuple[float, ...] | None]] = {}
+    if not varies:
+        return frames
+    h = hashlib.sha256(f"{scene.name}|{lo}|{hi}".encode())
+    path = Path(bpy.data.filepath) if bpy.data.filepath else None
+    if path is not None and path.is_file():
+        with open(path, "rb") as fh:
+            h.update(fh.read(1 << 22))
+    seed = h.digest()
+    extra = []
+    for i, (a, b) in enumerate(zip(frames, frames[1:], strict=False)):
+        if b - a > 1:
+            extra.append(a + 1 + seed[i % len(seed)] % (b - a - 1))
+    return sorted(set(frames) | set(extra))
+
+
+View = tuple[int, float, "tuple[float, ...] | None"]  # (frame, projected px, box or None when no box bounds it)
+
+
+def _views(scene: Any, names: list[str], frames: list[int]) -> dict[str, list[View]]:
+    """{name: [(frame, projected px, box or None when no box bounds it)]} on each of `frames`."""
+    views: dict[str, list[View]] = {}
     for f in frames:
         scene.frame_set(f)
         for n in names:
@@ -91,18 +114,23 @@ def _best_frames(scene: Any, names: list[str]) -> dict[str, tuple[int, float, tu
                 continue
             pb = projected_box(scene, ob)
             px = 0.0 if pb is None else _area(pb[0])
-            if n not in best or px > best[n][1]:
-                best[n] = (f, px, None if pb is None or pb[1] else pb[0])  # None: render it alone
-    return best
+            views.setdefault(n, []).append((f, px, None if pb is None or pb[1] else pb[0]))  # None: render it alone
+    return views
 
 
-def _passes(best: dict[str, tuple[int, float, Any]], names: list[str]) -> list[tuple[int, list[str]]]:
-    """Group the objects to judge into probe renders: on one frame, objects whose boxes do not overlap (a pixel
-    apart) share a render, each judged inside its own box, which its neighbours' pixels cannot reach. Static
-    colliders first, in `names` order."""
+def _best_frames(views: dict[str, list[tuple[int, float, Any]]]) -> dict[str, tuple[int, float, Any]]:
+    """For each object the view where its projected box is largest. A moving body is judged where the camera
+    sees it best (before, every object was judged on the first frame, where a ball that rolls into view later
+    was "out of view", so a ball hidden by its shading that topples the dominoes was never judged)."""
+    return {n: max(v, key=lambda x: x[1]) for n, v in views.items()}
+
+
+def _passes(items: list[tuple[str, int, Any]]) -> list[tuple[int, list[str]]]:
+    """Group the (object, frame, box) views to judge into probe renders: on one frame, objects whose boxes do not
+    overlap (a pixel apart) share a render, each judged inside its own box, which its neighbours' pixels cannot
+    reach. Static colliders first, in the order given."""
     out: list[tuple[int, list[str], list[tuple[float, ...]]]] = []
-    for n in names:
-        f, _px, bx = best[n]
+    for n, f, bx in items:
         if bx is None:  # no box that bounds it: alone
             out.append((f, [n], [(-1e9, -1e9, 1e9, 1e9)]))
             continue
@@ -115,6 +143,16 @@ def _passes(best: dict[str, tuple[int, float, Any]], names: list[str]) -> list[t
         else:
             out.append((f, [n], [bx]))
     return [(f, g) for f, g, _ in out]
+
+
+def _less_seen(rec: dict[str, Any], prev: dict[str, Any]) -> bool:
+    """Whether view `rec` shows the object less than `prev` (an unreadable render never replaces a reading)."""
+    if rec.get("covered_px") is None:
+        return False
+    if prev.get("covered_px") is None or rec["invisible"] and not prev["invisible"]:
+        return True
+    return not prev["invisible"] and rec["covered_px"] / max(rec["expected_px"], 1.0) < \
+        prev["covered_px"] / max(prev["expected_px"], 1.0)
 
 
 def _size(scene: Any) -> tuple[int, int]:
@@ -168,10 +206,15 @@ def coverage(scene: Any, names: list[str]) -> dict[str, dict[str, Any]]:
                                                    "POINTCLOUD", "VOLUME", "GREASEPENCIL")]
     hide0 = {o.name: o.hide_render for o in geo}
     cur = scene.frame_current
+    # a keyed or driven hide_render would undo the probe's own (each render evaluates the frame again): the
+    # empty render then showed a keyed shelf and the shelf "added nothing"; muted for the probe, put back after
+    muted = [fc for o in geo for fc in id_curves(o) if fc.data_path == "hide_render" and not fc.mute]
     import cv2
 
     with tempfile.TemporaryDirectory(prefix="pcg_vis_") as td:
         try:
+            for fc in muted:
+                fc.mute = True
             r.engine = engine
             if engine == "CYCLES":
                 scene.cycles.samples = VIS_SAMPLES
@@ -185,23 +228,29 @@ def coverage(scene: Any, names: list[str]) -> dict[str, dict[str, Any]]:
             ims.file_format = "PNG"
             ims.color_mode = "RGB"
             empty: dict[int, Any] = {}
-            best = _best_frames(scene, names)
-            judged = []
+            varies = bool(appearance_varies(scene))
+            views = _views(scene, names, _probe_frames(scene, varies))
+            best = _best_frames(views)
+            items: list[tuple[str, int, Any]] = []
             for name in names:
                 if name not in best:
                     continue
-                frame, expected, _bx = best[name]
+                frame, expected, bx = best[name]
                 if expected < MIN_EXPECTED_PX:
                     out[name] = {"covered_px": None, "expected_px": round(expected, 1), "invisible": False,
                                  "engine": engine, "why": "too small or out of the camera's view to judge"}
+                elif varies:  # judged on every probe frame where it is in view: hidden on one is hidden
+                    items += [(name, f, b) for f, px, b in views[name] if px >= MIN_EXPECTED_PX]
                 else:
-                    judged.append(name)
-            passes = _passes(best, judged)
-            for k, (frame, group) in enumerate(passes):
-                if k >= MAX_PASSES:
+                    items.append((name, frame, bx))
+            box_at = {(n, f): (px, b) for n, v in views.items() for f, px, b in v}
+            cap = MAX_PASSES * (3 if varies else 1)
+            for k, (frame, group) in enumerate(_passes(items)):
+                if k >= cap:
                     for name in group:
-                        out[name] = {"covered_px": None, "expected_px": round(best[name][1], 1), "invisible": False,
-                                     "engine": engine, "why": f"not judged: more than {MAX_PASSES} probe renders"}
+                        out.setdefault(name, {"covered_px": None, "expected_px": round(best[name][1], 1),
+                                              "invisible": False, "engine": engine,
+                                              "why": f"not judged: more than {cap} probe renders"})
                     continue
                 if scene.frame_current != frame:
                     scene.frame_set(frame)
@@ -210,20 +259,29 @@ def coverage(scene: Any, names: list[str]) -> dict[str, dict[str, Any]]:
                 img = _probe_render(bpy, cv2, scene, geo, set(group), Path(td) / f"{k:04d}.png")
                 base = empty[frame]
                 for name in group:
-                    expected, bx = best[name][1], best[name][2]
+                    expected, bx = box_at[(name, frame)]
                     if img is None or base is None or img.shape != base.shape:
-                        out[name] = {"covered_px": None, "expected_px": round(expected, 1), "invisible": False,
-                                     "engine": engine, "why": "the probe render could not be read"}
-                        continue
-                    shows = np.abs(img.astype(np.int16) - base.astype(np.int16)).max(axis=2) > LEVEL_SEEN
-                    if bx is not None and len(group) > 1:  # shared render: only its own box is its
-                        x0, y0 = max(0, int(np.floor(bx[0])) - 1), max(0, int(np.floor(bx[1])) - 1)
-                        shows = shows[y0:int(np.ceil(bx[3])) + 1, x0:int(np.ceil(bx[2])) + 1]
-                    covered = int(shows.sum())
-                    out[name] = {"covered_px": covered, "expected_px": round(expected, 1), "engine": engine,
-                                 "frame": frame, "probe_render": k, "shared_render_with": len(group) - 1,
-                                 "invisible": covered <= max(INVISIBLE_PX, INVISIBLE_SHARE * expected)}
+                        rec = {"covered_px": None, "expected_px": round(expected, 1), "invisible": False,
+                               "engine": engine, "why": "the probe render could not be read"}
+                    else:
+                        shows = np.abs(img.astype(np.int16) - base.astype(np.int16)).max(axis=2) > LEVEL_SEEN
+                        if bx is not None and len(group) > 1:  # shared render: only its own box is its
+                            x0, y0 = max(0, int(np.floor(bx[0])) - 1), max(0, int(np.floor(bx[1])) - 1)
+                            shows = shows[y0:int(np.ceil(bx[3])) + 1, x0:int(np.ceil(bx[2])) + 1]
+                        covered = int(shows.sum())
+                        rec = {"covered_px": covered, "expected_px": round(expected, 1), "engine": engine,
+                               "frame": frame, "probe_render": k, "shared_render_with": len(group) - 1,
+                               "invisible": covered <= max(INVISIBLE_PX, INVISIBLE_SHARE * expected)}
+                    prev = out.get(name)
+                    # the frame it shows least on is its record; frames judged are counted
+                    if prev is None or "judged_frames" not in prev or _less_seen(rec, prev):
+                        rec["judged_frames"] = (prev or {}).get("judged_frames", 0) + 1
+                        out[name] = rec
+                    else:
+                        prev["judged_frames"] += 1
         finally:
+            for fc in muted:
+                fc.mute = False
             for o in geo:
                 o.hide_render = hide0[o.name]
             restore_settings(saved)

@@ -113,7 +113,8 @@ def rigid_stage(frames: int, **ground_kw: Any) -> Any:
 def shading_material(how: str, hide: bool) -> Any:
     """A material whose shading hides the object (`hide`) or shows it, by `how`: "mix" (a Mix Shader towards
     Transparent), "camera_ray" (a Light Path factor), "value_alpha" (an alpha fed by a Value node); the twin has
-    the same node shapes with an opaque result."""
+    the same node shapes with an opaque result. "mix_keyed": the Mix Shader's factor keyed, opaque on the first
+    frame and fully towards Transparent from the second on (`hide`) or only 0.3 of the way (the twin)."""
     import bpy
 
     m = bpy.data.materials.new(f"shelf_{how}_{hide}")
@@ -136,6 +137,20 @@ def shading_material(how: str, hide: bool) -> Any:
         nt.links.new(bsdf.outputs[0], mix.inputs[1])
         nt.links.new(tr.outputs[0], mix.inputs[2])
         nt.links.new(mix.outputs[0], out.inputs["Surface"])
+    elif how == "mix_keyed":
+        tr = nt.nodes.new("ShaderNodeBsdfTransparent")
+        mix = nt.nodes.new("ShaderNodeMixShader")
+        nt.links.new(bsdf.outputs[0], mix.inputs[1])
+        nt.links.new(tr.outputs[0], mix.inputs[2])
+        nt.links.new(mix.outputs[0], out.inputs["Surface"])
+        fac = mix.inputs["Fac"]
+        fac.default_value = 0.0
+        fac.keyframe_insert("default_value", frame=1)
+        fac.default_value = 1.0 if hide else 0.3
+        fac.keyframe_insert("default_value", frame=2)
+        for fc in nt.animation_data.action.layers[0].strips[0].channelbags[0].fcurves:
+            for kp in fc.keyframe_points:
+                kp.interpolation = "CONSTANT"
     elif how == "value_alpha":
         v = nt.nodes.new("ShaderNodeValue")
         v.outputs[0].default_value = 0.0 if hide else 1.0

@@ -69,6 +69,53 @@ def test_a_shelf_hidden_by_shading_is_a_hidden_support_and_its_twin_is_clean(aud
     assert not twin.by_kind("hidden_support"), [f.message for f in twin.findings]
 
 
+def test_a_shelf_that_fades_after_the_first_frame_is_a_hidden_support_and_its_twin_is_clean(audited_vis) -> None:
+    """Shading keyed to change: opaque on frame 1 (the frame a static shelf used to be judged on), transparent from
+    frame 2 while it holds the parcel. The twin is keyed too, to a factor that still shows it."""
+    bad = audited_vis("mix_keyed", True)
+    assert any("Fac" in p or "default_value" in p for p in bad.scene["appearance_varies"]), bad.scene
+    rec = bad.meta["visibility"]["objects"]["Shelf"]
+    assert rec["invisible"] is True and rec["frame"] > 1 and rec["judged_frames"] > 9, rec
+    assert any("Shelf" in f.objects for f in bad.by_kind("hidden_support")), \
+        [(f.kind, f.objects, f.message) for f in bad.findings]
+    twin = audited_vis("mix_keyed", False)
+    tr = twin.meta["visibility"]["objects"]["Shelf"]
+    assert tr["invisible"] is False and tr["judged_frames"] > 9, tr
+    assert not twin.by_kind("hidden_support"), [f.message for f in twin.findings]
+
+
+def keyed_hidden_shelf(hide: bool, frames: int = 40) -> Any:
+    """Workbench: the parcel on a shelf whose hide_render is keyed. `hide`: hidden on every frame but the last
+    (the frame the settings used to be read on); the twin is keyed shown on every frame."""
+    sc = D.rigid_stage(frames)
+    shelf = D.box("Shelf", (0, 0, 1.0), (1.0, 0.6, 0.05), rb="PASSIVE")
+    shelf.hide_render = hide
+    shelf.keyframe_insert("hide_render", frame=1)
+    shelf.hide_render = False
+    shelf.keyframe_insert("hide_render", frame=frames)
+    D.box("Parcel", (0, 0, 1.3), (0.3, 0.3, 0.3), rb="ACTIVE", mass=0.5)
+    D.bake()
+    return sc
+
+
+@pytest.mark.parametrize("hide", [True, False])
+def test_a_shelf_keyed_hidden_but_on_the_last_frame_is_a_hidden_support(hide: bool) -> None:
+    from physcodegym.probes.audit import audit_scene
+
+    try:
+        rep = audit_scene(keyed_hidden_shelf(hide))
+    finally:
+        D.clear_user_handlers()
+    assert "objects['Shelf'].hide_render" in rep.scene["appearance_varies"], rep.scene
+    hits = [f for f in rep.by_kind("hidden_support") if "Shelf" in f.objects]
+    if hide:
+        assert rep.scene["hidden_frames"]["Shelf"]["count"] == 39, rep.scene["hidden_frames"]
+        assert hits, [(f.kind, f.objects, f.message) for f in rep.findings]
+    else:
+        assert "Shelf" not in rep.scene["hidden_frames"], rep.scene["hidden_frames"]
+        assert not hits and not rep.by_kind("hidden_support"), [f.message for f in rep.findings]
+
+
 def test_an_occluded_support_is_not_an_invisible_one(audited_vis) -> None:
     rep = audited_vis("occluded", False)
     vis = rep.meta["visibility"]["objects"]
