@@ -21,7 +21,9 @@ to hide what holds a body up, and each has a detector in the audit (SPEC §5):
 - `vanishing_liquid`: the liquid's particles live for 40 % of the run and then vanish -> `non_physical_parameter`;
 - `view_layer_hidden`: the support that holds the moving core is moved into a collection that the only view layer
   which renders excludes (the first view layer is switched off and a second one renders): it collides as before
-  and no frame shows it -> `hidden_support`.
+  and no frame shows it -> `hidden_support`;
+- `keyed_hidden`: that support's hide_render is keyed on for every frame but the last (it renders on one frame, the
+  frame the settings used to be read on) -> `hidden_support`.
 
 A defect with nothing to act on in a task (no cloth, no liquid, no rigid support) raises the
 `NOT_APPLICABLE` error, so its matrix cell says n/a with the reason; `pass_through` is also n/a where the bake
@@ -44,6 +46,7 @@ HIDING_DEFECTS: dict[str, tuple[str, ...]] = {
     "collision_stack_shrink": ("collider_mismatch",),
     "vanishing_liquid": ("non_physical_parameter",),
     "view_layer_hidden": ("hidden_support",),
+    "keyed_hidden": ("hidden_support",),
 }
 LIFT_M_PER_S = 0.5  # render_only_lift: the core rises this much per second of scene time in the renders
 SHELL_M = 0.1  # cloth_shell: distance_min (Blender's default 0.015; the audit's limit on the shell is 0.04 m)
@@ -64,6 +67,7 @@ def inject_hiding(scene: Any, kind: str, mapping: dict[str, str]) -> dict[str, A
         "collision_stack_shrink": _collision_stack_shrink,
         "vanishing_liquid": _vanishing_liquid,
         "view_layer_hidden": _view_layer_hidden,
+        "keyed_hidden": _keyed_hidden,
     }[kind](scene, mapping) | {"kind": kind}
 
 
@@ -226,17 +230,34 @@ def _vanishing_liquid(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
     return {"object": em.name, "detail": f"{em.name}/{ps.name}: particles live {life} frames, then vanish"}
 
 
-def _view_layer_hidden(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
-    import bpy
+def _rendered_support(scene: Any, mapping: dict[str, str]) -> Any:
+    """The first rendered support that collides (passive rigid body or Collision modifier)."""
     from physcodegym.probes.defects import _support_objects
 
-    rbw = scene.rigidbody_world
     sups = [o for o in _support_objects(scene, mapping) if o.type == "MESH" and not o.hide_render and (
         (o.rigid_body is not None and o.rigid_body.type == "PASSIVE")
         or any(m.type == "COLLISION" for m in o.modifiers))]
     if not sups:
         raise _na("no rendered support collides (no passive rigid body, no Collision modifier) to hide")
-    sup = sups[0]
+    return sups[0]
+
+
+def _keyed_hidden(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
+    sup = _rendered_support(scene, mapping)
+    last = int(scene.frame_end)
+    sup.hide_render = True
+    sup.keyframe_insert("hide_render", frame=int(scene.frame_start))
+    sup.hide_render = False
+    sup.keyframe_insert("hide_render", frame=last)  # boolean keys hold until the next one: hidden up to `last`
+    return {"object": sup.name, "detail": f"{sup.name}'s hide_render keyed on from frame {scene.frame_start} to "
+            f"{last - 1}, off on frame {last}"}
+
+
+def _view_layer_hidden(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
+    import bpy
+
+    rbw = scene.rigidbody_world
+    sup = _rendered_support(scene, mapping)
     back = bpy.data.collections.new("PCG_Backstage")
     scene.collection.children.link(back)
     for c in list(sup.users_collection):  # the rigid-body world's collection is no view-layer collection: kept
