@@ -25,13 +25,15 @@ DEFECTS: dict[str, tuple[str, ...]] = {
     "static_embed": ("interpenetration",),  # two rendered solids sunk into each other, neither moves
     "glue_joint": ("hidden_support",),  # the moving core glued (FIXED joint) to its support: a joint nobody sees
     "hidden_motor": ("energy_gain", "hidden_support"),  # a linear MOTOR joint drags the moving core along
+    # the moving core hung by a POINT joint from its rendered support, the pivot 1 m above it in mid-air
+    "distant_hinge": ("hidden_support",),
     "stale_bake": ("scripted_motion",),  # baked at half gravity, then gravity set back: the bake is kept
     **HIDING_DEFECTS,  # render-only motion, viewport-only collider, pass-through, cloth shell, pin, Brownian push,
     # a collider drawn inside its collision surface, a vanishing liquid
 }
 # The concealment-mechanism defects (CI runs them on a few rigid tasks; `selftest --all` on every task).
 MECHANISM_DEFECTS: tuple[str, ...] = ("nla_world_off", "hidden_follower", "gravity_clock", "static_embed",
-                                      "glue_joint", "hidden_motor", "stale_bake", *HIDING_DEFECTS)
+                                      "glue_joint", "hidden_motor", "distant_hinge", "stale_bake", *HIDING_DEFECTS)
 BASIC_DEFECTS: tuple[str, ...] = tuple(k for k in DEFECTS if k not in MECHANISM_DEFECTS)
 # Defects that cannot apply to a task say so with this prefix (the self-test reports them not applicable).
 NOT_APPLICABLE = "not applicable:"
@@ -351,6 +353,8 @@ def inject_defect(scene: Any, kind: str, mapping: dict[str, str]) -> dict[str, A
         return _static_embed(scene, mapping)
     if kind in ("glue_joint", "hidden_motor"):
         return _hidden_joint(scene, mapping, kind)
+    if kind == "distant_hinge":
+        return _distant_hinge(scene, mapping)
     if kind == "stale_bake":
         g = [float(x) for x in scene.gravity]
         scene.gravity = [0.5 * x for x in g]
@@ -479,6 +483,32 @@ def _static_embed(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
         names.append(o.name)
     return {"kind": "static_embed", "object": names[0],
             "detail": f"{names[0]} and {names[1]} overlap by {0.4 * size:.3f} m, no physics"}
+
+
+def _distant_hinge(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
+    """The moving rigid core hung by a POINT joint from its rendered support, the pivot 1 m above the core's
+    start: both joined bodies render, the link between them does not. Applies whatever joint types the task
+    admits (an admitted joint still needs material that reaches its pivot)."""
+    import bpy
+    from mathutils import Vector
+
+    ob = _still_core(scene, mapping, "distant_hinge")
+    if ob.rigid_body is None or scene.rigidbody_world is None:
+        raise ValueError(f"{NOT_APPLICABLE} the moving core {ob.name} is not a rigid body")
+    sups = [o for o in _support_objects(scene, mapping) if o.rigid_body is not None and not o.hide_render]
+    if not sups:
+        raise ValueError(f"{NOT_APPLICABLE} no rendered rigid support to hang the core from")
+    scene.frame_set(scene.frame_start)
+    holder = bpy.data.objects.new("Tether", None)
+    scene.collection.objects.link(holder)
+    holder.location = ob.matrix_world.translation + Vector((0.0, 0.0, 1.0))
+    bpy.context.view_layer.objects.active = holder
+    bpy.ops.rigidbody.constraint_add(type="POINT")
+    c = holder.rigid_body_constraint
+    c.object1, c.object2 = sups[0], ob
+    return {"kind": "distant_hinge", "object": holder.name,
+            "detail": f"POINT joint {holder.name} between {sups[0].name} and {ob.name}, its pivot 1 m above "
+                      f"{ob.name} in mid-air"}
 
 
 def _hidden_joint(scene: Any, mapping: dict[str, str], kind: str) -> dict[str, Any]:

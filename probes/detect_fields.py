@@ -26,6 +26,7 @@ RENDER_SIDE = "render_side"  # the effects branch re-baked in the render configu
 MEASURED_ALONE = 4  # hidden colliders (and colliders with clear faces) re-baked without them one at a time ...
 REST_COLLIDERS = "collider:+rest"  # ... the rest without all of them at once, in one more branch
 REST_CLEAR = "clear:+rest"
+JOINT_REACH_M = 0.05  # m: a joint's pivot farther than this from a joined body's material links them through nothing
 REST_FIELDS = "field:+rest"  # the fields past MEASURED_FIELDS, re-baked without all of them at once
 _OBJ_PATH = re.compile(r"bpy\.data\.objects\[['\"](.+?)['\"]\]")
 
@@ -303,18 +304,29 @@ class FieldDetectors(AuditBase):
         )
 
     def hidden_anchors(self) -> None:
-        """A rendered dynamic body held by a rigid-body joint to an object that does not render, where removing
-        that joint type changes its motion (or the re-bake could not say): the body hangs from, or is held by,
-        something no frame shows (a pendulum on a hinge to an invisible pivot): `hidden_support`, whatever the
-        rubric admits about the joint type (a HINGE is admitted, an invisible anchor is not)."""
+        """A rendered dynamic body held by a rigid-body joint to something no frame shows, where removing that
+        joint type changes its motion (or the re-bake could not say): `hidden_support`, whatever the rubric admits
+        about the joint type (a HINGE is admitted, an invisible anchor or an invisible link is not). Two ways:
+
+        - the other object does not render (a pendulum on a hinge to an invisible pivot);
+        - both render, but the joint's pivot is more than `JOINT_REACH_M` from the material of one of them at the
+          start (a ball hung by a point joint from a post two metres away, a block glued to a wall it does not
+          touch): the link between them is nothing that renders. A joint acts at its pivot, fixed relative to
+          both bodies from the first simulated frame, so the material that carries it must reach the pivot from
+          both sides."""
         for n, recs in sorted(self.constrained.items()):
             info = self.info.get(n)
             if info is None or not _rendered(info) or not _is_dynamic(info, self.si):
                 continue
             for r in recs:
                 other = r["object2"] if r["object1"] == n else r["object1"]
-                if not other or other not in self.info or _rendered(self.info[other]):
+                if not other or other not in self.info:
                     continue
+                gap = None
+                if _rendered(self.info[other]):
+                    gap = self._joint_gap(r)
+                    if gap is None or gap[0] <= JOINT_REACH_M:
+                        continue
                 label = f"joint:{r['type']}"
                 acts = self._acts_on(label)
                 unmeasured = self._unmeasured(label) if acts is None else None
@@ -322,22 +334,45 @@ class FieldDetectors(AuditBase):
                     continue
                 if any(f.kind == "hidden_support" and n in f.objects and other in f.objects for f in self.findings):
                     continue
-                how = ph.hidden_how(self.info[other])
                 eff = (self.effects or {}).get(self._branch(label), {}).get("effects", {}).get(n, {})
-                self.add(
-                    kind="hidden_support",
-                    objects=[n, other],
-                    frames=[int(self.frames[0]), int(self.frames[-1])],
-                    value=eff.get("max_deviation_m"),
-                    unit="m" if eff.get("max_deviation_m") is not None else None,
-                    message=f"{n} is held by a {r['type']} joint ({r['holder']}) to {other!r}, which does not render "
-                    f"({how}): " + (f"without that joint type it moves up to {eff['max_deviation_m']:.3f} m "
-                                    "otherwise" if eff.get("max_deviation_m") is not None else
-                                    f"its effect could not be measured ({unmeasured}), so it counts as holding"),
-                    evidence={"holder": r["holder"], "joint": r["type"], "anchor": other, "hidden_how": how,
-                              "measured": {k: v for k, v in eff.items() if k != "per_frame"} or None,
-                              "unmeasured": unmeasured},
-                )
+                measured = (f"without that joint type it moves up to {eff['max_deviation_m']:.3f} m otherwise"
+                            if eff.get("max_deviation_m") is not None else
+                            f"its effect could not be measured ({unmeasured}), so it counts as holding")
+                ev = {"holder": r["holder"], "joint": r["type"], "anchor": other,
+                      "measured": {k: v for k, v in eff.items() if k != "per_frame"} or None, "unmeasured": unmeasured}
+                if gap is None:
+                    how = ph.hidden_how(self.info[other])
+                    message = (f"{n} is held by a {r['type']} joint ({r['holder']}) to {other!r}, which does not "
+                               f"render ({how}): {measured}")
+                    ev["hidden_how"] = how
+                else:
+                    message = (f"{n} is held by a {r['type']} joint ({r['holder']}) to {other!r} whose pivot is "
+                               f"{gap[0]:.3f} m from the material of {gap[1]!r}: nothing that renders links them; "
+                               + measured)
+                    ev |= {"pivot_gap_m": round(gap[0], 4), "pivot_far_from": gap[1], "reach_m": JOINT_REACH_M}
+                self.add(kind="hidden_support", objects=[n, other], frames=[int(self.frames[0]), int(self.frames[-1])],
+                         value=eff.get("max_deviation_m") if gap is None else round(gap[0], 4),
+                         unit="m" if gap is not None or eff.get("max_deviation_m") is not None else None,
+                         message=message, evidence=ev)
+
+    def _joint_gap(self, r: dict[str, Any]) -> tuple[float, str] | None:
+        """(largest distance from the joint's pivot to the material of the objects it joins, that object) on the
+        first sampled frame; None when the pivot or a joined mesh is not known (nothing to judge)."""
+        holder, f0 = r["holder"], int(self.frames[0])
+        if holder not in self.s.names:
+            return None
+        p = self.s.matrices[self.s.index(holder)][0][:3, 3].astype(np.float64)[None, :]
+        worst: tuple[float, str] | None = None
+        for o in (r["object1"], r["object2"]):
+            if o not in self.geom.meshes:
+                return None
+            reach = 4.0 * JOINT_REACH_M + 10.0
+            d = min(float(self.geom.nearest_distances(o, f0, p, reach)[0]), reach)  # farther: at least `reach`
+            if self.geom.inside_depth(o, f0, p, reach)[0] > 0:
+                d = 0.0
+            if worst is None or d > worst[0]:
+                worst = (d, o)
+        return worst
 
     def collision_stacks(self) -> None:
         """A rendered collider whose Collision modifier is followed by modifiers that move its rendered surface

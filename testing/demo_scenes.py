@@ -193,15 +193,35 @@ def dominoes(frames: int = 120, n: int = 5) -> Any:
     return sc
 
 
-def pendulum(frames: int = 90) -> Any:
-    """A bob on a hinge (rigid-body constraint) swinging from 60 degrees."""
+def rod_to(ob: Any, world_point: tuple, width: float = 0.04) -> None:
+    """Add to `ob`'s mesh a square rod from its origin to `world_point` (one rigid body: a bob and its rod);
+    `ob` is neither rotated nor scaled."""
+    import bmesh
+    from mathutils import Matrix, Vector
+
+    tip = Vector(world_point) - Vector(ob.location)
+    length = tip.length
+    rot = Vector((0.0, 0.0, 1.0)).rotation_difference(tip.normalized()).to_matrix().to_4x4()
+    m = Matrix.Translation(tip / 2) @ rot @ Matrix.Diagonal((width, width, length, 1.0))
+    bm = bmesh.new()
+    bm.from_mesh(ob.data)
+    bmesh.ops.create_cube(bm, size=1.0, matrix=m)
+    bm.to_mesh(ob.data)
+    bm.free()
+
+
+def pendulum(frames: int = 90, rod: bool = True) -> Any:
+    """A bob on a rod, on a hinge (rigid-body constraint) at the rod's top, swinging from 60 degrees. `rod`
+    False: the bob alone, 1.5 m from the hinge (a link no frame shows)."""
     import bpy
 
     sc = rigid_stage(frames)
     pivot = box("Pivot", (0, 0, 3.0), (0.1, 0.4, 0.1), rb="PASSIVE")
     L = 1.5
     a = math.radians(60)
-    bob = box("Bob", (L * math.sin(a), 0, 3.0 - L * math.cos(a)), (0.3, 0.3, 0.3), rb="ACTIVE", mass=1.0)
+    bob = box("Bob", (L * math.sin(a), 0, 3.0 - L * math.cos(a)), (0.3, 0.3, 0.3), rb="ACTIVE", shape="MESH", mass=1.0)
+    if rod:
+        rod_to(bob, (0.0, 0.0, 3.0))  # the material that carries the hinge: a rod from the bob up to the pivot
     bob.rigid_body.collision_collections[0] = False
     bob.rigid_body.collision_collections[1] = True
     emp = bpy.data.objects.new("Hinge", None)

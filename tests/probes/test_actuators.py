@@ -67,7 +67,9 @@ def pumped_pendulum(defect: bool) -> Any:
     D.ground()
     pivot = D.box("Pivot", (0, 0, 3.0), (0.1, 0.4, 0.1), rb="PASSIVE")
     a = math.radians(60)
-    bob = D.box("Bob", (1.5 * math.sin(a), 0, 3.0 - 1.5 * math.cos(a)), (0.3, 0.3, 0.3), rb="ACTIVE", mass=1.0)
+    bob = D.box("Bob", (1.5 * math.sin(a), 0, 3.0 - 1.5 * math.cos(a)), (0.3, 0.3, 0.3), rb="ACTIVE", shape="MESH",
+                mass=1.0)
+    D.rod_to(bob, (0, 0, 3.0))  # the rod that carries the hinge (a hinge 1.5 m from any material is a hidden link)
     bob.rigid_body.collision_collections[0] = False
     bob.rigid_body.collision_collections[1] = True
     _joint("HINGE", "Hinge", (0, 0, 3.0), pivot, bob)

@@ -266,6 +266,47 @@ def test_a_joint_to_an_invisible_anchor_is_a_hidden_support(hidden: bool) -> Non
         assert _hidden(rep) == [], [(f.kind, f.message) for f in rep.findings]
 
 
+def glued_to_wall(touching: bool, frames: int = 40) -> Any:
+    """A block held up beside a wall by a FIXED joint whose pivot is on the wall's face: touching it (the twin),
+    or 1 m away from it in mid-air (nothing that renders links them)."""
+    import bpy
+
+    sc = D.rigid_stage(frames)
+    wall = D.box("Wall", (0, 0, 1.5), (0.2, 2.0, 3.0), rb="PASSIVE")
+    x = 0.3 if touching else 1.3
+    block = D.box("Block", (x, 0, 1.5), (0.4, 0.4, 0.4), rb="ACTIVE", mass=1.0)
+    emp = bpy.data.objects.new("Glue", None)
+    sc.collection.objects.link(emp)
+    emp.location = (0.1, 0, 1.5)  # on the wall's face
+    bpy.context.view_layer.objects.active = emp
+    bpy.ops.rigidbody.constraint_add(type="FIXED")
+    emp.rigid_body_constraint.object1, emp.rigid_body_constraint.object2 = wall, block
+    D.bake()
+    return sc
+
+
+@pytest.mark.parametrize("case", ["hinge_without_rod", "pendulum_with_rod", "glued_across_air", "glued_touching"])
+def test_a_joint_whose_pivot_no_material_reaches_is_a_hidden_support(case: str) -> None:
+    """Both joined bodies render, but the pivot is 1 m or more from one's material: the link is invisible."""
+    from physcodegym.probes.audit import audit_scene
+
+    bad = case in ("hinge_without_rod", "glued_across_air")
+    sc = D.pendulum(60, rod=False) if case == "hinge_without_rod" else D.pendulum(60) \
+        if case == "pendulum_with_rod" else glued_to_wall(touching=case == "glued_touching")
+    try:
+        rep = audit_scene(sc, render_check=False)
+    finally:
+        D.clear_user_handlers()
+    hits = [f for f in _hidden(rep) if "pivot_gap_m" in f.evidence]
+    if bad:
+        body = "Bob" if case == "hinge_without_rod" else "Block"
+        assert hits and hits[0].objects[0] == body and hits[0].evidence["pivot_gap_m"] > 0.9, \
+            [(f.kind, f.message) for f in rep.findings]
+        assert hits[0].evidence["pivot_far_from"] == body
+    else:
+        assert _hidden(rep) == [], [(f.kind, f.message) for f in rep.findings]
+
+
 def test_the_twin_workbench_compositor_showing_the_ball_is_clean() -> None:
     """Twin of `compositor_layer_workbench`: the compositor outputs the view layer that has the ball; Workbench
     is probed because a compositor makes the picture, and the ball is seen."""
