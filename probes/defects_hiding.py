@@ -22,6 +22,8 @@ to hide what holds a body up, and each has a detector in the audit (SPEC §5):
 - `view_layer_hidden`: the support that holds the moving core is moved into a collection that the only view layer
   which renders excludes (the first view layer is switched off and a second one renders): it collides as before
   and no frame shows it -> `hidden_support`;
+- `cloth_string`: the cloth core tied by two loose edges (springs that render nothing) from its x-most corners to a
+  pinned vertex on the highest point of a rendered static object -> `hidden_support`;
 - `keyed_hidden`: that support's hide_render is keyed on for every frame but the last (it renders on one frame, the
   frame the settings used to be read on) -> `hidden_support`.
 
@@ -47,6 +49,7 @@ HIDING_DEFECTS: dict[str, tuple[str, ...]] = {
     "vanishing_liquid": ("non_physical_parameter",),
     "view_layer_hidden": ("hidden_support",),
     "keyed_hidden": ("hidden_support",),
+    "cloth_string": ("hidden_support",),
 }
 LIFT_M_PER_S = 0.5  # render_only_lift: the core rises this much per second of scene time in the renders
 SHELL_M = 0.1  # cloth_shell: distance_min (Blender's default 0.015; the audit's limit on the shell is 0.04 m)
@@ -68,6 +71,7 @@ def inject_hiding(scene: Any, kind: str, mapping: dict[str, str]) -> dict[str, A
         "vanishing_liquid": _vanishing_liquid,
         "view_layer_hidden": _view_layer_hidden,
         "keyed_hidden": _keyed_hidden,
+        "cloth_string": _cloth_string,
     }[kind](scene, mapping) | {"kind": kind}
 
 
@@ -187,6 +191,39 @@ def _pin_in_air(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
     m.settings.vertex_group_mass = vg.name
     return {"object": ob.name, "detail": f"{len(pins)} vertices of {ob.name} pinned along its "
             f"{'xyz'[axis]}-most edge, where nothing rendered holds them"}
+
+
+def _cloth_string(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
+    import bpy  # noqa: F401, I001 - bpy first: it makes bmesh importable
+    import bmesh
+    import numpy as np
+
+    ob, m = _cloth_core(scene, mapping, "cloth_string")
+    scene.frame_set(scene.frame_start)
+    statics = [o for o in scene.objects if o.type == "MESH" and o != ob and not o.hide_render and len(o.data.vertices)
+               and not (o.rigid_body is not None and o.rigid_body.type == "ACTIVE")
+               and not any(x.type in ("CLOTH", "SOFT_BODY") for x in o.modifiers)]
+    if not statics:
+        raise _na("no rendered static object to tie the string to")
+    tops = [(max((o.matrix_world @ v.co for v in o.data.vertices), key=lambda w: w.z), o) for o in statics]
+    hook_w, holder = max(tops, key=lambda t: t[0].z)
+    co = np.array([v.co for v in ob.data.vertices], dtype=float)
+    ends = [int(np.argmin(co[:, 0])), int(np.argmax(co[:, 0]))]
+    bm = bmesh.new()
+    bm.from_mesh(ob.data)
+    bm.verts.ensure_lookup_table()
+    corner_verts = [bm.verts[i] for i in ends]
+    hook = bm.verts.new(ob.matrix_world.inverted() @ hook_w)
+    for v in corner_verts:
+        bm.edges.new((hook, v))
+    bm.to_mesh(ob.data)
+    bm.free()
+    idx = len(ob.data.vertices) - 1
+    vg = ob.vertex_groups.get(m.settings.vertex_group_mass) or ob.vertex_groups.new(name="PCG_pin")
+    vg.add([idx], 1.0, "REPLACE")
+    m.settings.vertex_group_mass = vg.name
+    return {"object": ob.name, "detail": f"{ob.name} tied by 2 loose edges from its x-most corners to a pinned vertex "
+            f"on top of {holder.name} ({tuple(round(x, 3) for x in hook_w)})"}
 
 
 def _brownian_push(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:

@@ -93,6 +93,8 @@ PIN_ALL_SHARE = 0.95  # a cloth pinned at least this much is a static sheet, not
 # held by goals everywhere still sags and sways on them: it hangs)
 PIN_REACH_MIN, PIN_REACH_REL = 0.05, 0.05  # rendered material within max(5 cm, 5 % of the cloth) holds a pin
 PIN_FAR_SHARE = 0.25  # more than this share of the pins far from any material: a hidden support
+STRING_MIN_M = 0.05  # m: loose edges of a cloth or soft body this long (in all, on the last frame) are strings
+EDGE_RENDERERS = {"SKIN", "NODES"}  # modifiers that can give edges a rendered surface
 PIN_TOUCH_POINTS = 400  # vertices of a soft body sampled to see whether it rests on material
 
 
@@ -381,6 +383,53 @@ class SupportDetectors(AuditBase):
                                  "no frame shows",
                          evidence={"held_by": what, "pinned": len(pinned), "far": far, "reach_m": reach,
                                    "frame": f, "weight_min": PIN_WEIGHT})
+
+    def strings(self) -> None:
+        """A cloth or soft body's springs are its mesh edges, and an edge that bounds no face renders nothing: a
+        loose edge is an invisible string the solver pulls on (a corner hung from a pinned vertex on a pole by a
+        metre of loose edge, two flaps held together across the air). Loose edges of a moving rendered cloth or
+        soft body that are still `STRING_MIN_M` long in all on the last frame (sewing springs close to nothing
+        by then) are `hidden_support`, unless a modifier (Skin, geometry nodes) can draw edges."""
+        for n, info in self.info.items():
+            ob = self.scene.objects.get(n)
+            if ob is None or ob.type != "MESH" or not _rendered(info) or n not in self.moving:
+                continue
+            kinds = [r.get("type") for r in (info.get("physics") or {}).values()]
+            if not any(k in ("CLOTH", "SOFT_BODY") for k in kinds):
+                continue
+            if any(m.type in EDGE_RENDERERS for m in ob.modifiers if m.show_render):
+                continue
+            me = ob.data
+            ne = len(me.edges)
+            if not ne:
+                continue
+            loose = np.zeros(ne, bool)
+            me.edges.foreach_get("is_loose", loose)
+            if not loose.any():
+                continue
+            ev = np.zeros(ne * 2, np.int32)
+            me.edges.foreach_get("vertices", ev)
+            ev = ev.reshape(ne, 2)[loose]
+            v = self.s.verts.get(n)
+            if v is not None and v.shape[1] == len(me.vertices):
+                pts = v[-1].astype(np.float64)  # where the solver left them
+            else:  # other topology after the solver: the rest shape, in the world
+                co = np.empty(len(me.vertices) * 3)
+                me.vertices.foreach_get("co", co)
+                m = self.s.matrices[self.s.index(n)][-1]
+                pts = co.reshape(-1, 3) @ m[:3, :3].T + m[:3, 3]
+            lengths = np.linalg.norm(pts[ev[:, 0]] - pts[ev[:, 1]], axis=1)
+            lengths = lengths[np.isfinite(lengths)]
+            total = float(lengths.sum())
+            if total < STRING_MIN_M:
+                continue
+            self.add(kind="hidden_support", objects=[n], frames=[int(self.frames[0]), int(self.frames[-1])],
+                     value=round(total, 4), unit="m",
+                     message=f"{n}'s {kinds[0].lower().replace('_', ' ')} has {len(ev)} loose edge(s), "
+                             f"{total:.3f} m in all (longest {float(lengths.max()):.3f} m) on the last frame: "
+                             "springs the solver pulls on that no frame shows (invisible strings)",
+                     evidence={"loose_edges": int(len(ev)), "total_m": round(total, 4),
+                               "longest_m": round(float(lengths.max()), 4), "min_m": STRING_MIN_M})
 
     def _touches(self, n: str, fi: int, others: list[str], reach: float) -> bool:
         """Whether the (deforming) body `n` comes within `reach` of any of `others`' material at sample `fi`."""

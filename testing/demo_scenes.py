@@ -196,6 +196,7 @@ def dominoes(frames: int = 120, n: int = 5) -> Any:
 def rod_to(ob: Any, world_point: tuple, width: float = 0.04) -> None:
     """Add to `ob`'s mesh a square rod from its origin to `world_point` (one rigid body: a bob and its rod);
     `ob` is neither rotated nor scaled."""
+    import bpy  # noqa: F401, I001 - bpy first: it makes bmesh and mathutils importable
     import bmesh
     from mathutils import Matrix, Vector
 

@@ -300,6 +300,43 @@ def pinned_drape(defect: bool, frames: int = 40, res: int = 12) -> Any:
     return sc
 
 
+def strung_drape(defect: bool, frames: int = 40, res: int = 12) -> Any:
+    """Defect: the sheet hangs by two loose edges (1.25 m strings that render nothing) from one pinned vertex on a
+    rendered rail 1 m beyond its edge: every pin is on material, the strings are not. Twin: `pinned_drape`'s, the
+    sheet pinned along its edge on the rail under it."""
+    import bpy  # noqa: I001 - bpy first: it makes bmesh importable
+    import bmesh
+
+    if not defect:
+        return pinned_drape(False, frames, res)
+    sc = D.reset(frames)
+    D.camera(sc)
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=res, y_subdivisions=res, size=1.5, location=(0, 0, 1.5))
+    cl = bpy.context.active_object
+    cl.name = "Sheet"
+    ymax = max(v.co.y for v in cl.data.vertices)
+    xs = [v.co.x for v in cl.data.vertices]
+    corners = [v.index for v in cl.data.vertices if v.co.y > ymax - 1e-4 and v.co.x in (min(xs), max(xs))]
+    bm = bmesh.new()
+    bm.from_mesh(cl.data)
+    bm.verts.ensure_lookup_table()
+    ends = [bm.verts[i] for i in corners]
+    hook = bm.verts.new((0.0, ymax + 1.0, 0.0))
+    for v in ends:
+        bm.edges.new((hook, v))
+    bm.to_mesh(cl.data)
+    bm.free()
+    vg = cl.vertex_groups.new(name="pin")
+    vg.add([len(cl.data.vertices) - 1], 1.0, "REPLACE")
+    cm = cl.modifiers.new("Cloth", "CLOTH")
+    cm.settings.quality = 4
+    cm.settings.vertex_group_mass = "pin"
+    cm.point_cache.frame_end = frames
+    D.box("Rail", (0, ymax + 1.0, 1.47), (1.7, 0.04, 0.04))
+    D.bake()
+    return sc
+
+
 def goal_jelly(defect: bool, frames: int = 40) -> Any:
     """A soft ball with Blender's default goal (every vertex held at 0.7 towards its own mesh). Defect: it starts
     in mid-air and hangs there on its goals. Twin: it starts resting on the ground (the goals only shape it)."""
@@ -518,7 +555,7 @@ def clear_plate(defect: bool, frames: int = 45) -> Any:
 
 BUILDERS = {"keyed_world": keyed_world, "field_hold": field_hold, "shapekey_ball": shapekey_ball, "offscreen_owner": offscreen_owner, "alpha_shelf": alpha_shelf, "keyed_bounce": keyed_bounce, "gn_instance": gn_instance, "bad_params": bad_params,
             "render_only_motion": render_only_motion, "viewport_grown_collider": viewport_grown_collider,
-            "cloth_shell": cloth_shell, "pinned_drape": pinned_drape,
+            "cloth_shell": cloth_shell, "pinned_drape": pinned_drape, "strung_drape": strung_drape,
             "goal_jelly": goal_jelly, "ghost_shelf": ghost_shelf, "first_step_kick": first_step_kick,
             "sleeping_crate": sleeping_crate, "clear_plate": clear_plate, "clear_block_cloth": clear_block_cloth,
             "viewport_grown_floor": viewport_grown_floor, "keyed_shrink": keyed_shrink,
@@ -556,6 +593,7 @@ CASES = [
     ("viewport_grown_collider", "collider_mismatch", {"Ball", "Ground"}),
     ("cloth_shell", "collider_mismatch", {"Sheet", "Floor"}),
     ("pinned_drape", "hidden_support", {"Sheet"}),
+    ("strung_drape", "hidden_support", {"Sheet"}),
     ("goal_jelly", "hidden_support", {"Jelly"}),
     ("ghost_shelf", "no_contact_response", {"Ball", "Shelf"}),
     ("first_step_kick", "energy_gain", {"Ball"}),
