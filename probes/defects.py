@@ -215,8 +215,10 @@ def _keyed_flow(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
         P[: first[i], i] = P[first[i], i]
         P[last[i] + 1 :, i] = P[last[i], i]
     scene.frame_set(scene.frame_start)
+    ps_name = ps0.name  # read before the removal: `ps0` then points at freed memory (a garbled name, or a crash)
     em.modifiers.remove(
-        next(m for m in em.modifiers if m.type == "PARTICLE_SYSTEM" and m.particle_system.name == ps0.name))
+        next(m for m in em.modifiers if m.type == "PARTICLE_SYSTEM" and m.particle_system.name == ps_name))
+    del ps0
     name = em.name
     em.name = name + "_Emitter"
     me = bpy.data.meshes.new(name + "Keyed")
@@ -241,7 +243,7 @@ def _keyed_flow(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
         cloud.instance_type = "VERTS"
         cloud.show_instancer_for_render = False
     return {"kind": "keyframe_core", "object": cloud.name,
-            "detail": f"particle system {ps0.name!r} of {name} removed; {n} particles x {len(frames)} frames of the "
+            "detail": f"particle system {ps_name!r} of {name} removed; {n} particles x {len(frames)} frames of the "
                       f"truth flow replayed by shape keys on {cloud.name} (emitter renamed {em.name})"}
 
 
