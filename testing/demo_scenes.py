@@ -122,28 +122,19 @@ def shading_material(how: str, hide: bool) -> Any:
     nt = m.node_tree
     out = next(n for n in nt.nodes if n.type == "OUTPUT_MATERIAL")
     bsdf = next(n for n in nt.nodes if n.type == "BSDF_PRINCIPLED")
-    if how == "mix":
-        tr = nt.nodes.new("ShaderNodeBsdfTransparent")
-        mix = nt.nodes.new("ShaderNodeMixShader")
-        mix.inputs["Fac"].default_value = 1.0 if hide else 0.0
-        nt.links.new(bsdf.outputs[0], mix.inputs[1])
-        nt.links.new(tr.outputs[0], mix.inputs[2])
-        nt.links.new(mix.outputs[0], out.inputs["Surface"])
-    elif how == "camera_ray":
-        tr = nt.nodes.new("ShaderNodeBsdfTransparent")
-        mix = nt.nodes.new("ShaderNodeMixShader")
-        lp = nt.nodes.new("ShaderNodeLightPath")
-        nt.links.new(lp.outputs["Is Camera Ray" if hide else "Is Shadow Ray"], mix.inputs["Fac"])
-        nt.links.new(bsdf.outputs[0], mix.inputs[1])
-        nt.links.new(tr.outputs[0], mix.inputs[2])
-        nt.links.new(mix.outputs[0], out.inputs["Surface"])
-    elif how == "mix_keyed":
+    if how in ("mix", "camera_ray", "mix_keyed"):  # the surface mixed with a Transparent BSDF by a factor
         tr = nt.nodes.new("ShaderNodeBsdfTransparent")
         mix = nt.nodes.new("ShaderNodeMixShader")
         nt.links.new(bsdf.outputs[0], mix.inputs[1])
         nt.links.new(tr.outputs[0], mix.inputs[2])
         nt.links.new(mix.outputs[0], out.inputs["Surface"])
         fac = mix.inputs["Fac"]
+    if how == "mix":
+        fac.default_value = 1.0 if hide else 0.0
+    elif how == "camera_ray":
+        lp = nt.nodes.new("ShaderNodeLightPath")
+        nt.links.new(lp.outputs["Is Camera Ray" if hide else "Is Shadow Ray"], fac)
+    elif how == "mix_keyed":
         fac.default_value = 0.0
         fac.keyframe_insert("default_value", frame=1)
         fac.default_value = 1.0 if hide else 0.3

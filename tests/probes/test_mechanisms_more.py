@@ -277,9 +277,8 @@ def cloth_shell(defect: bool, frames: int = 45, res: int = 12) -> Any:
     return sc
 
 
-def pinned_drape(defect: bool, frames: int = 40, res: int = 12) -> Any:
-    """A cloth pinned along one edge hangs down and sways. Defect: nothing rendered is there to hold the pinned
-    edge (it hangs from air). Twin: a rendered rail runs under the pinned edge (a curtain on its rod)."""
+def _sheet_stage(frames: int, res: int) -> tuple[Any, Any, float]:
+    """An empty scene with a camera and a 1.5 m grid "Sheet" 1.5 m up: (scene, sheet, the sheet's largest local y)."""
     import bpy
 
     sc = D.reset(frames)
@@ -287,7 +286,13 @@ def pinned_drape(defect: bool, frames: int = 40, res: int = 12) -> Any:
     bpy.ops.mesh.primitive_grid_add(x_subdivisions=res, y_subdivisions=res, size=1.5, location=(0, 0, 1.5))
     cl = bpy.context.active_object
     cl.name = "Sheet"
-    ymax = max(v.co.y for v in cl.data.vertices)
+    return sc, cl, max(v.co.y for v in cl.data.vertices)
+
+
+def pinned_drape(defect: bool, frames: int = 40, res: int = 12) -> Any:
+    """A cloth pinned along one edge hangs down and sways. Defect: nothing rendered is there to hold the pinned
+    edge (it hangs from air). Twin: a rendered rail runs under the pinned edge (a curtain on its rod)."""
+    sc, cl, ymax = _sheet_stage(frames, res)
     vg = cl.vertex_groups.new(name="pin")
     vg.add([v.index for v in cl.data.vertices if v.co.y > ymax - 1e-4], 1.0, "REPLACE")
     cm = cl.modifiers.new("Cloth", "CLOTH")
@@ -304,17 +309,12 @@ def strung_drape(defect: bool, frames: int = 40, res: int = 12) -> Any:
     """Defect: the sheet hangs by two loose edges (1.25 m strings that render nothing) from one pinned vertex on a
     rendered rail 1 m beyond its edge: every pin is on material, the strings are not. Twin: `pinned_drape`'s, the
     sheet pinned along its edge on the rail under it."""
-    import bpy  # noqa: I001 - bpy first: it makes bmesh importable
+    import bpy  # noqa: F401, I001 - bpy first: it makes bmesh importable
     import bmesh
 
     if not defect:
         return pinned_drape(False, frames, res)
-    sc = D.reset(frames)
-    D.camera(sc)
-    bpy.ops.mesh.primitive_grid_add(x_subdivisions=res, y_subdivisions=res, size=1.5, location=(0, 0, 1.5))
-    cl = bpy.context.active_object
-    cl.name = "Sheet"
-    ymax = max(v.co.y for v in cl.data.vertices)
+    sc, cl, ymax = _sheet_stage(frames, res)
     xs = [v.co.x for v in cl.data.vertices]
     corners = [v.index for v in cl.data.vertices if v.co.y > ymax - 1e-4 and v.co.x in (min(xs), max(xs))]
     bm = bmesh.new()
