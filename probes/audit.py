@@ -16,7 +16,8 @@ once (`sampling.sample_scene`), then every detector reads those arrays and the o
 - `params`: effective gravity and clock of every solver, restitution, mass, damping -> `non_physical_parameter`;
 - `detect_contacts`: AABB broad-phase over solid pairs (moving or not), then sampled BVH depth ->
   `interpenetration`, `no_contact_response` (also a body's step through a solid it cannot collide with);
-  `static_defects`: particles born inside solids;
+  `static_defects`: particles born inside solids (`interpenetration`) or away from anything rendered
+  (`energy_gain`);
 - `detect_support`: frames where a dynamic body is held against gravity, and what holds it (material,
   a hidden collider, a field, nothing) -> `hidden_support`, `collider_mismatch` (plus proxy-vs-mesh, and a cloth
   resting off a collider by its collision distances);
@@ -97,6 +98,12 @@ def _born_inside(a: _Audit) -> None:
     born_inside(a)
 
 
+def _sourceless(a: _Audit) -> None:
+    from physcodegym.probes.static_defects import sourceless
+
+    sourceless(a)
+
+
 def _params(a: _Audit) -> None:
     from physcodegym.probes.params import detect
 
@@ -116,6 +123,7 @@ DETECTORS: list[tuple[str, Any]] = [
     ("particles_through", _method("particles_through")),
     ("bodies_through", _method("bodies_through")),
     ("born_inside", _born_inside),
+    ("sourceless", _sourceless),  # particles born where nothing renders (a hidden emitter in mid-air)
     ("support", _method("support")),
     ("hidden_colliders", _method("hidden_colliders")),  # after support: adds the measured effect to its findings
     ("hidden_anchors", _method("hidden_anchors")),  # joints to objects that do not render

@@ -38,7 +38,9 @@ class MotionDetectors(AuditBase):
         owner = self.owner or {}
         rendered_movers = [
             n for n in self.moving if self.info[n]["type"] in ph.GEOMETRY_TYPES and _rendered(self.info[n])]
-        cands = list(dict.fromkeys([*self.core, *rendered_movers,
+        # an emitter of rendered particles places where they are born, rendered or not: its motion is judged too
+        emitters = [n for n in self.moving if self._emits_rendered(n)]
+        cands = list(dict.fromkeys([*self.core, *rendered_movers, *emitters,
                                     *[n for n in owner if _rendered(self.info.get(n, {}))]]))
         order = sorted(cands, key=lambda n: self._depth(n))
         derived: list[str] = []
@@ -86,6 +88,8 @@ class MotionDetectors(AuditBase):
                     and self._particles_move(n, key.split(":", 1)[1])):
                     reasons.append(f"particle system {key.split(':', 1)[1]!r} moves with {rec['physics_type']} physics "
                                    "(placed, not simulated)")
+            if reasons and n in emitters and not _rendered(info):
+                reasons.append("it does not render, but it emits rendered particles: where they are born follows it")
             solver_mods = ph.solver_modifiers(info)
             st = self.moving.get(n, {})
             solver_deforms = (bool(set(solver_mods) - {"PARTICLES"}) and st.get("deform", 0.0) > MOVE_TRANSLATION
@@ -157,6 +161,15 @@ class MotionDetectors(AuditBase):
             )
         self._handlers(scripted)
         self.scripted_objects = scripted
+
+    def _emits_rendered(self, n: str) -> bool:
+        """`n` emits particles that render (its own surface may not): where they are born is on screen."""
+        info = self.info.get(n, {})
+        if not ph.rendered(info, own_surface=False):
+            return False
+        return any(key.startswith("particles:") and rec.get("render_type") != "NONE"
+                   and f"{n}/{key.split(':', 1)[1]}" in self.s.particles
+                   for key, rec in (info.get("physics") or {}).items())
 
     def _solver_particles_move(self) -> bool:
         """Rendered particles with solver physics (Newtonian, SPH) that move: a simulation that shows."""

@@ -1,4 +1,4 @@
-"""Defects that need no motion to be wrong: particles born inside solid material.
+"""Defects that need no motion to be wrong: particles born inside solid material, or away from anything rendered.
 
 (Static interpenetration of rendered solids and static cloth self-crossing are judged by the pair and
 self-intersection detectors of `probes.audit`, which look at every frame whether or not anything moves.)
@@ -70,3 +70,109 @@ def born_inside(a: Any) -> None:
                           "depth_threshold_m": BORN_DEPTH,
                           "solid_collision_owner": ph.collision_owner(s.info[n], s.scene_info)},
             )
+
+
+SOURCE_REACH_M = 0.05  # m: a particle is born from a rendered source when its emitter lies this close to material
+SOURCE_MIN, SOURCE_FRAC = 5, 0.05  # at least this many particles, and this fraction of the system's, born away
+SOURCE_FRAMES = 8  # birth frames judged per particle system (evenly spread over the emission)
+SOURCE_POINTS = 4000  # emitter sample points (vertices and triangle centroids) kept per frame
+
+
+def _emits_rendered(info: dict[str, Any], key: str) -> bool:
+    """Does particle system `key` ("emitter/system") put particles in the frames?"""
+    rec = (info.get("physics") or {}).get(f"particles:{key.split('/', 1)[1]}") or {}
+    return rec.get("render_type", "HALO") != "NONE" and ph.rendered(info, own_surface=False)
+
+
+def source_distances(a: Any, em: str, frame: int, pts: np.ndarray, sources: list[str]) -> np.ndarray:
+    """Distance of each world point to the nearest rendered material among `sources` at a frame (capped at
+    4 x `SOURCE_REACH_M`). A rendered geometry object that is not a mesh (a curve hose, text) is bounded by a
+    sphere around its origin with its full diagonal as radius: generous, so it never raises a false alarm."""
+    s = a.s
+    cap = 4.0 * SOURCE_REACH_M
+    best = np.full(len(pts), cap)
+    fi = a.geom.fi(frame)
+    for n in sources:
+        if n == em:
+            continue
+        if n in a.geom.meshes:
+            lo, hi = a.geom.aabbs(n)[fi]
+            if not np.any(np.all((pts >= lo - cap) & (pts <= hi + cap), axis=1)):
+                continue
+            d = a.geom.nearest_distances(n, frame, pts, cap)
+            if a.geom.meshes[n].closed:
+                d = np.where(a.geom.inside_depth(n, frame, pts, cap) > 0, 0.0, d)
+        else:
+            c = s.matrices[s.index(n), fi][:3, 3]
+            r = float(np.linalg.norm(s.info[n].get("dimensions") or [0.0, 0.0, 0.0]))
+            d = np.maximum(np.linalg.norm(pts - c, axis=1) - r, 0.0)
+        best = np.minimum(best, d)
+    return best
+
+
+def sourceless(a: Any) -> None:
+    """`energy_gain` for rendered particles born away from anything that renders: their emitter does not render
+    and lies more than `SOURCE_REACH_M` from the material of every rendered object where they are born. Liquid
+    that appears in mid-air (a hidden disc 2 cm above the glass instead of the carton's spout) brings mass and
+    energy into the scene from nowhere the frames show. Each particle is assigned the emitter point nearest its
+    first sampled position (it has flown up to a frame since its birth), so only the part of the emitter that
+    emits is judged."""
+    s = a.s
+    if not s.particles:
+        return
+    instanced = set()
+    for info in s.info.values():
+        for rec in (info.get("physics") or {}).values():
+            if rec.get("instance_object"):
+                instanced.add(rec["instance_object"])
+    sources = [n for n in s.names if n not in instanced and s.info[n].get("type") in ph.GEOMETRY_TYPES
+               and ph.rendered(s.info[n])]
+    for key, P in s.particles.items():
+        em = key.split("/", 1)[0]
+        info = s.info.get(em, {})
+        if em not in a.geom.meshes or ph.rendered(info) or not _emits_rendered(info, key):
+            continue
+        alive = s.particles_alive.get(key)
+        if alive is None or alive.shape != P.shape[:2] or not alive.any():
+            continue
+        ever = alive.any(axis=0)
+        born = np.argmax(alive, axis=0)
+        fis = np.unique(born[ever])
+        if len(fis) > SOURCE_FRAMES:
+            fis = fis[np.linspace(0, len(fis) - 1, SOURCE_FRAMES).round().astype(int)]
+        judged, away, worst, wf = 0, 0, 0.0, None
+        for fi in fis:
+            frame = int(s.frames[fi])
+            idx = np.nonzero(ever & (born == fi))[0]
+            pts = P[fi, idx].astype(np.float64)
+            pts = pts[np.isfinite(pts).all(axis=1)]
+            if not len(pts):
+                continue
+            ep = a.geom._points(em, frame)
+            if len(ep) > SOURCE_POINTS:
+                ep = ep[np.linspace(0, len(ep) - 1, SOURCE_POINTS).round().astype(int)]
+            d2 = ((pts[:, None, :] - ep[None, :, :]) ** 2).sum(axis=2)
+            used = np.unique(d2.argmin(axis=1))
+            dist = source_distances(a, em, frame, ep[used], sources)
+            far = dist[np.searchsorted(used, d2.argmin(axis=1))]
+            judged += len(pts)
+            k = int((far > SOURCE_REACH_M).sum())
+            away += k
+            if k and float(far.max()) > worst:
+                worst, wf = float(far.max()), frame
+        if away < SOURCE_MIN or away < SOURCE_FRAC * max(judged, 1):
+            continue
+        a.add(
+            kind="energy_gain",
+            objects=[em],
+            frames=[wf, wf] if wf is not None else [],
+            value=worst,
+            unit="m",
+            message=(f"{away} of {judged} particles of {key} judged (born on {len(fis)} sampled frames) are born "
+                     f"more than {SOURCE_REACH_M:g} m from the material of anything rendered (up to {worst:.3f} m"
+                     f"{'+' if worst >= 4 * SOURCE_REACH_M else ''}): "
+                     f"their emitter {em!r} does not render ({ph.hidden_how(info)}) and nothing rendered is "
+                     "there, so the liquid enters the scene from nowhere the frames show"),
+            evidence={"particles": key, "born_away": away, "judged": judged, "source_gap_m": worst,
+                      "reach_m": SOURCE_REACH_M, "emitter_hidden": ph.hidden_how(info)},
+        )

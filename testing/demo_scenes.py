@@ -657,9 +657,15 @@ def folded_sheet(defect: bool = True, frames: int = 20) -> Any:
     return sc
 
 
-def _emitter(name: str, loc: tuple, count: int, frames: int, physics: str = "NEWTON", size: float = 0.3) -> Any:
+def _emitter(name: str, loc: tuple, count: int, frames: int, physics: str = "NEWTON", size: float = 0.3,
+             tap: bool = True) -> Any:
+    """A plane that drops `count` particles in frames 1-5 and does not render itself. `tap`: a rendered box
+    ("Tap", no collider) sits 1 cm above it, so the drops leave something the frames show
+    (`probes.static_defects.sourceless`)."""
     import bpy
 
+    if tap:
+        box("Tap", (loc[0], loc[1], loc[2] + 0.03), (size, size, 0.04))
     bpy.ops.mesh.primitive_plane_add(size=size, location=loc)
     em = bpy.context.active_object
     em.name = name
@@ -686,7 +692,39 @@ def born_inside(defect: bool = True, frames: int = 30) -> Any:
     crate.modifiers.new("Collision", "COLLISION")
     floor = box("Floor", (0, 0, -0.05), (6, 6, 0.1))
     floor.modifiers.new("Collision", "COLLISION")
-    _emitter("Spout", (0, 0, 0.5 if defect else 1.6), 60, frames)
+    _emitter("Spout", (0, 0, 0.5 if defect else 1.6), 60, frames, tap=not defect)
+    bake()
+    return sc
+
+
+def sourceless(defect: bool = True, frames: int = 30) -> Any:
+    """Drops fall onto a floor from a plane that does not render. Defect: nothing rendered is near the plane,
+    so the drops appear in mid-air. Twin: a rendered tap sits 1 cm above it."""
+    sc = reset(frames)
+    camera(sc)
+    floor = box("Floor", (0, 0, -0.05), (6, 6, 0.1))
+    floor.modifiers.new("Collision", "COLLISION")
+    _emitter("Spout", (0, 0, 1.2), 60, frames, tap=not defect)
+    bake()
+    return sc
+
+
+def keyed_emitter(defect: bool = True, frames: int = 30) -> Any:
+    """Drops fall from a plane that does not render, 1 cm under a wide rendered hopper. Defect: the plane is
+    keyframed across the hopper while it emits (frames 1-20), so where the drops are born is scripted (they stay near
+    rendered material, so only the emitter's motion tells). Twin: the plane stays still."""
+    sc = reset(frames)
+    camera(sc)
+    floor = box("Floor", (0, 0, -0.05), (6, 6, 0.1))
+    floor.modifiers.new("Collision", "COLLISION")
+    box("Hopper", (0, 0, 1.23), (1.4, 0.4, 0.04))
+    em = _emitter("Spout", (0, 0, 1.2), 60, frames, tap=False)
+    em.particle_systems[0].settings.frame_end = 20
+    if defect:
+        em.location.x = -0.5
+        em.keyframe_insert("location", index=0, frame=1)
+        em.location.x = 0.5
+        em.keyframe_insert("location", index=0, frame=20)
     bake()
     return sc
 

@@ -39,6 +39,8 @@ for _name in (
     "static_overlap",
     "folded_sheet",
     "born_inside",
+    "sourceless",
+    "keyed_emitter",
     "hidden_tray",
     "liquid_attractor",
 ):

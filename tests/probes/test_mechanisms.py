@@ -19,6 +19,8 @@ MECHANISMS = [
     ("static_overlap", "interpenetration", {"Crate", "Lid"}, "tolerance_m"),  # embedded while nothing moves
     ("folded_sheet", "self_intersection", {"Sheet"}, None),  # a cloth crossing itself without deforming
     ("born_inside", "interpenetration", {"Crate", "Spout"}, "born_inside"),  # particles born in a solid
+    ("sourceless", "energy_gain", {"Spout"}, "source_gap_m"),  # drops born in mid-air, far from anything rendered
+    ("keyed_emitter", "scripted_motion", {"Spout"}, "reasons"),  # a hidden emitter swept by keyframes
     ("hidden_tray", "hidden_support", {"Catcher", "Spout"}, "measured"),  # invisible collider 2 mm inside a tray catches the drops
     ("liquid_attractor", "unexplained_force_field", {"Pull", "Spout"}, "measured"),  # keyframed attractor on liquid particles
     ("attractor", "unexplained_force_field", {"Attractor", "Ball"}, "measured"),  # judged by its measured effect
@@ -63,3 +65,19 @@ def test_decoy_field_that_touches_nothing_is_measured_as_such(audited):
     eff = rep.meta["effects"]
     assert eff["ran"], eff
     assert eff["branches"]["field:Decoy"]["acts_on"] == [], eff["branches"]
+
+
+def test_a_hidden_emitter_outside_the_task_core_is_still_judged():
+    """With a task's core (the rendered hopper only), the emitter is named by no role; it is judged because the
+    drops it emits render. Its still twin stays clean."""
+    from physcodegym.probes.audit import audit_scene
+    from physcodegym.testing import demo_scenes as D
+
+    for defect in (True, False):
+        rep = audit_scene(D.keyed_emitter(defect), core_objects=["Hopper"], render_check=False)
+        hits = [f for f in rep.by_kind("scripted_motion") if "Spout" in f.objects]
+        if defect:
+            assert hits and any("emits rendered particles" in r for r in hits[0].evidence["reasons"]), [
+                (f.kind, f.objects, f.message) for f in rep.findings]
+        else:
+            assert rep.findings == [], [(f.kind, f.objects, f.message) for f in rep.findings]
