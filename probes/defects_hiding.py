@@ -25,7 +25,9 @@ to hide what holds a body up, and each has a detector in the audit (SPEC §5):
 - `cloth_string`: the cloth core tied by two loose edges (springs that render nothing) from its x-most corners to a
   pinned vertex on the highest point of a rendered static object -> `hidden_support`;
 - `keyed_hidden`: that support's hide_render is keyed on for every frame but the last (it renders on one frame, the
-  frame the settings used to be read on) -> `hidden_support`.
+  frame the settings used to be read on) -> `hidden_support`;
+- `sourceless_liquid`: the liquid's emitter stops rendering (if it did) and is lifted into mid-air, more than
+  `SOURCELESS_GAP_M` from anything rendered: the liquid appears from nowhere -> `energy_gain`.
 
 A defect with nothing to act on in a task (no cloth, no liquid, no rigid support) raises the
 `NOT_APPLICABLE` error, so its matrix cell says n/a with the reason; `pass_through` is also n/a where the bake
@@ -50,11 +52,14 @@ HIDING_DEFECTS: dict[str, tuple[str, ...]] = {
     "view_layer_hidden": ("hidden_support",),
     "keyed_hidden": ("hidden_support",),
     "cloth_string": ("hidden_support",),
+    "sourceless_liquid": ("energy_gain",),
 }
 LIFT_M_PER_S = 0.5  # render_only_lift: the core rises this much per second of scene time in the renders
 SHELL_M = 0.1  # cloth_shell: distance_min (Blender's default 0.015; the audit's limit on the shell is 0.04 m)
 BROWNIAN = 3.0  # brownian_push: Blender's brownian_factor (0 in every shipped liquid)
 SHRINK_M = 0.05  # collision_stack_shrink: rendered surfaces drawn this far inside the collision surfaces
+SOURCELESS_GAP_M = 0.1  # sourceless_liquid: the moved emitter keeps at least this far from anything rendered
+SOURCELESS_MOVES = ((0, 0, 0.25), (0, 0, 0.4), (0.3, 0, 0.25), (-0.3, 0, 0.25), (0, 0.3, 0.25), (0, -0.3, 0.25))
 VANISH_SHARE = 0.4  # vanishing_liquid: particle lifetime as a share of the frame range (1000 frames in the truths)
 
 
@@ -72,6 +77,7 @@ def inject_hiding(scene: Any, kind: str, mapping: dict[str, str]) -> dict[str, A
         "view_layer_hidden": _view_layer_hidden,
         "keyed_hidden": _keyed_hidden,
         "cloth_string": _cloth_string,
+        "sourceless_liquid": _sourceless_liquid,
     }[kind](scene, mapping) | {"kind": kind}
 
 
@@ -307,3 +313,46 @@ def _view_layer_hidden(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
         vl.use = vl == clean
     return {"object": sup.name, "detail": f"{sup.name} moved into {back.name}, which view layer {clean.name} (the "
             "only one that renders) excludes"}
+
+
+def _sourceless_liquid(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
+    import bpy
+    from mathutils import Vector
+    from physcodegym.probes.defects import _solver_flow
+
+    flow = _solver_flow(scene, mapping)
+    if flow is None or flow[0].type != "MESH":
+        raise _na("no core particle system is moved by a solver from a mesh emitter")
+    em, ps = flow
+    if ps.settings.render_type == "NONE":
+        raise _na(f"{em.name}/{ps.name} renders no particles, so where they are born shows nowhere")
+    scene.frame_set(scene.frame_start)
+    dg = bpy.context.evaluated_depsgraph_get()
+    instanced = {s.instance_object for o in scene.objects for p in o.particle_systems
+                 for s in [p.settings] if s.instance_object is not None}
+    shown = [o for o in scene.objects if o.type == "MESH" and o != em and o not in instanced and not o.hide_render
+             and len(o.data.vertices)]
+    pts = [em.matrix_world @ v.co for v in em.data.vertices]
+
+    def gap(offset: Vector) -> float:
+        best = float("inf")
+        for o in shown:
+            oe = o.evaluated_get(dg)
+            inv = o.matrix_world.inverted()
+            for p in pts:
+                ok, loc, _n, _i = oe.closest_point_on_mesh(inv @ (p + offset))
+                if ok:
+                    best = min(best, ((o.matrix_world @ loc) - (p + offset)).length)
+        return best
+
+    for move in SOURCELESS_MOVES:
+        off = Vector(move)
+        g = gap(off)
+        if g > SOURCELESS_GAP_M:
+            em.show_instancer_for_render = False
+            mw = em.matrix_world.copy()
+            mw.translation = mw.translation + off
+            em.matrix_world = mw
+            return {"object": em.name, "detail": f"{em.name} hidden and lifted by {tuple(move)} m into mid-air, "
+                    f"{g:.2f} m from anything rendered: {ps.name} appears from nowhere"}
+    raise _na(f"no place {SOURCELESS_GAP_M} m clear of rendered material was found near {em.name}")

@@ -61,18 +61,19 @@ def test_mechanism_defects_caught_and_penalised_on_rigid_tasks(task_id: str, tru
 
 
 RIGID_ONLY_NA = ("cloth_shell", "pin_in_air", "brownian_push", "collision_stack_shrink", "vanishing_liquid",
-                 "cloth_string")
+                 "cloth_string", "sourceless_liquid")
 
 
 @pytest.mark.timeout(1800)
 @pytest.mark.parametrize("task_id,defects", [("flag_wind", ("pin_in_air", "render_only_lift", "cloth_string")),
                                              ("cloth_drape", ("cloth_shell", "collision_stack_shrink")),
-                                             ("hose_jet", ("brownian_push", "vanishing_liquid"))])
+                                             ("hose_jet", ("brownian_push", "vanishing_liquid", "sourceless_liquid"))])
 def test_cloth_and_liquid_concealment_caught_and_penalised(task_id: str, defects: tuple[str, ...],
                                                           truth_work: Path) -> None:
     """The concealment defects that need a cloth or a liquid, on the cheapest shipped task that has one: a cloth
     pinned to nothing rendered, a cloth held off its colliders by its collision distance, colliders drawn inside
-    the surfaces they collide with, a cloth tied by loose edges, a Brownian push on the water, water that vanishes; each caught by the audit finding its mechanism names and penalised (the rest of the matrix:
+    the surfaces they collide with, a cloth tied by loose edges, a Brownian push on the water, water that vanishes, water
+    that appears in mid-air; each caught by the audit finding its mechanism names and penalised (the rest of the matrix:
     `physcodegym selftest --all`)."""
     doc = run_selftest(load_task(task_id), defects=list(defects), work_dir=truth_work / task_id)
     assert doc["baseline"]["S_val"] == 1.0, (task_id, doc["baseline"])
