@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -147,7 +148,9 @@ class Started:
     """A limited child started by `start_limited` that the caller has not waited for yet.
 
     Why: a costly trusted child (the audit's re-simulation) can run on the second core while the caller
-    goes on with other work; `wait()` enforces the same wall-clock deadline and kills the whole group.
+    goes on with other work. Its wall-clock deadline runs from its start whether or not anyone waits: a timer
+    kills the whole group there, and `wait()` reports it as timed out. (Enforced only inside `wait()`, a child
+    that overran while the caller was busy, and ended before it waited, passed as finished in time.)
     """
 
     def __init__(self, cmd: list[str], timeout_s: float, memory_mb: int | None, env: dict | None, cwd: str | None,
@@ -172,6 +175,21 @@ class Started:
         except OSError as e:
             self.start_error = f"cannot start {cmd[0]}: {e}"
         self._result: Limited | None = None
+        self._lock = threading.Lock()
+        self._reaped = self._expired = False
+        self._timer: threading.Timer | None = None
+        if self.proc is not None:
+            self._timer = threading.Timer(max(0.0, float(timeout_s)), self._expire)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _expire(self) -> None:
+        """The deadline, from the timer thread: kill the group of a child not reaped yet (a zombie keeps its pid,
+        so the pid cannot be someone else's)."""
+        with self._lock:
+            if not self._reaped and self.proc is not None:
+                self._expired = True
+                kill_tree(self.proc.pid)
 
     def wait(self) -> Limited:
         """Wait for the child (at most to its deadline, then kill its group); the result is kept."""
@@ -186,16 +204,22 @@ class Started:
         deadline = self.t0 + float(self.timeout_s)
         delay = 0.01
         while True:
-            pid, status, ru = os.wait4(self.proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() >= deadline:
-                timed_out = True
-                kill_tree(self.proc.pid)
-                _, status, ru = os.wait4(self.proc.pid, 0)
-                break
+            with self._lock:
+                pid, status, ru = os.wait4(self.proc.pid, os.WNOHANG)
+                if pid:
+                    self._reaped = True
+                    break
+                if time.monotonic() >= deadline:
+                    timed_out = True
+                    kill_tree(self.proc.pid)
+                    _, status, ru = os.wait4(self.proc.pid, 0)
+                    self._reaped = True
+                    break
             time.sleep(delay)
             delay = min(0.1, delay * 1.5)
+        if self._timer is not None:
+            self._timer.cancel()
+        timed_out = timed_out or self._expired
         self.proc.returncode = rc = os.waitstatus_to_exitcode(status)
         peak = round(ru.ru_maxrss / 1024.0, 1)
         with contextlib.suppress(ProcessLookupError, PermissionError):

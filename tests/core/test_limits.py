@@ -76,3 +76,52 @@ def test_a_simulating_child_runs_like_the_sandbox_child() -> None:
     assert int(cpus) == (1 if len(os.sched_getaffinity(0)) > 1 else len(os.sched_getaffinity(0)))
     p_cpus, p_persona, _ = plain.stdout.split()  # a child that is not simulating keeps the caller's CPUs and layout
     assert int(p_cpus) == len(os.sched_getaffinity(0)) and not int(p_persona, 16) & ADDR_NO_RANDOMIZE
+
+
+def test_a_new_worker_goes_to_the_cpu_whose_pinned_worker_started_last() -> None:
+    """Workers pinned one per CPU: the next goes beside the newest (the audit starts its longest worker, the
+    re-simulation, first), and per-CPU kernel threads (pinned, no command line) do not count. A worker pinned
+    to one CPU cannot move, so a tie broken the other way left flag_wind's field branch waiting beside the
+    re-simulation while the other CPU stood idle."""
+    import subprocess
+
+    import pytest
+    from physcodegym.core.determinism import pick_cpu
+
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.fail("this test needs two CPUs (the CI machine has two)")
+    mine = [p for p in os.listdir("/proc") if p.isdigit() and len(os.sched_getaffinity(int(p))) == 1
+            and open(f"/proc/{p}/cmdline", "rb").read(1)]
+    assert not mine, f"other pinned user processes would skew the choice: {mine}"
+    procs = []
+    try:
+        for cpu in (cpus[0], cpus[1]):  # the older on the lower CPU, the newest on the higher
+            p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+            os.sched_setaffinity(p.pid, {cpu})
+            procs.append(p)
+            time.sleep(0.05)  # start times are in clock ticks (10 ms)
+        assert pick_cpu() == cpus[1]  # one each: beside the newest (the lowest number would be cpus[0])
+        procs[1].kill()
+        procs[1].wait()
+        assert pick_cpu() == cpus[1]  # now the CPU with no pinned worker at all
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+
+
+def test_a_child_overrunning_while_nobody_waits_is_still_timed_out() -> None:
+    """The deadline runs from the start: a child that needs 1 s under a 0.3 s limit, waited for only after 1.5 s
+    (the audit starts its workers and checks the frames first), is killed at 0.3 s and reported timed out."""
+    from physcodegym.core.limits import start_limited
+
+    st = start_limited([sys.executable, "-c", "import time; time.sleep(1.0); print('done')"], timeout_s=0.3,
+                       memory_mb=None)
+    time.sleep(1.5)
+    r = st.wait()
+    assert r.timed_out and "done" not in r.stdout, r
+    quick = start_limited([sys.executable, "-c", "print('done')"], timeout_s=30, memory_mb=None)
+    time.sleep(1.0)
+    q = quick.wait()
+    assert not q.timed_out and q.returncode == 0 and "done" in q.stdout, q
