@@ -396,6 +396,10 @@ class PendingCounterfactual:
         self._cleanup()
         return self.doc
 
+    def release(self) -> None:
+        """Remove the branch files once every reader has its document (the samples stay in memory)."""
+        self._cleanup()
+
     def _cleanup(self) -> None:
         if self._tmp is not None:
             self._tmp.cleanup()
@@ -413,32 +417,54 @@ class PendingCounterfactual:
         if self._final is not None:
             return self._final
         try:
-            doc, mapping, baseline = self.doc, self.mapping, self.baseline
-            branches = self.run.result()
-            inter, irec = branches[0]
-            doc["intervened_run"] = {k: v for k, v in irec.items() if k != "traceback"}
-            if inter is None:
-                doc.update(ok=False, took_effect=False,
-                           reason="intervened branch failed: " + "; ".join(irec.get("errors", [])))
-                return doc
-            ivs = irec.get("interventions", [])
-            static_ok = all(r.get("verified") for r in ivs) and bool(ivs)
-            meas_ok, meas_msg = _measured_effect(self.intervention, inter, baseline, mapping)
-            doc["took_effect"] = bool(static_ok and meas_ok)
-            doc["took_effect_evidence"] = {"read_back": static_ok, "measured": meas_msg}
-            doc["frames"] = list(self.frames)
-            doc["trajectories"] = _summaries(baseline, inter, mapping)
-            doc["_samples"] = {"baseline": baseline, "intervened": inter}
-            if self.control is not None:
-                ctrl, crec = branches[1]
-                doc["control_run"] = {k: v for k, v in crec.items() if k != "traceback"}
-                doc["_samples"]["control"] = ctrl
-            if self.expected is not None:
-                doc["verdict"] = verdict(self.expected, doc, mapping)
-            doc["ok"] = True
-            return doc
+            return self._judge(self.doc, self.expected, self.frames)
         finally:
             self._finish()
+
+    def judge(self, expected: ExpectedResponse | None, frames: tuple[int, int]) -> dict[str, Any]:
+        """The document of another request served by this branch: the same intervention and control, an
+        expected response of its own, read on the branch's frames up to `frames[1]` (the branch was baked at
+        least that far). Rigid bodies and cloth re-simulate bit for bit, so a shorter bake of the same branch
+        is the prefix of this one; one bake then answers every criterion that asks for it."""
+        if self._final is not None and "_samples" not in self._final:
+            return dict(self._final)  # failed or cancelled: the same for every reader
+        doc = {k: v for k, v in self.doc.items() if k not in ("verdict", "_samples")}
+        return self._judge(doc, expected, frames)
+
+    def _branches(self) -> list[tuple[SceneSamples | None, dict[str, Any]]]:
+        if not hasattr(self, "_got"):
+            self._got = self.run.result()
+        return self._got
+
+    def _judge(self, doc: dict[str, Any], expected: ExpectedResponse | None,
+               frames: tuple[int, int]) -> dict[str, Any]:
+        mapping = self.mapping
+        last = int(frames[1])
+        baseline = self.baseline  # whole, as for a branch baked to exactly these frames
+        branches = self._branches()
+        inter, irec = branches[0]
+        doc["intervened_run"] = {k: v for k, v in irec.items() if k != "traceback"}
+        if inter is None:
+            doc.update(ok=False, took_effect=False,
+                       reason="intervened branch failed: " + "; ".join(irec.get("errors", [])))
+            return doc
+        inter = inter.head(last)
+        ivs = irec.get("interventions", [])
+        static_ok = all(r.get("verified") for r in ivs) and bool(ivs)
+        meas_ok, meas_msg = _measured_effect(self.intervention, inter, baseline, mapping)
+        doc["took_effect"] = bool(static_ok and meas_ok)
+        doc["took_effect_evidence"] = {"read_back": static_ok, "measured": meas_msg}
+        doc["frames"] = [int(frames[0]), last]
+        doc["trajectories"] = _summaries(baseline, inter, mapping)
+        doc["_samples"] = {"baseline": baseline, "intervened": inter}
+        if self.control is not None:
+            ctrl, crec = branches[1]
+            doc["control_run"] = {k: v for k, v in crec.items() if k != "traceback"}
+            doc["_samples"]["control"] = ctrl.head(last) if ctrl is not None else None
+        if expected is not None:
+            doc["verdict"] = verdict(expected, doc, mapping)
+        doc["ok"] = True
+        return doc
 
 
 start_counterfactual = PendingCounterfactual

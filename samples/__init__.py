@@ -36,6 +36,19 @@ class SceneSamples:
         """(F, 3) world location track of one object."""
         return self.matrices[self.index(name), :, :3, 3]
 
+    def head(self, last_frame: int) -> SceneSamples:
+        """The samples up to and including `last_frame` (a shorter run of the same simulation: a branch baked
+        further than one reader asks for serves it too)."""
+        keep = self.frames <= last_frame
+        if keep.all():
+            return self
+        return SceneSamples(
+            frames=self.frames[keep], fps=self.fps, names=self.names, matrices=self.matrices[:, keep],
+            verts={k: v[keep] for k, v in self.verts.items()},
+            particles={k: v[keep] for k, v in self.particles.items()},
+            particles_alive={k: v[keep] for k, v in self.particles_alive.items()},
+            info=self.info, scene_info=self.scene_info)
+
     def save_npz(self, path: str | Path) -> None:
         arrays: dict[str, np.ndarray] = {"frames": self.frames, "matrices": self.matrices}
         for k, v in self.verts.items():

@@ -36,6 +36,28 @@ def _blend_for(scene: Any, run_dir: Path | None) -> Path | None:
         return None
 
 
+def _branch_key(intervention: Any, control: Any) -> str:
+    """What a branch bakes: requests with the same intervention and control differ only in what they read."""
+    return json.dumps([intervention.model_dump(mode="json"), control.model_dump(mode="json") if control else None],
+                      sort_keys=True)
+
+
+class _Request:
+    """One criterion's request served by a branch that may serve others too (`PendingCounterfactual.judge`)."""
+
+    def __init__(self, branch: Any, expected: Any, frames: tuple[int, int]) -> None:
+        self.branch, self.expected, self.frames = branch, expected, frames
+        self.blend = branch.blend
+        self.read = False
+
+    def result(self) -> dict[str, Any]:
+        self.read = True
+        return self.branch.judge(self.expected, self.frames)
+
+    def cancel(self) -> None:
+        """Leave the branch to `CounterfactualPrefetch.close`: another request may still read it."""
+
+
 def _cf_request(samples: Any, intervention: Any, control: Any,
                 expected: Any) -> tuple[str, tuple[int, int]]:
     """(cache key, frames to simulate) of one counterfactual a check asks for: the branches stop just after the
@@ -61,6 +83,8 @@ class CounterfactualPrefetch:
                  error: str | None = None) -> None:
         self.mapping, self.pending, self.seconds, self.error = mapping, pending, seconds, error
         self.taken = 0
+        self.requests = list(pending.values())
+        self.branches = list({id(r.branch): r.branch for r in self.requests}.values())
 
     def take(self, key: str, mapping: dict[str, str]) -> Any | None:
         if mapping != self.mapping:
@@ -70,10 +94,15 @@ class CounterfactualPrefetch:
         return got
 
     def close(self) -> int:
-        """Cancel the branches nobody took; returns how many."""
+        """Cancel the branches nobody took (a branch shared with a taken request is kept until its readers are
+        done, then its files go); returns how many requests were not taken."""
         n = len(self.pending)
-        for p in self.pending.values():
-            p.cancel()
+        read = {id(r.branch) for r in self.requests if r.read}
+        for b in self.branches:
+            if id(b) in read:
+                b.release()
+            else:
+                b.cancel()
         self.pending.clear()
         return n
 
@@ -94,6 +123,7 @@ def prefetch_counterfactuals(loaded_task: LoadedTask, scene: Any, samples: Any, 
 
     t0 = time.perf_counter()
     pending: dict[str, Any] = {}
+    requests: dict[str, tuple[str, tuple[int, int], Any, Any, Any]] = {}
     mapping: dict[str, str] = {}
     try:
         frame = int(scene.frame_current)
@@ -106,9 +136,7 @@ def prefetch_counterfactuals(loaded_task: LoadedTask, scene: Any, samples: Any, 
 
         def plan(intervention: Any, control: Any, expected: Any) -> dict[str, Any]:
             key, frames = _cf_request(samples, intervention, control, expected)
-            if key not in pending:
-                pending[key] = start_counterfactual(blend, intervention, mapping, frames=frames, control=control,
-                                                    expected=expected, baseline=samples)
+            requests.setdefault(key, (_branch_key(intervention, control), frames, intervention, control, expected))
             raise _Planned
 
         ctx = CheckContext(scene=scene, samples=samples, mapping=mapping, report=None, blend=blend,
@@ -116,9 +144,21 @@ def prefetch_counterfactuals(loaded_task: LoadedTask, scene: Any, samples: Any, 
         for crit in loaded_task.task.rubric.criteria:
             if crit.check in CF_CHECKS:
                 run_check(ctx, crit)  # its verdict (undetermined: _Planned) is thrown away
+        # one branch per intervention (and control), baked as far as its furthest reader asks: measured on
+        # flag_wind, `responds_to` and `cf_no_wind` both removed the wind and baked the cloth twice
+        reach: dict[tuple[str, int], int] = {}
+        for bkey, frames, *_ in requests.values():
+            reach[(bkey, frames[0])] = max(reach.get((bkey, frames[0]), frames[1]), frames[1])
+        branches: dict[tuple[str, int], Any] = {}
+        for key, (bkey, frames, intervention, control, expected) in requests.items():
+            g = (bkey, frames[0])
+            if g not in branches:
+                branches[g] = start_counterfactual(blend, intervention, mapping, frames=(frames[0], reach[g]),
+                                                   control=control, baseline=samples)
+            pending[key] = _Request(branches[g], expected, frames)
     except Exception as e:  # noqa: BLE001 - starting early is an optimisation: evaluate_rubric runs what is missing
-        for p in pending.values():
-            p.cancel()
+        for b in {id(r.branch): r.branch for r in pending.values()}.values():
+            b.cancel()
         return CounterfactualPrefetch({}, {}, time.perf_counter() - t0, f"{type(e).__name__}: {e}")
     return CounterfactualPrefetch(mapping, pending, time.perf_counter() - t0)
 
@@ -306,7 +346,8 @@ def evaluate_rubric(
         )
     early = None
     if prefetched is not None:
-        early = {"started": prefetched.taken + len(prefetched.pending), "taken": prefetched.taken,
+        early = {"started": prefetched.taken + len(prefetched.pending), "branches": len(prefetched.branches),
+                 "taken": prefetched.taken,
                  "cancelled": prefetched.close(), "seconds_to_start": round(prefetched.seconds, 3)}
         if prefetched.error:
             early["error"] = prefetched.error

@@ -74,6 +74,30 @@ def test_branches_started_for_another_mapping_are_cancelled_and_run_again(billia
     assert doc["S_val"] == 1.0 and _verdicts(doc)["cf_contact"] == (True, 1.0)
     for p in doc["_pending"]:  # cancelled: their workers were waited for (killed if still baking), their files are gone
         assert p.result()["reason"].startswith("cancelled")
-        worker = p.run._worker
+        worker = p.branch.run._worker
         assert worker.proc.returncode is not None
-        assert not p.wd.exists()
+        assert not p.branch.wd.exists()
+
+
+def test_criteria_asking_for_the_same_branch_share_one_bake(billiard_task, scene_dir) -> None:
+    """Two criteria that remove the same contact and read at different times (as flag_wind's `responds_to` and
+    `cf_no_wind` both remove the wind) bake one branch, as far as the later reader asks; each verdict is the one
+    its own branch gave when started after the audit, frame for frame."""
+    crit = next(c for c in billiard_task.task.rubric.criteria if c.id == "cf_contact")
+    cf = crit.counterfactual
+    early_read = crit.model_copy(update={"id": "cf_contact_early", "counterfactual": cf.model_copy(
+        update={"expected": cf.expected.model_copy(update={"at_s": 0.8})})})
+    rubric = billiard_task.task.rubric
+    task = billiard_task.task.model_copy(update={"rubric": rubric.model_copy(
+        update={"criteria": [*rubric.criteria, early_read]})})
+    loaded = billiard_task.__class__(**{**vars(billiard_task), "task": task})
+    for variant in ("truth", "ghost"):
+        early = _audit_then_rubric(loaded, scene_dir(variant), early=True)
+        late = _audit_then_rubric(loaded, scene_dir(variant), early=False)
+        info = early["counterfactuals_started_during_audit"]
+        assert info["started"] == 2 and info["branches"] == 1 and info["taken"] == 2, info
+        assert _verdicts(early) == _verdicts(late), variant
+        assert _cf_numbers(early) == _cf_numbers(late), variant
+        frames = {r["verdict"]["at_s"]: r["frames"] for r in early["counterfactuals"]}
+        assert frames == {r["verdict"]["at_s"]: r["frames"] for r in late["counterfactuals"]}, frames
+        assert len(set(map(tuple, frames.values()))) == 2, frames  # each reader sees its own frames
