@@ -197,40 +197,45 @@ def audit_scene(
             t = time.perf_counter()
             on_started(samples, Path(blend))
             timings["started_callers_workers"] = time.perf_counter() - t
+        # Every worker starts before the main process does its own work, and is read when needed: the
+        # solvers-off run and the field / collider branches bake while the visibility probe renders and the
+        # handed-in frames are checked (they need the moving set and the geometry, never a worker's result).
+        # Measured on flag_wind: the audit waited 1.8 s for the solvers-off run, then 2.6 s for the wind's
+        # branch, then checked the frames for 2.2 s, one after the other.
+        owner_run = None
         if solvers_off and blend is not None:
-            t = time.perf_counter()
-            owner, owner_doc = _ownership(scene, samples, blend)
-            timings["solvers_off"] = time.perf_counter() - t
+            owner_run = _start_ownership(samples, blend, Path(td))
         t = time.perf_counter()
         visibility = _measure_visibility(scene, samples)
         timings["visibility"] = time.perf_counter() - t
-        a = _Audit(scene, samples, program_text, core_objects, owner)
+        a = _Audit(scene, samples, program_text, core_objects, None)
         a.resimulation = resim  # the detector `resimulated` (last) waits for it
-        a.stack_gaps = owner_doc.get("stack_gaps") or {}  # measured by the solvers-off worker
         a.blend = blend if solvers_off else None
         timings.update(a.timings)
+        t = time.perf_counter()
+        a.start_effects()
+        timings["effects_start"] = time.perf_counter() - t
+        try:
+            screen, render_doc = _check_frames(scene, samples, frames_dir, render_check, a, timings)
+        except BaseException:
+            for run in (owner_run, getattr(a, "_effects_run", None)):
+                if run is not None and not isinstance(run, dict):
+                    run.cancel()
+            raise
+        frame_findings, a.findings = a.findings, []  # listed after the detectors' findings, as they always were
+        if owner_run is not None:
+            t = time.perf_counter()
+            owner, owner_doc = _finish_ownership(samples, owner_run)
+            timings["solvers_off"] = time.perf_counter() - t
+        a.owner = owner
+        a.stack_gaps = owner_doc.get("stack_gaps") or {}  # measured by the solvers-off worker
         for name, detector in DETECTORS:
             if name == "resimulated":
                 continue
             t = time.perf_counter()
             detector(a)
             timings[name] = time.perf_counter() - t
-        # the handed-in frames are checked while the re-simulation bakes on the other core (they need the moving
-        # set and the geometry, never the re-simulation); its comparison comes last. Measured on cloth_drape:
-        # the frame checks (3.8 s) used to start only after the re-simulation's 10 s had been waited for
-        screen = render_doc = None
-        if frames_dir is not None and Path(frames_dir).is_dir():
-            t = time.perf_counter()
-            from physcodegym.probes.screen import screen_motion_check
-
-            screen = screen_motion_check(scene, samples, Path(frames_dir), a)
-            timings["screen"] = time.perf_counter() - t
-            if render_check:
-                t = time.perf_counter()
-                from physcodegym.probes.render_match import render_match
-
-                render_doc = render_match(scene, samples, Path(frames_dir), a)
-                timings["render_match"] = time.perf_counter() - t
+        a.findings += frame_findings
         t = time.perf_counter()
         dict(DETECTORS)["resimulated"](a)
         timings["resimulated"] = time.perf_counter() - t
@@ -267,22 +272,47 @@ def audit_scene(
                        timings={k: round(v, 4) for k, v in timings.items()}, meta=meta)
 
 
-def _ownership(scene: Any, samples: SceneSamples, blend: Path | None) -> tuple[dict[str, Any] | None, dict[str, Any]]:
-    """Run the solvers-off re-evaluation of the saved scene (a temporary copy of the live scene when none is
-    given) and compare it with the baked samples; (per-object record or None, summary)."""
-    import tempfile
+def _check_frames(scene: Any, samples: SceneSamples, frames_dir: Path | None, render_check: bool, a: _Audit,
+                  timings: dict[str, float]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The handed-in frames against the scene's motion (`probes.screen`) and against a small re-render of the
+    saved scene (`probes.render_match`); (screen doc, render-match doc), None where not run."""
+    screen = render_doc = None
+    if frames_dir is None or not Path(frames_dir).is_dir():
+        return screen, render_doc
+    t = time.perf_counter()
+    from physcodegym.probes.screen import screen_motion_check
 
-    from physcodegym.probes.ownership import compare, run_solvers_off
-    from physcodegym.samples import SceneSamples as _S
+    screen = screen_motion_check(scene, samples, Path(frames_dir), a)
+    timings["screen"] = time.perf_counter() - t
+    if render_check:
+        t = time.perf_counter()
+        from physcodegym.probes.render_match import render_match
+
+        render_doc = render_match(scene, samples, Path(frames_dir), a)
+        timings["render_match"] = time.perf_counter() - t
+    return screen, render_doc
+
+
+def _start_ownership(samples: SceneSamples, blend: Path, work_dir: Path) -> Any:
+    """Start the solvers-off re-evaluation of the saved scene in its worker (`probes.ownership`); a dict saying
+    why not when there is nothing to re-evaluate."""
+    from physcodegym.probes.ownership import start_solvers_off
+    from physcodegym.probes.physics import post_collision_modifiers
 
     if not len(samples.frames):
-        return None, {"ran": False, "reason": "no frames sampled"}
-    with tempfile.TemporaryDirectory(prefix="pcg_owner_") as td:
-        from physcodegym.probes.physics import post_collision_modifiers
+        return {"ran": False, "reason": "no frames sampled"}
+    stacks = [n for n, i in samples.info.items() if post_collision_modifiers(i)]
+    return start_solvers_off(blend, (int(samples.frames[0]), int(samples.frames[-1])), work_dir, stack_gaps=stacks)
 
-        stacks = [n for n, i in samples.info.items() if post_collision_modifiers(i)]
-        off, rec = run_solvers_off(blend, (int(samples.frames[0]), int(samples.frames[-1])), work_dir=td,
-                                   stack_gaps=stacks)
+
+def _finish_ownership(samples: SceneSamples, run: Any) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """Wait for the solvers-off worker (`_start_ownership`) and compare; (per-object record or None, summary)."""
+    from physcodegym.probes.ownership import compare
+    from physcodegym.samples import SceneSamples as _S
+
+    if isinstance(run, dict):
+        return None, run
+    off, rec = run.result()[0]
     if off is None:
         return None, {"ran": False, "reason": "; ".join(rec.get("errors", [])) or "solvers-off worker failed",
                       "record": {k: rec.get(k) for k in ("seconds", "errors")}}

@@ -104,11 +104,14 @@ class FieldDetectors(AuditBase):
                 and _collision_owner(self.info[n], self.si) and _rendered(self.info[n])
                 and not _is_dynamic(self.info[n], self.si)]
 
-    def measure_effects(self) -> None:
-        """One counterfactual branch per force field and per hidden collider (one worker, one re-bake each)."""
+    def start_effects(self) -> None:
+        """Plan one counterfactual branch per force field and per hidden collider (one worker, one re-bake each)
+        and start their worker; `measure_effects` reads it. They need only the samples, the measured visibility
+        and the saved scene, so `probes.audit.audit_scene` starts them before it checks the handed-in frames."""
         from physcodegym.tasks.schema import Intervention, InterventionKind
 
         self.effects_doc: dict[str, Any] = {"ran": False}
+        self._effects_run: Any = None
         things = self._sim_things()
         if not things or self.blend is None:
             self.effects_doc["reason"] = "nothing simulated to act on" if not things else "no saved scene to re-bake"
@@ -144,11 +147,21 @@ class FieldDetectors(AuditBase):
         if not branches:
             self.effects_doc["reason"] = "no force field, no hidden collider (or clear faces) and no joint"
             return
-        from physcodegym.probes.effects import measure
+        from physcodegym.probes.effects import PendingEffects
 
-        t = time.perf_counter()
+        self._effects_t0 = time.perf_counter()
         self.effects_doc["planned"] = [b["label"] for b in branches]
-        doc = measure(self.blend, self.s, branches, things, with_control=any("/" in x for x in things))
+        self._effects_run = PendingEffects(self.blend, self.s, branches, things,
+                                           with_control=any("/" in x for x in things))
+
+    def measure_effects(self) -> None:
+        """Read the branches `start_effects` started (started here when it was not called)."""
+        if not hasattr(self, "_effects_run"):
+            self.start_effects()
+        if self._effects_run is None:
+            return
+        t = self._effects_t0
+        doc = self._effects_run.result()
         if not doc.get("ok"):
             self.effects_doc.update(ran=False, reason=doc.get("reason"))
             return

@@ -60,20 +60,24 @@ def _particle_dev(base: SceneSamples, br: SceneSamples, key: str, nf: int) -> fl
     return float(np.median(d.max(axis=0)[ever])) if ever.any() else 0.0
 
 
-def measure(blend: Path, baseline: SceneSamples, branches: list[dict[str, Any]], things: list[str], with_control: bool,
-            work_dir: Path | None = None) -> dict[str, Any]:
-    """Run each branch ({"label", "interventions": [Intervention], "mapping", optional "strip_clear" / "decollide":
-    [names]})
-    and measure its effect on `things`
-    (object names, or particle keys "emitter/system"). Returns {"ok", "branches": {label: {...}}, "control": {...}}."""
-    from physcodegym.probes.counterfactual import run_branches
+class PendingEffects:
+    """The branches of `measure`, started in their worker at once (`start`); `result()` waits and measures.
 
-    if not branches:
-        return {"ok": True, "branches": {}}
-    frames = (int(baseline.frames[0]), int(baseline.frames[-1]))
-    tmp = tempfile.TemporaryDirectory(prefix="pcg_effects_") if work_dir is None else None
-    wd = Path(work_dir) if work_dir is not None else Path(tmp.name)  # type: ignore[union-attr]
-    try:
+    Why: the branches need only the saved scene and the baked samples, so the audit starts them before its own
+    checks of the handed-in frames and reads them when its detectors need them."""
+
+    def __init__(self, blend: Path, baseline: SceneSamples, branches: list[dict[str, Any]], things: list[str],
+                 with_control: bool, work_dir: Path | None = None) -> None:
+        from physcodegym.probes.counterfactual import start_branches
+
+        self.baseline, self.branches, self.things, self.with_control = baseline, branches, things, with_control
+        self._doc: dict[str, Any] | None = {"ok": True, "branches": {}} if not branches else None
+        self._tmp = tempfile.TemporaryDirectory(prefix="pcg_effects_") if work_dir is None else None
+        self.run = None
+        if not branches:
+            return
+        wd = Path(work_dir) if work_dir is not None else Path(self._tmp.name)  # type: ignore[union-attr]
+        frames = (int(baseline.frames[0]), int(baseline.frames[-1]))
         jobs, mapping = [], {}
         for i, b in enumerate(branches):
             mapping.update(b.get("mapping", {}))
@@ -82,10 +86,33 @@ def measure(blend: Path, baseline: SceneSamples, branches: list[dict[str, Any]],
                          "render_side": bool(b.get("render_side"))})
         if with_control:
             jobs.append({"out": wd / "effect_control.npz", "interventions": [], "frames": frames, "force_rebake": True})
-        res = run_branches(Path(blend), jobs, mapping)
-    finally:
-        if tmp is not None:
-            tmp.cleanup()
+        self.run = start_branches(Path(blend), jobs, mapping)
+
+    def result(self) -> dict[str, Any]:
+        if self._doc is None:
+            try:
+                res = self.run.result()  # type: ignore[union-attr]
+            finally:
+                if self._tmp is not None:
+                    self._tmp.cleanup()
+            self._doc = _measured(self.baseline, self.branches, self.things, self.with_control, res)
+        return self._doc
+
+    def cancel(self) -> None:
+        if self._doc is None and self.run is not None:
+            self.run.cancel()
+
+
+def measure(blend: Path, baseline: SceneSamples, branches: list[dict[str, Any]], things: list[str], with_control: bool,
+            work_dir: Path | None = None) -> dict[str, Any]:
+    """Run each branch ({"label", "interventions": [Intervention], "mapping", optional "strip_clear" / "decollide":
+    [names]}) and measure its effect on `things` (object names, or particle keys "emitter/system").
+    Returns {"ok", "branches": {label: {...}}, "control": {...}}."""
+    return PendingEffects(blend, baseline, branches, things, with_control, work_dir).result()
+
+
+def _measured(baseline: SceneSamples, branches: list[dict[str, Any]], things: list[str], with_control: bool,
+              res: list[tuple[SceneSamples | None, dict[str, Any]]]) -> dict[str, Any]:
     ctrl_dev: dict[str, float] = {}
     cs = None
     out: dict[str, Any] = {"ok": True, "branches": {}}

@@ -210,24 +210,24 @@ def _frange(frames: np.ndarray, mask: np.ndarray) -> list[int]:
     return [] if len(idx) == 0 else [int(frames[idx[0]]), int(frames[idx[-1]])]
 
 
-def run_solvers_off(blend: Any, frames: tuple[int, int], work_dir: Any = None, timeout_s: float = 600.0,
-                    stack_gaps: list[str] | None = None) -> tuple[SceneSamples | None, dict[str, Any]]:
-    """Re-evaluate `blend` with every solver and field off in a fresh worker; (samples or None, record).
-    `stack_gaps`: colliders whose collision surface the same worker measures first (the record's "stack_gaps")."""
-    import tempfile
+def start_solvers_off(blend: Any, frames: tuple[int, int], work_dir: Any, timeout_s: float = 600.0,
+                      stack_gaps: list[str] | None = None) -> Any:
+    """Start the re-evaluation of `blend` with every solver and field off in a fresh worker and return at once
+    (`probes.counterfactual.BranchRun`; `.result()[0]` is (samples or None, record)). `stack_gaps`: colliders
+    whose collision surface the same worker measures first (the record's "stack_gaps")."""
     from pathlib import Path
 
-    from physcodegym.probes.counterfactual import run_branches
+    from physcodegym.probes.counterfactual import start_branches
 
-    tmp = None
-    if work_dir is None:
-        tmp = tempfile.TemporaryDirectory(prefix="pcg_owner_")
-        work_dir = tmp.name
-    try:
-        out = Path(work_dir) / "solvers_off.npz"
-        job = {"out": out, "frames": frames, "solvers_off": True, "stack_gaps": list(stack_gaps or [])}
-        res = run_branches(Path(blend), [job], {}, timeout_s=timeout_s)
-        return res[0]
-    finally:
-        if tmp is not None:
-            tmp.cleanup()
+    job = {"out": Path(work_dir) / "solvers_off.npz", "frames": frames, "solvers_off": True,
+           "stack_gaps": list(stack_gaps or [])}
+    return start_branches(Path(blend), [job], {}, timeout_s=timeout_s)
+
+
+def run_solvers_off(blend: Any, frames: tuple[int, int], work_dir: Any = None, timeout_s: float = 600.0,
+                    stack_gaps: list[str] | None = None) -> tuple[SceneSamples | None, dict[str, Any]]:
+    """`start_solvers_off` and wait; (samples or None, record)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="pcg_owner_") as td:
+        return start_solvers_off(blend, frames, work_dir or td, timeout_s, stack_gaps).result()[0]
