@@ -154,7 +154,7 @@ class Started:
     """
 
     def __init__(self, cmd: list[str], timeout_s: float, memory_mb: int | None, env: dict | None, cwd: str | None,
-                 max_output: int, pass_fds: tuple[int, ...], simulation: bool = False) -> None:
+                 max_output: int, pass_fds: tuple[int, ...], simulation: bool = False, pinned: bool = True) -> None:
         self.t0 = time.monotonic()
         self.timeout_s, self.memory_mb, self.max_output = timeout_s, memory_mb, max_output
         self._out, self._err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
@@ -169,7 +169,7 @@ class Started:
                 env=simulation_env(env) if simulation else env,
                 cwd=cwd,
                 start_new_session=True,
-                preexec_fn=_preexec(memory_mb, simulation, pick_cpu() if simulation else None),
+                preexec_fn=_preexec(memory_mb, simulation, pick_cpu() if simulation and pinned else None),
                 pass_fds=pass_fds,
             )
         except OSError as e:
@@ -251,9 +251,12 @@ def start_limited(
     max_output: int = MAX_OUTPUT,
     pass_fds: tuple[int, ...] = (),
     simulation: bool = False,
+    pinned: bool = True,
 ) -> Started:
     """Start `cmd` under the limits of `run_limited` and return at once; `.wait()` gives its `Limited`.
 
     `simulation=True` for a child that re-bakes a scene: it then runs the way the sandbox's child does
-    (`core.determinism`: its environment, one CPU, address randomisation off), so its bakes repeat the sandbox's."""
-    return Started(cmd, timeout_s, memory_mb, env, cwd, max_output, pass_fds, simulation)
+    (`core.determinism`: its environment, one CPU, address randomisation off), so its bakes repeat the sandbox's.
+    `pinned=False` leaves it on every CPU (environment and layout kept): for a bake that repeats with any
+    number of threads (rigid bodies and cloth, measured bit-identical on one and two; SPH does not)."""
+    return Started(cmd, timeout_s, memory_mb, env, cwd, max_output, pass_fds, simulation, pinned)

@@ -74,8 +74,8 @@ class BranchRun:
     """
 
     def __init__(self, blend: Path, jobs: list[dict[str, Any]], mapping: dict[str, str] | None,
-                 timeout_s: float | None) -> None:
-        self.blend, self.jobs, self.mapping = Path(blend), jobs, mapping or {}
+                 timeout_s: float | None, pinned: bool = True) -> None:
+        self.blend, self.jobs, self.mapping, self.pinned = Path(blend), jobs, mapping or {}, pinned
         self.timeout_s = branch_timeout_s() if timeout_s is None else timeout_s
         self.spec = [
             {
@@ -114,7 +114,7 @@ class BranchRun:
         # a trusted child with a time and memory limit; its whole process group goes with it
         # re-bakes repeat the sandbox's bakes: same environment, one CPU, fixed layout (core.determinism)
         return start_limited(cmd, timeout_s=self.timeout_s * len(pending), memory_mb=WORKER_MEMORY_MB,
-                             simulation=True)
+                             simulation=True, pinned=self.pinned)
 
     def cancel(self) -> None:
         """Kill a worker whose branches nobody will read (its whole group); `result()` then records them failed."""
@@ -170,10 +170,11 @@ class BranchRun:
 
 
 def start_branches(blend: Path, jobs: list[dict[str, Any]], mapping: dict[str, str] | None = None,
-                   timeout_s: float | None = None) -> BranchRun:
+                   timeout_s: float | None = None, pinned: bool = True) -> BranchRun:
     """Start the worker of `run_branches` and return at once: the caller works on while it bakes (the second
-    core); `.result()` gives what `run_branches` returns."""
-    return BranchRun(blend, jobs, mapping, timeout_s)
+    core); `.result()` gives what `run_branches` returns. `pinned=False`: the worker may use every CPU
+    (`core.limits.start_limited`), only for scenes whose bakes repeat with any number of threads."""
+    return BranchRun(blend, jobs, mapping, timeout_s, pinned)
 
 
 def run_branch(
