@@ -387,7 +387,8 @@ class PendingCounterfactual:
             if control is not None:  # both branches in one worker: one bpy start-up, each re-opens the file
                 jobs.append({"out": self.wd / "control.npz", "interventions": [intervention, control],
                              "frames": frames})
-            self.run = start_branches(self.blend, jobs, mapping)
+            # a scene without particles re-bakes alike on any number of threads (`core.limits.start_limited`)
+            self.run = start_branches(self.blend, jobs, mapping, pinned=bool(baseline.particles))
         except BaseException:
             self._cleanup()
             raise

@@ -86,7 +86,7 @@ class PendingEffects:
                          "render_side": bool(b.get("render_side"))})
         if with_control:
             jobs.append({"out": wd / "effect_control.npz", "interventions": [], "frames": frames, "force_rebake": True})
-        self.run = start_branches(Path(blend), jobs, mapping)
+        self.run = start_branches(Path(blend), jobs, mapping, pinned=bool(baseline.particles))
 
     def result(self) -> dict[str, Any]:
         if self._doc is None:
