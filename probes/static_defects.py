@@ -110,6 +110,16 @@ def source_distances(a: Any, em: str, frame: int, pts: np.ndarray, sources: list
     return best
 
 
+def _nearest_index(pts: np.ndarray, ref: np.ndarray, chunk: int = 256) -> np.ndarray:
+    """Index in `ref` of the point nearest each of `pts`, in chunks (100 000 drops born at once against a dense
+    emitter must not ask for gigabytes)."""
+    out = np.empty(len(pts), dtype=np.int64)
+    for i in range(0, len(pts), chunk):
+        d2 = ((pts[i:i + chunk, None, :] - ref[None, :, :]) ** 2).sum(axis=2)
+        out[i:i + chunk] = d2.argmin(axis=1)
+    return out
+
+
 def sourceless(a: Any) -> None:
     """`energy_gain` for rendered particles born away from anything that renders: their emitter does not render
     and lies more than `SOURCE_REACH_M` from the material of every rendered object where they are born. Liquid
@@ -151,10 +161,10 @@ def sourceless(a: Any) -> None:
             ep = a.geom._points(em, frame)
             if len(ep) > SOURCE_POINTS:
                 ep = ep[np.linspace(0, len(ep) - 1, SOURCE_POINTS).round().astype(int)]
-            d2 = ((pts[:, None, :] - ep[None, :, :]) ** 2).sum(axis=2)
-            used = np.unique(d2.argmin(axis=1))
+            nearest = _nearest_index(pts, ep)
+            used = np.unique(nearest)
             dist = source_distances(a, em, frame, ep[used], sources)
-            far = dist[np.searchsorted(used, d2.argmin(axis=1))]
+            far = dist[np.searchsorted(used, nearest)]
             judged += len(pts)
             k = int((far > SOURCE_REACH_M).sum())
             away += k
