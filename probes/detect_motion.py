@@ -164,12 +164,8 @@ class MotionDetectors(AuditBase):
 
     def _emits_rendered(self, n: str) -> bool:
         """`n` emits particles that render (its own surface may not): where they are born is on screen."""
-        info = self.info.get(n, {})
-        if not ph.rendered(info, own_surface=False):
-            return False
-        return any(key.startswith("particles:") and rec.get("render_type") != "NONE"
-                   and f"{n}/{key.split(':', 1)[1]}" in self.s.particles
-                   for key, rec in (info.get("physics") or {}).items())
+        return any(key.split("/", 1)[0] == n and ph.emits_rendered(self.info.get(n, {}), key.split("/", 1)[1])
+                   for key in self.s.particles)
 
     def _solver_particles_move(self) -> bool:
         """Rendered particles with solver physics (Newtonian, SPH) that move: a simulation that shows."""

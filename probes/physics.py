@@ -45,6 +45,19 @@ def rendered(info: dict[str, Any], own_surface: bool = True) -> bool:
     return bool(r.get("in_render_collection", True))
 
 
+def emits_rendered(info: dict[str, Any], psys: str) -> bool:
+    """Does the object's particle system `psys` put particles in the frames (its own surface may not render)?"""
+    rec = (info.get("physics") or {}).get(f"particles:{psys}") or {}
+    return rec.get("render_type", "HALO") != "NONE" and rendered(info, own_surface=False)
+
+
+def instanced_objects(infos: dict[str, dict[str, Any]]) -> set[str]:
+    """Objects drawn as particles by some particle system (a drop mesh parked under the table): they render
+    where the particles are, never as themselves."""
+    return {rec["instance_object"] for info in infos.values() for rec in (info.get("physics") or {}).values()
+            if rec.get("instance_object")}
+
+
 def hidden_how(info: dict[str, Any]) -> str | None:
     """Why a geometry object does not render (None when it does)."""
     if info.get("hide_render"):

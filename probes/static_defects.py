@@ -21,11 +21,7 @@ def born_inside(a: Any) -> None:
     if not s.particles:
         return
     emitters = {k.split("/", 1)[0] for k in s.particles}
-    instanced = set()
-    for info in s.info.values():
-        for rec in (info.get("physics") or {}).values():
-            if rec.get("instance_object"):
-                instanced.add(rec["instance_object"])
+    instanced = ph.instanced_objects(s.info)
     solids = [n for n in a.solids() if n not in instanced and a.geom.meshes[n].closed]
     for key, P in s.particles.items():
         alive = s.particles_alive.get(key)
@@ -78,12 +74,6 @@ SOURCE_FRAMES = 8  # birth frames judged per particle system (evenly spread over
 SOURCE_POINTS = 4000  # emitter sample points (vertices and triangle centroids) kept per frame
 
 
-def _emits_rendered(info: dict[str, Any], key: str) -> bool:
-    """Does particle system `key` ("emitter/system") put particles in the frames?"""
-    rec = (info.get("physics") or {}).get(f"particles:{key.split('/', 1)[1]}") or {}
-    return rec.get("render_type", "HALO") != "NONE" and ph.rendered(info, own_surface=False)
-
-
 def source_distances(a: Any, em: str, frame: int, pts: np.ndarray, sources: list[str]) -> np.ndarray:
     """Distance of each world point to the nearest rendered material among `sources` at a frame (capped at
     4 x `SOURCE_REACH_M`). A rendered geometry object that is not a mesh (a curve hose, text) is bounded by a
@@ -130,17 +120,13 @@ def sourceless(a: Any) -> None:
     s = a.s
     if not s.particles:
         return
-    instanced = set()
-    for info in s.info.values():
-        for rec in (info.get("physics") or {}).values():
-            if rec.get("instance_object"):
-                instanced.add(rec["instance_object"])
+    instanced = ph.instanced_objects(s.info)
     sources = [n for n in s.names if n not in instanced and s.info[n].get("type") in ph.GEOMETRY_TYPES
                and ph.rendered(s.info[n])]
     for key, P in s.particles.items():
         em = key.split("/", 1)[0]
         info = s.info.get(em, {})
-        if em not in a.geom.meshes or ph.rendered(info) or not _emits_rendered(info, key):
+        if em not in a.geom.meshes or ph.rendered(info) or not ph.emits_rendered(info, key.split("/", 1)[1]):
             continue
         alive = s.particles_alive.get(key)
         if alive is None or alive.shape != P.shape[:2] or not alive.any():
