@@ -61,7 +61,9 @@ def _particle_dev(base: SceneSamples, br: SceneSamples, key: str, nf: int) -> fl
 
 
 class PendingEffects:
-    """The branches of `measure`, started in their worker at once (`start`); `result()` waits and measures.
+    """Each branch ({"label", "interventions": [Intervention], "mapping", optional "strip_clear" / "decollide":
+    [names]}) started in one worker at once; `result()` waits and measures its effect on `things` (object
+    names, or particle keys "emitter/system"): {"ok", "branches": {label: {...}}, "control": {...}}.
 
     Why: the branches need only the saved scene and the baked samples, so the audit starts them before its own
     checks of the handed-in frames and reads them when its detectors need them."""
@@ -101,14 +103,6 @@ class PendingEffects:
     def cancel(self) -> None:
         if self._doc is None and self.run is not None:
             self.run.cancel()
-
-
-def measure(blend: Path, baseline: SceneSamples, branches: list[dict[str, Any]], things: list[str], with_control: bool,
-            work_dir: Path | None = None) -> dict[str, Any]:
-    """Run each branch ({"label", "interventions": [Intervention], "mapping", optional "strip_clear" / "decollide":
-    [names]}) and measure its effect on `things` (object names, or particle keys "emitter/system").
-    Returns {"ok", "branches": {label: {...}}, "control": {...}}."""
-    return PendingEffects(blend, baseline, branches, things, with_control, work_dir).result()
 
 
 def _measured(baseline: SceneSamples, branches: list[dict[str, Any]], things: list[str], with_control: bool,
