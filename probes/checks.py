@@ -51,6 +51,7 @@ class CheckContext:
     run_dir: Path | None = None
     counterfactual: Callable[..., dict[str, Any]] | None = None
     _mesh: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    _trees: dict[tuple[str, int], Any] = field(default_factory=dict)
     _scan: list[dict[str, Any]] | None = None
 
     # -------------------------------------------------------------- geometry
@@ -90,10 +91,14 @@ class CheckContext:
         m = s.matrices[s.index(name), fi]
         return lm[0] @ m[:3, :3].T + m[:3, 3]
 
-    def pair_distance(self, a: str, b: str, fi: int) -> tuple[float, float] | None:
-        """(min surface distance, penetration depth) between a and b at sample index fi."""
-        from mathutils.bvhtree import BVHTree
+    def pair_distance(self, a: str, b: str, fi: int, need: str = "both") -> tuple[float, float] | None:
+        """(min surface distance, penetration depth) between a and b at sample index fi.
 
+        `need` says which of the two the caller reads: "depth" queries only the points inside the other's box (no
+        other point can be behind its surface) and skips a two-sided sheet (it has no inside); "distance" queries
+        points in the order of their distance to the other's box and stops once that bound reaches the closest
+        distance found. Both give the same numbers as querying every point; the cloth_drape rubric tested
+        interpenetration on 118 frame pairs in 0.67 s before this."""
         va, vb = self.world_verts(a, fi), self.world_verts(b, fi)
         la, lb = self.local_mesh(a), self.local_mesh(b)
         if va is None or vb is None or la is None or lb is None:
@@ -102,10 +107,21 @@ class CheckContext:
         for (vq, _), (vt, tt), target in (((va, la[1]), (vb, lb[1]), b), ((vb, lb[1]), (va, la[1]), a)):
             if len(tt) == 0:
                 continue
-            tree = BVHTree.FromPolygons(vt.tolist(), tt.tolist())
-            q = vq if len(vq) <= MAX_QUERY_VERTS else vq[np.linspace(0, len(vq) - 1, MAX_QUERY_VERTS).astype(int)]
             sheet = self.is_sheet(target)  # a two-sided sheet has no inside: a point behind it is not in it
-            for p in q:
+            if need == "depth" and sheet:
+                continue
+            q = vq if len(vq) <= MAX_QUERY_VERTS else vq[np.linspace(0, len(vq) - 1, MAX_QUERY_VERTS).astype(int)]
+            lo, hi = np.nanmin(vt, axis=0), np.nanmax(vt, axis=0)
+            box_d = np.linalg.norm(np.maximum(0.0, np.maximum(lo - q, q - hi)), axis=1)  # <= distance to the surface
+            if need == "depth":
+                order = np.nonzero(box_d == 0.0)[0]
+            else:
+                order = np.argsort(box_d, kind="stable")
+            tree = self._tree(target, fi, vt, tt)
+            for i in order:
+                if need == "distance" and box_d[i] >= best:
+                    break  # every later point is at least this far from the target's box
+                p = q[i]
                 loc, nrm, _, dist = tree.find_nearest(p)
                 if loc is None:
                     continue
@@ -118,6 +134,19 @@ class CheckContext:
                 else:
                     best = min(best, dist)
         return float(best), float(depth)
+
+    def _tree(self, name: str, fi: int, verts: np.ndarray, tris: np.ndarray) -> Any:
+        """BVH of an object's world triangles at a sample index, kept for the next query of the same frame (the two
+        directions of a pair, and contact, support and interpenetration checks asking about the same frames)."""
+        from mathutils.bvhtree import BVHTree
+
+        key = (name, fi)
+        tree = self._trees.get(key)
+        if tree is None:
+            if len(self._trees) >= 16:
+                self._trees.pop(next(iter(self._trees)))
+            tree = self._trees[key] = BVHTree.FromPolygons(verts.tolist(), tris.tolist())
+        return tree
 
     def is_sheet(self, name: str) -> bool:
         """A cloth (or any open deforming surface): two-sided, so "inside" it means nothing."""
@@ -403,7 +432,7 @@ def _min_distance_track(ctx: CheckContext, a: str, b: str, upto: int, thr: float
     idx = np.nonzero(gap[: upto + 1] <= thr)[0]
     best, first = np.inf, None
     for fi in idx:
-        pd = ctx.pair_distance(a, b, int(fi))
+        pd = ctx.pair_distance(a, b, int(fi), need="distance")
         if pd is None:
             continue
         d = pd[0]
@@ -486,7 +515,7 @@ def check_supported_by(ctx: CheckContext, crit: Criterion, names: list[str]) -> 
         bad.append(f"support {b} has no collider")
     hidden = [f for f in ctx.findings() if f["kind"] == "hidden_support" and set(f["objects"]) & set(names[:-1])]
     for a in names[:-1]:
-        pd = ctx.pair_distance(a, b, fi)
+        pd = ctx.pair_distance(a, b, fi, need="distance")
         gap = None if pd is None else pd[0]
         ev[a] = {"gap_m": None if gap is None else round(gap, 5)}
         if gap is None or gap > thr:
@@ -513,7 +542,7 @@ def check_no_interpenetration(ctx: CheckContext, crit: Criterion, names: list[st
         idx = np.nonzero(gap == 0)[0][::step]
         worst, wf = 0.0, None
         for fi in idx:
-            pd = ctx.pair_distance(a, b, int(fi))
+            pd = ctx.pair_distance(a, b, int(fi), need="depth")
             if pd and pd[1] > worst:
                 worst, wf = pd[1], int(ctx.samples.frames[fi])
         slack = ctx.contact_distance(a, b)

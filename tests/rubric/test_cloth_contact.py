@@ -52,3 +52,20 @@ def test_cloth_on_ball_is_contact_cloth_through_ball_is_overlap(collides: bool) 
     else:
         assert out["passed"] is False, out
         assert ev["max_depth_m"] > 0.1
+
+
+def test_pruned_pair_queries_give_the_numbers_of_the_full_query() -> None:
+    """`need="depth"` skips points outside the other's box and `need="distance"` stops at the box bound: both
+    must return what querying every point returns, on every frame of a cloth falling through a ball."""
+    sc = _drape(False)
+    samples = sample_scene(sc)
+    ctx = CheckContext(scene=sc, samples=samples, mapping={})
+    deep = 0
+    for fi in range(len(samples.frames)):
+        full = ctx.pair_distance("Sheet", "Ball", fi)
+        depth = ctx.pair_distance("Sheet", "Ball", fi, need="depth")
+        dist = ctx.pair_distance("Sheet", "Ball", fi, need="distance")
+        assert full is not None and depth is not None and dist is not None
+        assert depth[1] == pytest.approx(full[1]) and dist[0] == pytest.approx(full[0]), (fi, full, depth, dist)
+        deep += full[1] > 0.05
+    assert deep >= 3  # the sheet does pass through the ball: the depth query is exercised
