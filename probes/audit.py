@@ -80,6 +80,7 @@ from physcodegym.probes.detect_fields import FieldDetectors
 from physcodegym.probes.detect_motion import MotionDetectors
 from physcodegym.probes.detect_support import SupportDetectors
 from physcodegym.probes.findings import AuditReport
+from physcodegym.probes.resimulation import resim_things
 from physcodegym.probes.sampling import SceneSamples, sample_scene
 
 
@@ -155,6 +156,7 @@ def audit_scene(
     render_check: bool = True,
     on_started: Callable[[SceneSamples, Path], None] | None = None,
     resimulate: bool | str = True,
+    early_resim: EarlyResimulation | None = None,
 ) -> AuditReport:
     """Audit the live (baked or stepped) scene; returns every SPEC §5 finding with its evidence. With
     `frames_dir` (the handed-in renders) the frames are also checked against the scene's motion: on screen
@@ -166,7 +168,8 @@ def audit_scene(
 
     `resimulate` False (or a string saying why) skips the re-simulation of a baked cache: only for a caller that
     baked the saved scene itself, in its own worker, and changed nothing since (the self-test's defected scenes);
-    a submitted bake is always re-simulated."""
+    a submitted bake is always re-simulated. `early_resim`: that re-simulation, already started on `blend`
+    (`EarlyResimulation`); it is adopted when the saved scene is re-simulated at all, and stopped otherwise."""
     import bpy
 
     scene = scene or bpy.context.scene
@@ -191,8 +194,13 @@ def audit_scene(
         if resimulate is not True:
             resim = {"ran": False, "reason": resimulate or "switched off by the caller"}
         elif solvers_off and blend is not None and len(samples.frames):
-            resim = _Resimulation(samples, blend, Path(td)) if "baked" in cache.values() else {
+            adopt = early_resim if early_resim is not None and early_resim.blend == Path(blend) else None
+            resim = _Resimulation(samples, blend, Path(td), started=adopt) if "baked" in cache.values() else {
                 "ran": False, "reason": "no cache is baked: the audit's own sampling simulated the saved scene"}
+        if early_resim is not None:
+            early_resim.adopted = isinstance(resim, _Resimulation) and resim.run is early_resim.run
+            if not early_resim.adopted:
+                early_resim.run.cancel()
         if on_started is not None and blend is not None and cache and all(v == "baked" for v in cache.values()):
             t = time.perf_counter()
             on_started(samples, Path(blend))
@@ -362,36 +370,90 @@ def _measure_visibility(scene: Any, samples: SceneSamples) -> dict[str, Any]:
             "probe_renders": len({r["probe_render"] for r in cov.values() if "probe_render" in r})}
 
 
+class EarlyResimulation:
+    """The re-simulation's worker started before the caller has imported Blender, opened the scene or sampled it.
+
+    Why: the re-simulation re-bakes the whole run and is the audit's critical path on liquids (their SPH bake is
+    held to one CPU); started by `audit_scene` it began about 0.7 s into the audit's process, after Blender's
+    import, the file's load and its sampling. Here the worker finds where to stop from the bake itself (job
+    `to_rest`, the rule of `resimulation.resim_end`) and `audit_scene` adopts it. `may_hold_particles` must come
+    from the file, not from a guess: False lets the bake use every CPU, which only scenes without particles may
+    (`core.determinism`); pass True when unsure. While a pinned worker bakes, this process (and the workers it
+    starts) keeps off its CPU (`core.determinism.keep_off`: measured on milk_pour, the 5.6 s SPH bake took 7.4 s
+    beside an audit free to use its CPU), until the audit reads the result. Close it when done: a worker nobody
+    adopted is stopped, and the CPU is given back in any case. Meant for a process that ends with the audit (the
+    `audit` command's child): Blender imported after it keeps one thread there."""
+
+    def __init__(self, blend: Path, may_hold_particles: bool) -> None:
+        import shutil
+        import tempfile
+
+        from physcodegym.core.determinism import keep_off
+        from physcodegym.probes.counterfactual import start_branches
+
+        self.blend = Path(blend)
+        self.work = Path(tempfile.mkdtemp(prefix="pcg_resim_"))
+        self.t0 = time.perf_counter()
+        self.adopted = False
+        self._rm = shutil.rmtree
+        self.run = start_branches(self.blend, [{"out": self.work / "resimulated.npz", "force_rebake": True,
+                                                "to_rest": True}], {}, timeout_s=600.0,
+                                  pinned=bool(may_hold_particles))
+        self.cpu_had = keep_off(self.run.cpu)  # its CPU is its own while it bakes (`core.determinism.keep_off`)
+
+    def close(self) -> None:
+        from physcodegym.core.determinism import give_back
+
+        self.run.cancel()
+        give_back(self.cpu_had)
+        self.cpu_had = None
+        self._rm(self.work, ignore_errors=True)
+
+
 class _Resimulation:
     """The saved scene simulated again with nothing changed (`probes.resimulation`), started before the other
     re-evaluations so its bake (the costliest branch of the audit) runs on the second core meanwhile;
     `doc()` waits for it and compares it with the bake."""
 
-    def __init__(self, samples: SceneSamples, blend: Path, work: Path) -> None:
+    def __init__(self, samples: SceneSamples, blend: Path, work: Path,
+                 started: EarlyResimulation | None = None) -> None:
         from physcodegym.probes.counterfactual import start_branches
-        from physcodegym.probes.resimulation import RESIM_TAIL_FRAMES, last_motion_frame
+        from physcodegym.probes.resimulation import resim_end
 
         self.samples = samples
+        self.objects, self.keys = resim_things(samples)
+        self.early = started is not None
+        if started is not None:  # its worker finds the same end from the bake itself
+            self.blend, self.work, self.t0, self.run = started.blend, started.work, started.t0, started.run
+            self.cpu_had, started.cpu_had = started.cpu_had, None
+            self._doc: dict[str, Any] | None = None
+            return
         self.blend, self.work = Path(blend), Path(work)
         self.t0 = time.perf_counter()
-        self.objects, self.keys = _resim_things(samples)
-        first, last = int(samples.frames[0]), int(samples.frames[-1])
-        end = min(last, last_motion_frame(samples, list(self.objects), self.keys) + RESIM_TAIL_FRAMES)
+        first = int(samples.frames[0])
         # the longest worker of the audit: without particles (whose SPH result depends on its threads) it may use
         # both CPUs, and it re-bakes bit for bit all the same (cloth_drape measured: 9.9 s on one CPU, 7.0 s on
         # two, identical vertices); its comparison allows 5 cm anyway
         self.run = start_branches(Path(blend), [{"out": Path(work) / "resimulated.npz",
-                                                 "frames": (first, max(end, first)), "force_rebake": True}], {},
+                                                 "frames": (first, resim_end(samples)), "force_rebake": True}], {},
                                   timeout_s=600.0, pinned=bool(samples.particles))
-        self._doc: dict[str, Any] | None = None
+        self.cpu_had: set[int] | None = None  # this process keeps off a CPU only for an `EarlyResimulation`
+        self._doc = None
 
     def doc(self) -> dict[str, Any]:
         if self._doc is None:
-            resim, rec = self.run.result()[0]
+            from physcodegym.core.determinism import give_back
+
+            try:
+                resim, rec = self.run.result()[0]
+            finally:
+                give_back(self.cpu_had)
+                self.cpu_had = None
             self._doc = _resimulation(self.samples, resim, rec, self.objects, self.keys)
             if resim is not None:
                 self._noise_floor(resim)
             self._doc["wall_s"] = round(time.perf_counter() - self.t0, 3)
+            self._doc["started_before_sampling"] = self.early
         return self._doc
 
     def _noise_floor(self, resim: SceneSamples) -> None:
@@ -423,16 +485,6 @@ class _Resimulation:
                 self._doc["departs"].pop(k, None)
         self._doc["noise"] = {"ran": True, "systems": keys, "simulations": len(others),
                               "seconds": round(time.perf_counter() - t, 3), "errors": errors}
-
-
-def _resim_things(samples: SceneSamples) -> tuple[dict[str, float], list[str]]:
-    """What the re-simulation compares: rendered simulated objects ({name: size}) and solver particle systems."""
-    from physcodegym.probes import physics as ph
-
-    objects = {n: ph.size(samples.info[n]) for n in samples.names
-               if samples.info.get(n, {}).get("type") in ph.GEOMETRY_TYPES and ph.rendered(samples.info[n])
-               and (ph.dynamic(samples.info[n], samples.scene_info) or ph.solver_modifiers(samples.info[n]))}
-    return objects, sorted(samples.particles)
 
 
 def _resimulation(samples: SceneSamples, resim: SceneSamples | None, rec: dict[str, Any],
@@ -486,10 +538,11 @@ def audit_path(path: Path, program: Path | None = None) -> AuditReport:
 
 def audit_path_full(path: Path, program: Path | None = None, save_samples: bool = True,
                     on_started: Callable[[SceneSamples, Path], None] | None = None,
+                    early_resim: EarlyResimulation | None = None,
                     ) -> tuple[AuditReport, SceneSamples, Any]:
     """`audit_path` that also returns the samples and the opened scene (for the rubric, which re-uses them).
     In a run folder the samples are kept as `audit_samples.npz` so later probes never sample again.
-    `on_started`: see `audit_scene`."""
+    `on_started`, `early_resim`: see `audit_scene`."""
     import bpy
     from physcodegym.core.errors import InputError
 
@@ -529,7 +582,7 @@ def audit_path_full(path: Path, program: Path | None = None, save_samples: bool 
         if frames_dir is None and video is not None and video.is_file():
             frames_dir = _frames_from_video(video, Path(td))  # a run that handed in a video is checked alike
         rep = audit_scene(scene, program_text=text, samples=samples, frames_dir=frames_dir, blend=blend,
-                          on_started=on_started)
+                          on_started=on_started, early_resim=early_resim)
     rep.scene["cache"] = cache
     rep.timings["open"] = round(t_open, 4)
     rep.timings["sample"] = round(t_sample, 4)

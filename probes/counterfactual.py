@@ -86,6 +86,7 @@ class BranchRun:
                 "save_blend": str(j["save_blend"]) if j.get("save_blend") else None,
                 "solvers_off": bool(j.get("solvers_off")),
                 "force_rebake": bool(j.get("force_rebake")),
+                "to_rest": bool(j.get("to_rest")),
                 "reseed": int(j.get("reseed") or 0),
                 "strip_clear": list(j.get("strip_clear") or []),
                 "decollide": list(j.get("decollide") or []),
@@ -115,6 +116,11 @@ class BranchRun:
         # re-bakes repeat the sandbox's bakes: same environment, one CPU, fixed layout (core.determinism)
         return start_limited(cmd, timeout_s=self.timeout_s * len(pending), memory_mb=WORKER_MEMORY_MB,
                              simulation=True, pinned=self.pinned)
+
+    @property
+    def cpu(self) -> int | None:
+        """The CPU the current worker runs on alone (None: unpinned, or not started)."""
+        return getattr(self._worker, "cpu", None)
 
     def cancel(self) -> None:
         """Kill a worker whose branches nobody will read (its whole group); `result()` then records them failed."""

@@ -172,6 +172,27 @@ def last_motion_frame(samples: SceneSamples, objects: list[str], particle_keys: 
     return int(f[idx[-1] + 1]) if len(idx) else int(f[0])
 
 
+def resim_things(samples: SceneSamples) -> tuple[dict[str, float], list[str]]:
+    """What the re-simulation compares: rendered simulated objects ({name: size}) and solver particle systems."""
+    from physcodegym.probes import physics as ph
+
+    objects = {n: ph.size(samples.info[n]) for n in samples.names
+               if samples.info.get(n, {}).get("type") in ph.GEOMETRY_TYPES and ph.rendered(samples.info[n])
+               and (ph.dynamic(samples.info[n], samples.scene_info) or ph.solver_modifiers(samples.info[n]))}
+    return objects, sorted(samples.particles)
+
+
+def resim_end(samples: SceneSamples) -> int:
+    """The last frame the re-simulation bakes: the bake's last motion of a compared thing plus
+    `RESIM_TAIL_FRAMES`, within the sampled range. One rule whether the audit or the worker (which samples the
+    bake itself when it is started before the audit has) computes it."""
+    if not len(samples.frames):
+        return 0
+    objects, keys = resim_things(samples)
+    first, last = int(samples.frames[0]), int(samples.frames[-1])
+    return max(first, min(last, last_motion_frame(samples, list(objects), keys) + RESIM_TAIL_FRAMES))
+
+
 def compare(baked: SceneSamples, resim: SceneSamples, objects: dict[str, float],
             particle_keys: list[str], reseeded: list[SceneSamples] = ()) -> dict[str, Any]:
     """Per thing compared, its largest deviation; `departs` lists the ones past the tolerances.

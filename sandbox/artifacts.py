@@ -401,8 +401,9 @@ class _Capped:
 def blend_info(fd: int, rel: str, *, max_raw: int = MAX_BLEND_RAW_BYTES) -> dict[str, Any]:
     """Walk a .blend's block list (plain, zstd or gzip) from the header to ENDB without Blender.
 
-    Returns the compression, header version, block counts of interest, the frame range of every scene (REND
-    blocks) and `refused` [(rule, detail)] for blocks that load outside data (libraries, movie clips, sounds)."""
+    Returns the compression, header version, block counts of interest, the number of particle settings (PA
+    blocks), the frame range of every scene (REND blocks) and `refused` [(rule, detail)] for blocks that load
+    outside data (libraries, movie clips, sounds)."""
     os.lseek(fd, 0, os.SEEK_SET)
     magic = os.read(fd, 4)
     os.lseek(fd, 0, os.SEEK_SET)
@@ -441,6 +442,7 @@ def blend_info(fd: int, rel: str, *, max_raw: int = MAX_BLEND_RAW_BYTES) -> dict
             bh, layout = (24, "ptr8") if head[7:8] == b"-" else (20, "ptr4")
         end = "<" if little else ">"
         counts: dict[str, int] = {}
+        particle_settings = 0  # PA blocks: no particle system can exist without one (the audit's CPU pinning)
         scenes: list[dict[str, int]] = []
         refused: list[tuple[str, str]] = []
         n = 0
@@ -463,6 +465,8 @@ def blend_info(fd: int, rel: str, *, max_raw: int = MAX_BLEND_RAW_BYTES) -> dict
             if length < 0:
                 raise ArtifactError(f"{rel}: block {code!r} has a negative length")
             key = code.rstrip(b"\0").decode("latin-1", "replace")
+            if code == b"PA\0\0":
+                particle_settings += 1
             if code in REFUSED_BLOCKS or code in (b"SC\0\0", b"REND", b"IM\0\0"):
                 counts[key] = counts.get(key, 0) + 1
             if code in REFUSED_BLOCKS and len(refused) < 20:
@@ -485,6 +489,7 @@ def blend_info(fd: int, rel: str, *, max_raw: int = MAX_BLEND_RAW_BYTES) -> dict
             "version": version,
             "blocks": n,
             "counts": counts,
+            "particle_settings": particle_settings,
             "scenes": scenes,
             "refused": refused,
         }

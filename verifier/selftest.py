@@ -168,15 +168,14 @@ def changes_nothing(loaded_task: LoadedTask, defect_npz: Path) -> str | None:
     Why: `stale_bake` bakes at half gravity; on a task where gravity moves nothing (turntable: a kinematic
     table carrying glued bodies) the bake is the truth's own motion, so the saved scene does simulate it and a
     miss would be a false alarm about the self-test, not about the audit."""
-    from physcodegym.probes.audit import _resim_things
-    from physcodegym.probes.resimulation import compare
+    from physcodegym.probes.resimulation import compare, resim_things
     from physcodegym.samples import SceneSamples
 
     tt = loaded_task.truth_trajectories
     if tt is None or not Path(tt).is_file() or not Path(defect_npz).is_file():
         return None
     truth, bad = SceneSamples.load_npz(tt), SceneSamples.load_npz(defect_npz)
-    objects, keys = _resim_things(bad)
+    objects, keys = resim_things(bad)
     doc = compare(truth, bad, objects, [k for k in keys if k in truth.particles])
     if doc["departs"] or not (doc["objects"] or doc["particles"]):
         return None

@@ -160,6 +160,36 @@ def run(args: argparse.Namespace) -> CommandResult:
         return CommandResult(invalid, human=_human(invalid, path))
     if not getattr(args, "in_process", False):
         return _supervise(args, path)
+    early_resim = _start_resimulation(path)  # before Blender's import: the audit's longest worker
+    try:
+        return _audit_in_process(args, path, loaded_task, early_resim)
+    finally:
+        if early_resim is not None:
+            early_resim.close()
+
+
+def _start_resimulation(path: Path) -> Any:
+    """The re-simulation of a validated run's bake, started at once (`probes.audit.EarlyResimulation`), or None
+    where the run's record cannot say whether the scene holds particle settings (a bare .blend, an older record):
+    the audit then starts it itself after sampling."""
+    from physcodegym.sandbox import artifacts
+
+    if not path.is_dir():
+        return None
+    try:
+        rec = artifacts.read_record(path)
+        n = rec["validation"]["headers"]["scene.blend"]["particle_settings"]
+    except (artifacts.ArtifactError, OSError, KeyError, TypeError):
+        return None
+    if not isinstance(n, int) or isinstance(n, bool):
+        return None
+    from physcodegym.probes.audit import EarlyResimulation
+
+    return EarlyResimulation(path / "scene.blend", may_hold_particles=n > 0)
+
+
+def _audit_in_process(args: argparse.Namespace, path: Path, loaded_task: Any, early_resim: Any) -> CommandResult:
+    """The audit's bpy work (the limited child of `_supervise`)."""
     import bpy
 
     bpy.context.preferences.filepaths.use_scripts_auto_execute = False  # Auto Run off for every file opened here
@@ -175,7 +205,8 @@ def run(args: argparse.Namespace) -> CommandResult:
 
     try:
         report, samples, scene = audit_path_full(path, Path(args.program) if args.program else None,
-                                                 on_started=start_counterfactuals if loaded_task else None)
+                                                 on_started=start_counterfactuals if loaded_task else None,
+                                                 early_resim=early_resim)
     except BaseException:
         for p in early:
             p.close()

@@ -148,3 +148,155 @@ def test_an_audit_leaves_a_disk_cache_as_it_found_it(tmp_path) -> None:
     doc = rep.meta["resimulation"]
     assert doc["ran"] is True and doc["objects"]["Sheet"]["max_m"] == 0.0, doc
     assert not rep.by_kind("scripted_motion"), [f.message for f in rep.findings]
+
+
+@pytest.mark.parametrize("case,defect,particles", [("weak_gravity", True, False), ("plank_deflects", False, False),
+                                                   ("drops_pulled", True, True)])
+def test_a_re_simulation_started_before_sampling_judges_as_the_audits_own(tmp_path, case: str, defect: bool,
+                                                                         particles: bool) -> None:
+    """`EarlyResimulation` (started before Blender's import, its end found by the worker from the bake) is adopted
+    by the audit and reaches the verdict and the end frame the audit's own re-simulation reaches."""
+    import bpy
+    from physcodegym.probes.audit import EarlyResimulation, audit_path_full
+    from physcodegym.probes.resimulation import resim_end
+
+    BUILDERS[case](defect)
+    blend = tmp_path / "scene.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(blend))
+    D.clear_user_handlers()
+    early = EarlyResimulation(blend, may_hold_particles=particles)
+    try:
+        rep, samples, _ = audit_path_full(blend, early_resim=early)
+    finally:
+        early.close()
+        D.clear_user_handlers()
+    doc = rep.meta["resimulation"]
+    assert early.adopted and doc["ran"] is True and doc["started_before_sampling"] is True, doc
+    assert doc["worker_cpus"] == (1 if particles else doc["worker_cpus"]), doc
+    assert doc["frames"] == resim_end(samples) - int(samples.frames[0]) + 1, doc["frames"]
+    assert bool(_resim_findings(rep)) is defect, [(f.kind, f.objects, f.message) for f in rep.findings]
+    assert not early.work.exists()
+
+
+def test_an_early_re_simulation_nobody_needs_is_stopped(tmp_path) -> None:
+    """An unbaked scene is simulated by the audit's sampling: the early worker is stopped, not waited for."""
+    import bpy
+    from physcodegym.probes.audit import EarlyResimulation, audit_path_full
+
+    D.rigid_stage(20)
+    D.sphere("Ball", (0, 0, 1.0), 0.2)
+    blend = tmp_path / "scene.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(blend))
+    early = EarlyResimulation(blend, may_hold_particles=False)
+    try:
+        rep, _, _ = audit_path_full(blend, early_resim=early)
+    finally:
+        early.close()
+        D.clear_user_handlers()
+    assert not early.adopted and rep.meta["resimulation"]["ran"] is False
+    assert early.run.result()[0][0] is None  # stopped: no samples were read
+
+
+STALE_PROGRAM = '''import os
+import bpy
+
+sc = bpy.context.scene
+for ob in list(bpy.data.objects):
+    bpy.data.objects.remove(ob)
+sc.frame_start, sc.frame_end = 1, 240
+bpy.ops.rigidbody.world_add()
+sc.rigidbody_world.point_cache.frame_end = 240
+bpy.ops.mesh.primitive_plane_add(size=10)
+bpy.context.active_object.name = "Ground"
+bpy.ops.rigidbody.object_add(type="PASSIVE")
+bpy.ops.mesh.primitive_uv_sphere_add(radius=0.2, location=(0, 0, 3))
+bpy.context.active_object.name = "Ball"
+bpy.ops.rigidbody.object_add(type="ACTIVE")
+sc.gravity = (0.0, 0.0, {g})
+bpy.ops.ptcache.bake_all(bake=True)
+sc.gravity = (0.0, 0.0, -9.81)
+bpy.ops.wm.save_as_mainfile(filepath=os.path.abspath("scene.blend"))
+'''
+
+
+@pytest.mark.parametrize("stale", [True, False])
+def test_a_sandboxed_run_is_re_simulated_from_the_start_of_the_audit(tmp_path, stale: bool) -> None:
+    """`physcodegym audit RUN` on a validated run starts the re-simulation before Blender's import (the run's record
+    says whether the file holds particle settings) and still tells a bake made at 2 m/s² from the honest one."""
+    import json
+
+    from physcodegym.core import launch
+    from physcodegym.core.limits import run_limited
+    from physcodegym.sandbox.runner import run_program
+
+    prog = tmp_path / "scene.py"
+    prog.write_text(STALE_PROGRAM.format(g=-2.0 if stale else -9.81))
+    run = tmp_path / "run"
+    rec = run_program(prog, run, timeout_s=180, mode="bake_only")
+    assert rec.status == "ok", (rec.reason, rec.log_tail)
+    assert rec.validation["headers"]["scene.blend"]["particle_settings"] == 0
+    res = run_limited(launch.cli_argv(["audit", str(run), "--json", "--save", str(tmp_path / "rep.json")]),
+                      timeout_s=300, memory_mb=None)
+    assert res.returncode == 0, res.stderr[-2000:]
+    doc = json.loads((tmp_path / "rep.json").read_text())
+    resim = doc["meta"]["resimulation"]
+    assert resim["ran"] is True and resim["started_before_sampling"] is True, resim
+    from physcodegym.probes.resimulation import resim_end
+    from physcodegym.samples import SceneSamples
+
+    samples = SceneSamples.load_npz(run / "audit_samples.npz")  # the audit's own sampling of the bake
+    assert resim["frames"] == resim_end(samples) - int(samples.frames[0]) + 1  # the worker stopped where it would
+    hits = [f for f in doc["findings"] if f["kind"] == "scripted_motion" and "Ball" in f["objects"]]
+    assert bool(hits) is stale, doc["findings"]
+
+
+def _cloth_on_deleted_ball(frames: int = 30) -> Any:
+    """A sheet baked falling on a collider ball; the ball is deleted after the bake (the bake is kept)."""
+    import bpy
+
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    sc = bpy.context.scene
+    sc.frame_start, sc.frame_end = 1, frames
+    bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=2, radius=0.5, location=(0, 0, 1.0))
+    ball = bpy.context.active_object
+    ball.modifiers.new("Collision", "COLLISION")
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=10, y_subdivisions=10, size=1.6, location=(0, 0, 1.7))
+    cm = bpy.context.active_object.modifiers.new("Cloth", "CLOTH")
+    cm.settings.quality = 3
+    cm.point_cache.frame_end = frames
+    sc.frame_set(1)
+    bpy.ops.ptcache.bake_all(bake=True)
+    bpy.data.objects.remove(ball)
+    return sc
+
+
+@pytest.mark.parametrize("case", ["weak_gravity", "drops_pulled", "cloth"])
+def test_a_bake_read_before_it_is_freed_is_still_simulated_again(tmp_path, case: str) -> None:
+    """`cf_worker.rebake` after the same process sampled the bake: frames it read stay in memory after
+    `free_bake_all` and were kept by `bake_all` (a rigid body world "re-baked" in 0.5 ms, identical to the bake of
+    an edited scene). Each scene here was edited after its bake, so a real re-simulation departs from it."""
+    import bpy
+    import numpy as np
+    from physcodegym.probes.cf_worker import rebake
+    from physcodegym.probes.sampling import sample_scene
+
+    sc = _cloth_on_deleted_ball() if case == "cloth" else BUILDERS[case](True)
+    blend = tmp_path / "scene.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(blend))
+    D.clear_user_handlers()
+    bpy.ops.wm.open_mainfile(filepath=str(blend))
+    sc = bpy.context.scene
+    before = sample_scene(sc)
+    rebake(sc, sc.frame_end)
+    after = sample_scene(sc)
+    if case == "cloth":
+        (key,) = before.verts
+        moved = float(np.abs(before.verts[key] - after.verts[key]).max())
+    elif case == "drops_pulled":
+        (key,) = before.particles
+        moved = float(np.nanmax(np.abs(np.nanmedian(before.particles[key], axis=1)
+                                       - np.nanmedian(after.particles[key], axis=1))))
+    else:
+        i = before.index("Ball")
+        moved = float(np.abs(before.matrices[i][:, :3, 3] - after.matrices[i][:, :3, 3]).max())
+    assert moved > 0.05, (case, moved)

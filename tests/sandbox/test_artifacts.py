@@ -164,6 +164,19 @@ def test_header_claims_are_checked_before_any_decode(tmp_path, good_blend):
         A.check_bare_video(tmp_path / "claim.mp4", 30)
 
 
+def test_the_block_walk_counts_particle_settings(tmp_path, good_blend):
+    """`particle_settings` (PA blocks) tells the audit, before it imports Blender, whether its re-simulation must
+    run on one CPU (SPH repeats only there): 0 in a scene without particles, 2 with two particle systems."""
+    code = ("import bpy, sys\nbpy.ops.wm.read_factory_settings(use_empty=True)\n"
+            "bpy.ops.mesh.primitive_plane_add()\nob = bpy.context.active_object\n"
+            "ob.modifiers.new('a', 'PARTICLE_SYSTEM')\nob.modifiers.new('b', 'PARTICLE_SYSTEM')\n"
+            "bpy.ops.wm.save_as_mainfile(filepath=sys.argv[-1])\n")
+    res = run_limited([sys.executable, "-c", code, str(tmp_path / "pa.blend")], timeout_s=120, memory_mb=None)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert A.check_bare_blend(tmp_path / "pa.blend")["particle_settings"] == 2
+    assert A.check_bare_blend(good_blend)["particle_settings"] == 0
+
+
 def test_blend_checks(tmp_path, good_blend):
     import zstandard
 
