@@ -65,35 +65,6 @@ def pick_cpu() -> int | None:
     return min(allowed, key=lambda c: (use[c], -newest[c], c))
 
 
-def keep_off(cpu: int | None) -> set[int] | None:
-    """Move this process (and the children it starts from now on) off `cpu`; returns the CPUs it had, for
-    `give_back`, or None when nothing changed (no CPU given, or no other CPU allowed).
-
-    Why: a pinned re-simulation of an SPH liquid is the audit's critical path, and the audit's own process and its
-    other workers, free to run on every CPU, took a share of the pinned one (measured on milk_pour: its 5.6 s bake
-    took 7.4 s beside them). On its own CPU it keeps the pace it has alone."""
-    if cpu is None:
-        return None
-    try:
-        had = set(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return None
-    rest = had - {cpu}
-    if not rest or rest == had:
-        return None
-    with contextlib.suppress(OSError):
-        os.sched_setaffinity(0, rest)
-        return had
-    return None
-
-
-def give_back(had: set[int] | None) -> None:
-    """Undo `keep_off` (None: nothing to undo)."""
-    if had:
-        with contextlib.suppress(OSError):
-            os.sched_setaffinity(0, had)
-
-
 def _kernel_thread(pid: str) -> bool:
     """Per-CPU kernel threads (kworker/0:1, ksoftirqd/1) are pinned to one CPU each and come and go: they are no
     simulating child and must not tip the choice (they have no command line)."""

@@ -160,7 +160,6 @@ class Started:
         self._out, self._err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
         self.proc: subprocess.Popen | None = None
         self.start_error: str | None = None
-        self.cpu = pick_cpu() if simulation and pinned else None  # the CPU it runs on alone (None: any)
         try:
             self.proc = subprocess.Popen(
                 cmd,
@@ -170,7 +169,7 @@ class Started:
                 env=simulation_env(env) if simulation else env,
                 cwd=cwd,
                 start_new_session=True,
-                preexec_fn=_preexec(memory_mb, simulation, self.cpu),
+                preexec_fn=_preexec(memory_mb, simulation, pick_cpu() if simulation and pinned else None),
                 pass_fds=pass_fds,
             )
         except OSError as e:

@@ -378,17 +378,16 @@ class EarlyResimulation:
     import, the file's load and its sampling. Here the worker finds where to stop from the bake itself (job
     `to_rest`, the rule of `resimulation.resim_end`) and `audit_scene` adopts it. `may_hold_particles` must come
     from the file, not from a guess: False lets the bake use every CPU, which only scenes without particles may
-    (`core.determinism`); pass True when unsure. While a pinned worker bakes, this process (and the workers it
-    starts) keeps off its CPU (`core.determinism.keep_off`: measured on milk_pour, the 5.6 s SPH bake took 7.4 s
-    beside an audit free to use its CPU), until the audit reads the result. Close it when done: a worker nobody
-    adopted is stopped, and the CPU is given back in any case. Meant for a process that ends with the audit (the
-    `audit` command's child): Blender imported after it keeps one thread there."""
+    (`core.determinism`); pass True when unsure. Close it when done: a worker nobody adopted is stopped.
+
+    Tried and left out: keeping this process off the pinned worker's CPU while it bakes (`sched_setaffinity`).
+    milk_pour's audit went 9.3 s -> 7.9 s (its SPH bake alone on its CPU), but liquid_duck's 8.0 s -> 9.1 s: its
+    rubric's pinned counterfactual, as long as the re-simulation, then shared the other CPU with this process."""
 
     def __init__(self, blend: Path, may_hold_particles: bool) -> None:
         import shutil
         import tempfile
 
-        from physcodegym.core.determinism import keep_off
         from physcodegym.probes.counterfactual import start_branches
 
         self.blend = Path(blend)
@@ -399,14 +398,9 @@ class EarlyResimulation:
         self.run = start_branches(self.blend, [{"out": self.work / "resimulated.npz", "force_rebake": True,
                                                 "to_rest": True}], {}, timeout_s=600.0,
                                   pinned=bool(may_hold_particles))
-        self.cpu_had = keep_off(self.run.cpu)  # its CPU is its own while it bakes (`core.determinism.keep_off`)
 
     def close(self) -> None:
-        from physcodegym.core.determinism import give_back
-
         self.run.cancel()
-        give_back(self.cpu_had)
-        self.cpu_had = None
         self._rm(self.work, ignore_errors=True)
 
 
@@ -425,7 +419,6 @@ class _Resimulation:
         self.early = started is not None
         if started is not None:  # its worker finds the same end from the bake itself
             self.blend, self.work, self.t0, self.run = started.blend, started.work, started.t0, started.run
-            self.cpu_had, started.cpu_had = started.cpu_had, None
             self._doc: dict[str, Any] | None = None
             return
         self.blend, self.work = Path(blend), Path(work)
@@ -437,18 +430,11 @@ class _Resimulation:
         self.run = start_branches(Path(blend), [{"out": Path(work) / "resimulated.npz",
                                                  "frames": (first, resim_end(samples)), "force_rebake": True}], {},
                                   timeout_s=600.0, pinned=bool(samples.particles))
-        self.cpu_had: set[int] | None = None  # this process keeps off a CPU only for an `EarlyResimulation`
         self._doc = None
 
     def doc(self) -> dict[str, Any]:
         if self._doc is None:
-            from physcodegym.core.determinism import give_back
-
-            try:
-                resim, rec = self.run.result()[0]
-            finally:
-                give_back(self.cpu_had)
-                self.cpu_had = None
+            resim, rec = self.run.result()[0]
             self._doc = _resimulation(self.samples, resim, rec, self.objects, self.keys)
             if resim is not None:
                 self._noise_floor(resim)

@@ -117,11 +117,6 @@ class BranchRun:
         return start_limited(cmd, timeout_s=self.timeout_s * len(pending), memory_mb=WORKER_MEMORY_MB,
                              simulation=True, pinned=self.pinned)
 
-    @property
-    def cpu(self) -> int | None:
-        """The CPU the current worker runs on alone (None: unpinned, or not started)."""
-        return getattr(self._worker, "cpu", None)
-
     def cancel(self) -> None:
         """Kill a worker whose branches nobody will read (its whole group); `result()` then records them failed."""
         if self._res is None and self._worker is not None:

@@ -126,32 +126,3 @@ def test_a_child_overrunning_while_nobody_waits_is_still_timed_out() -> None:
     q = quick.wait()
     assert not q.timed_out and q.returncode == 0 and "done" in q.stdout, q
 
-
-def test_the_caller_keeps_off_the_cpu_of_its_pinned_worker_until_it_gives_it_back() -> None:
-    """`keep_off` (the audit, while its pinned re-simulation bakes): the caller, and children it starts then, run
-    on the other CPUs; `give_back` restores them. On milk_pour the pinned SPH bake took 7.4 s beside an audit free
-    to use its CPU and 6.1 s without it (measured)."""
-    import pytest
-    from physcodegym.core.determinism import give_back, keep_off
-    from physcodegym.core.limits import start_limited
-
-    had = set(os.sched_getaffinity(0))
-    if len(had) < 2:
-        pytest.fail("this test needs two CPUs (the CI machine has two)")
-    w = start_limited([sys.executable, "-c", "import time; time.sleep(30)"], timeout_s=30, memory_mb=None,
-                      simulation=True)
-    try:
-        assert w.cpu in had
-        kept = keep_off(w.cpu)
-        try:
-            assert kept == had and set(os.sched_getaffinity(0)) == had - {w.cpu}
-            child = run_limited([sys.executable, "-c", "import os; print(sorted(os.sched_getaffinity(0)))"],
-                                timeout_s=30, memory_mb=None)
-            assert child.stdout.strip() == str(sorted(had - {w.cpu}))
-        finally:
-            give_back(kept)
-        assert set(os.sched_getaffinity(0)) == had
-        assert keep_off(None) is None and set(os.sched_getaffinity(0)) == had  # an unpinned worker: nothing to do
-    finally:
-        w.kill()
-        w.wait()
