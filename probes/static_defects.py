@@ -72,6 +72,8 @@ SOURCE_REACH_M = 0.05  # m: a particle is born from a rendered source when its e
 SOURCE_MIN, SOURCE_FRAC = 5, 0.05  # at least this many particles, and this fraction of the system's, born away
 SOURCE_FRAMES = 8  # birth frames judged per particle system (evenly spread over the emission)
 SOURCE_POINTS = 4000  # emitter sample points (vertices and triangle centroids) kept per frame
+SOURCE_MIN_SIZE_M = 0.005  # m: a rendered object whose second-largest dimension is below this (a speck, a needle) is
+# no source the frames show; a nozzle, a hose, a spout or a thin sheet all have two dimensions of a centimetre or more
 
 
 def source_distances(a: Any, em: str, frame: int, pts: np.ndarray, sources: list[str]) -> np.ndarray:
@@ -110,19 +112,26 @@ def _nearest_index(pts: np.ndarray, ref: np.ndarray, chunk: int = 256) -> np.nda
     return out
 
 
+def _visible_size(info: dict[str, Any]) -> float:
+    """The second-largest dimension (m): how large a source looks from its least favourable side but one."""
+    d = sorted((float(x) for x in info.get("dimensions", [0.0, 0.0, 0.0])), reverse=True)
+    return d[1] if len(d) > 1 else 0.0
+
+
 def sourceless(a: Any) -> None:
     """`energy_gain` for rendered particles born away from anything that renders: their emitter does not render
     and lies more than `SOURCE_REACH_M` from the material of every rendered object where they are born. Liquid
     that appears in mid-air (a hidden disc 2 cm above the glass instead of the carton's spout) brings mass and
     energy into the scene from nowhere the frames show. Each particle is assigned the emitter point nearest its
     first sampled position (it has flown up to a frame since its birth), so only the part of the emitter that
-    emits is judged."""
+    emits is judged. A rendered speck or needle (second-largest dimension below `SOURCE_MIN_SIZE_M`) parked
+    beside a hidden emitter is no source a frame shows and does not count."""
     s = a.s
     if not s.particles:
         return
     instanced = ph.instanced_objects(s.info)
     sources = [n for n in s.names if n not in instanced and s.info[n].get("type") in ph.GEOMETRY_TYPES
-               and ph.rendered(s.info[n])]
+               and ph.rendered(s.info[n]) and _visible_size(s.info[n]) >= SOURCE_MIN_SIZE_M]
     for key, P in s.particles.items():
         em = key.split("/", 1)[0]
         info = s.info.get(em, {})

@@ -709,6 +709,24 @@ def sourceless(defect: bool = True, frames: int = 30) -> Any:
     return sc
 
 
+def speck_source(defect: bool = True, frames: int = 30) -> Any:
+    """Drops fall onto a floor from a 3 cm plane that does not render, high in the air. Defect: the only rendered
+    thing beside it is a 4 mm speck 1 cm above it, too small to be the source a frame shows. Twin: a 3 cm tap
+    sits there instead."""
+    import bpy
+
+    sc = reset(frames)
+    camera(sc)
+    floor = box("Floor", (0, 0, -0.05), (6, 6, 0.1))
+    floor.modifiers.new("Collision", "COLLISION")
+    _emitter("Spout", (0, 0, 1.2), 60, frames, size=0.03, tap=not defect)
+    if defect:
+        bpy.ops.mesh.primitive_uv_sphere_add(radius=0.002, location=(0, 0, 1.21))
+        bpy.context.active_object.name = "Speck"
+    bake()
+    return sc
+
+
 def keyed_emitter(defect: bool = True, frames: int = 30) -> Any:
     """Drops fall from a plane that does not render, 1 cm under a wide rendered hopper. Defect: the plane is
     keyframed across the hopper while it emits (frames 1-20), so where the drops are born is scripted (they stay near

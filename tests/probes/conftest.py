@@ -41,6 +41,7 @@ for _name in (
     "born_inside",
     "sourceless",
     "keyed_emitter",
+    "speck_source",
     "hidden_tray",
     "liquid_attractor",
 ):

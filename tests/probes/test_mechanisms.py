@@ -20,6 +20,7 @@ MECHANISMS = [
     ("folded_sheet", "self_intersection", {"Sheet"}, None),  # a cloth crossing itself without deforming
     ("born_inside", "interpenetration", {"Crate", "Spout"}, "born_inside"),  # particles born in a solid
     ("sourceless", "energy_gain", {"Spout"}, "source_gap_m"),  # drops born in mid-air, far from anything rendered
+    ("speck_source", "energy_gain", {"Spout"}, "source_gap_m"),  # ... beside nothing but a 4 mm speck
     ("keyed_emitter", "scripted_motion", {"Spout"}, "reasons"),  # a hidden emitter swept by keyframes
     ("hidden_tray", "hidden_support", {"Catcher", "Spout"}, "measured"),  # invisible collider 2 mm inside a tray catches the drops
     ("liquid_attractor", "unexplained_force_field", {"Pull", "Spout"}, "measured"),  # keyframed attractor on liquid particles
