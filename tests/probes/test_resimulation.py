@@ -150,17 +150,11 @@ def test_an_audit_leaves_a_disk_cache_as_it_found_it(tmp_path) -> None:
     assert not rep.by_kind("scripted_motion"), [f.message for f in rep.findings]
 
 
-@pytest.mark.parametrize("case,defect,particles", [("weak_gravity", True, False), ("plank_deflects", False, False),
-                                                   ("drops_pulled", True, True)])
-def test_a_re_simulation_started_before_sampling_judges_as_the_audits_own(tmp_path, case: str, defect: bool,
-                                                                         particles: bool) -> None:
-    """`EarlyResimulation` (started before Blender's import, its end found by the worker from the bake) is adopted
-    by the audit and reaches the verdict and the end frame the audit's own re-simulation reaches."""
+def _audit_started_early(tmp_path, particles: bool) -> tuple[Any, AuditReport, Any]:
+    """Save the live scene, start `EarlyResimulation` on it, audit the file; (early, report, samples)."""
     import bpy
     from physcodegym.probes.audit import EarlyResimulation, audit_path_full
-    from physcodegym.probes.resimulation import resim_end
 
-    BUILDERS[case](defect)
     blend = tmp_path / "scene.blend"
     bpy.ops.wm.save_as_mainfile(filepath=str(blend))
     D.clear_user_handlers()
@@ -170,9 +164,24 @@ def test_a_re_simulation_started_before_sampling_judges_as_the_audits_own(tmp_pa
     finally:
         early.close()
         D.clear_user_handlers()
+    return early, rep, samples
+
+
+@pytest.mark.parametrize("case,defect,particles", [("weak_gravity", True, False), ("plank_deflects", False, False),
+                                                   ("drops_pulled", True, True)])
+def test_a_re_simulation_started_before_sampling_judges_as_the_audits_own(tmp_path, case: str, defect: bool,
+                                                                         particles: bool) -> None:
+    """`EarlyResimulation` (started before Blender's import, its end found by the worker from the bake) is adopted
+    by the audit and reaches the verdict and the end frame the audit's own re-simulation reaches."""
+    import os
+
+    from physcodegym.probes.resimulation import resim_end
+
+    BUILDERS[case](defect)
+    early, rep, samples = _audit_started_early(tmp_path, particles)
     doc = rep.meta["resimulation"]
     assert early.adopted and doc["ran"] is True and doc["started_before_sampling"] is True, doc
-    assert doc["worker_cpus"] == (1 if particles else doc["worker_cpus"]), doc
+    assert doc["worker_cpus"] == (1 if particles else len(os.sched_getaffinity(0))), doc  # SPH on one CPU only
     assert doc["frames"] == resim_end(samples) - int(samples.frames[0]) + 1, doc["frames"]
     assert bool(_resim_findings(rep)) is defect, [(f.kind, f.objects, f.message) for f in rep.findings]
     assert not early.work.exists()
@@ -180,19 +189,9 @@ def test_a_re_simulation_started_before_sampling_judges_as_the_audits_own(tmp_pa
 
 def test_an_early_re_simulation_nobody_needs_is_stopped(tmp_path) -> None:
     """An unbaked scene is simulated by the audit's sampling: the early worker is stopped, not waited for."""
-    import bpy
-    from physcodegym.probes.audit import EarlyResimulation, audit_path_full
-
     D.rigid_stage(20)
     D.sphere("Ball", (0, 0, 1.0), 0.2)
-    blend = tmp_path / "scene.blend"
-    bpy.ops.wm.save_as_mainfile(filepath=str(blend))
-    early = EarlyResimulation(blend, may_hold_particles=False)
-    try:
-        rep, _, _ = audit_path_full(blend, early_resim=early)
-    finally:
-        early.close()
-        D.clear_user_handlers()
+    early, rep, _ = _audit_started_early(tmp_path, particles=False)
     assert not early.adopted and rep.meta["resimulation"]["ran"] is False
     assert early.run.result()[0][0] is None  # stopped: no samples were read
 
