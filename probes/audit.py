@@ -385,7 +385,6 @@ class EarlyResimulation:
     rubric's pinned counterfactual, as long as the re-simulation, then shared the other CPU with this process."""
 
     def __init__(self, blend: Path, may_hold_particles: bool) -> None:
-        import shutil
         import tempfile
 
         from physcodegym.probes.counterfactual import start_branches
@@ -394,14 +393,15 @@ class EarlyResimulation:
         self.work = Path(tempfile.mkdtemp(prefix="pcg_resim_"))
         self.t0 = time.perf_counter()
         self.adopted = False
-        self._rm = shutil.rmtree
         self.run = start_branches(self.blend, [{"out": self.work / "resimulated.npz", "force_rebake": True,
                                                 "to_rest": True}], {}, timeout_s=600.0,
                                   pinned=bool(may_hold_particles))
 
     def close(self) -> None:
+        import shutil
+
         self.run.cancel()
-        self._rm(self.work, ignore_errors=True)
+        shutil.rmtree(self.work, ignore_errors=True)
 
 
 class _Resimulation:

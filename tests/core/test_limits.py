@@ -125,4 +125,3 @@ def test_a_child_overrunning_while_nobody_waits_is_still_timed_out() -> None:
     time.sleep(1.0)
     q = quick.wait()
     assert not q.timed_out and q.returncode == 0 and "done" in q.stdout, q
-
