@@ -1,10 +1,11 @@
 """A counterfactual worker that crashes does not lose the branches queued behind the crash.
 
-Blender really segfaults now and then while re-opening a file after a branch that left its scene
-inconsistent (the self-test's keyframed pendulum: 2 crashes in 6 workers). That crash cannot be made to
-happen on demand, so here the worker kills itself with a real SIGSEGV at a chosen point: a
-`sitecustomize` on the child's PYTHONPATH installs an audit hook that fires when the worker starts
-writing the record of a chosen branch. Everything else is real: the worker, bpy, the scene, the samples.
+Blender really segfaults now and then after a branch that left its scene inconsistent (the self-test's
+keyframed pendulum: a body removed under a hinge, since fixed at its cause, test_jointed_removal). Crashes
+nobody has found yet stay possible, and cannot be made to happen on demand, so here the worker kills itself
+with a real SIGSEGV at a chosen point: a `sitecustomize` on the child's PYTHONPATH installs an audit hook that
+fires when the worker starts writing the record of a chosen branch. Everything else is real: the worker, bpy,
+the scene, the samples.
 """
 
 from __future__ import annotations
