@@ -266,6 +266,7 @@ def run_job(blend: str, job: dict[str, Any], mapping: dict[str, str],
             from physcodegym.probes.defects import inject_defect
 
             rec["defect"] = inject_defect(scene, job["defect"], mapping)
+            scene = bpy.context.scene  # an injection may re-open the file (defects._reopened)
             changed = True
         for iv in ivs:
             try:

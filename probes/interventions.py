@@ -82,15 +82,49 @@ def disable_contact(scene: Any, a: Any, others: Any) -> dict[str, Any]:
     return {"changed": f"collision collections {a.name}={{{la}}} {[b.name for b in bs]}={{{lb}}}", "verified": ok}
 
 
+def drop_joints(scene: Any, ob: Any) -> list[str]:
+    """Remove every rigid body constraint that names `ob`; the names of the objects that held them.
+
+    Why: call it before removing `ob` or its rigid body. A joint on a body that is gone is inert, so the physics
+    is the same; but once the scene has been evaluated (a branch that read frames, a kinematic hand-off), Blender
+    frees the body's Bullet object while the Bullet joint still points at it, and the next bake reads freed
+    memory. Whether that crashes depends on the heap's layout: CI crashed both workers of pendulum's
+    `keyframe_core` where a developer machine never did (test_jointed_removal). Blender's operator refuses a
+    hidden holder; taking it out of the world's joints instead is safe on a world not built yet, not on a built
+    one (measured), so code that reads frames before it removes a body re-opens the file first
+    (`defects._reopened`).
+    """
+    import bpy
+
+    held = []
+    rbw = scene.rigidbody_world
+    joints = rbw.constraints if rbw is not None else None
+    # a holder may live only in the world's joint collection, outside the scene's own
+    for holder in dict.fromkeys([*scene.objects, *(joints.all_objects if joints is not None else [])]):
+        c = holder.rigid_body_constraint
+        if c is None or ob not in (c.object1, c.object2):
+            continue
+        try:
+            with bpy.context.temp_override(object=holder, active_object=holder, selected_objects=[holder]):
+                bpy.ops.rigidbody.constraint_remove()
+        except RuntimeError:  # a hidden holder refuses the operator: out of the world's joints (see above)
+            if joints is not None and holder.name in joints.objects:
+                joints.objects.unlink(holder)
+        held.append(holder.name)
+    return held
+
+
 def remove_object(scene: Any, ob: Any) -> dict[str, Any]:
     import bpy
 
     name = ob.name
+    joints = drop_joints(scene, ob)
     rbw = scene.rigidbody_world
     if rbw is not None and rbw.collection is not None and ob.name in rbw.collection.objects:
         rbw.collection.objects.unlink(ob)
     bpy.data.objects.remove(ob, do_unlink=True)
-    return {"changed": f"removed {name}", "verified": scene.objects.get(name) is None}
+    return {"changed": f"removed {name}" + (f" and the joints held by {joints}" if joints else ""),
+            "verified": scene.objects.get(name) is None}
 
 
 def _shift_fcurves(ob: Any, offset: tuple[float, float, float]) -> int:
