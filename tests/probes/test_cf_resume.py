@@ -32,6 +32,8 @@ if _spec:
         if _how == "always" or n == 0:
             with open(_marker, "w") as f:
                 f.write(str(n + 1))
+            with open(_marker + ".layouts", "a") as f:  # the padding of the worker that crashes
+                f.write(str(len(os.environ.get("PHYSCODEGYM_WORKER_LAYOUT", ""))) + "\\n")
             os.kill(os.getpid(), signal.SIGSEGV)
 
     sys.addaudithook(_hook)
@@ -84,12 +86,15 @@ def test_a_branch_that_always_crashes_fails_alone_and_the_loop_ends(
 
     marker = _crash_env(tmp_path, monkeypatch, "always:b")
     res = run_branches(small_blend, _jobs(tmp_path, ["a", "b", "c"]), {})
-    # b crashed the first worker, then a fresh worker twice as its first branch: then it is given up
-    assert marker.read_text() == "3"
+    # b crashed the first worker, then three fresh workers as their first branch: then it is given up
+    assert marker.read_text() == "4"
+    pads = [int(x) for x in Path(f"{marker}.layouts").read_text().split()]
+    assert pads[0] == 0 and len(set(pads)) == 4, pads  # every restart ran in another memory layout
     oks = [rec["ok"] for _, rec in res]
     assert oks == [True, False, True], [rec.get("errors") for _, rec in res]
     assert res[1][0] is None
-    assert "signal 11" in res[1][1]["errors"][0] and "twice" in res[1][1]["errors"][0]
+    assert "signal 11" in res[1][1]["errors"][0] and "three times" in res[1][1]["errors"][0]
+    assert res[2][1]["worker_layout"] == 4  # c ran in the fourth restart, each in another memory layout
 
 
 def test_a_stale_record_is_not_taken_for_this_runs(small_blend: Path, tmp_path: Path,
