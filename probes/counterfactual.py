@@ -23,7 +23,7 @@ from physcodegym.tasks.schema import ExpectedResponse, Intervention, Interventio
 
 WORKER_TIMEOUT_S = 600.0  # per branch; PHYSCODEGYM_BRANCH_TIMEOUT_S overrides it (a server with heavy scenes)
 WORKER_STOPPED = "worker stopped: "  # a branch's worker hit its time or memory limit (the reason follows)
-CRASHED_TWICE = "the branch crashed a fresh worker three times, in three memory layouts"
+CRASHED_EVERY_TRY = "the branch crashed a fresh worker three times, in three memory layouts"
 FIRST_JOB_TRIES = 3  # fresh workers a branch that crashes as their first job is given, each in another layout
 LAYOUT_VAR = "PHYSCODEGYM_WORKER_LAYOUT"  # padding in a restarted worker's environment: another memory layout
 WORKER_MEMORY_MB = 8192  # address space of one worker (clamped to a limited parent's own limit)
@@ -33,7 +33,7 @@ def scene_stopped_the_worker(reason: str) -> bool:
     """Whether a branch failed because re-simulating the scene outran the worker's limits (time, memory) or
     crashed Blender twice, as opposed to a fault of the check itself: such a branch cannot be verified, and a
     scene must not pass a check by being too slow or too fragile to re-simulate."""
-    return WORKER_STOPPED in reason or CRASHED_TWICE in reason
+    return WORKER_STOPPED in reason or CRASHED_EVERY_TRY in reason
 
 
 def branch_timeout_s() -> float:
@@ -161,7 +161,7 @@ class BranchRun:
             if left[0] == pending[0]:  # the first job of a fresh worker crashed it: that job may be the cause
                 first_crashes[left[0]] = first_crashes.get(left[0], 0) + 1
                 if first_crashes[left[0]] >= FIRST_JOB_TRIES:
-                    failed[left[0]] = f"{err} ({CRASHED_TWICE})"
+                    failed[left[0]] = f"{err} ({CRASHED_EVERY_TRY})"
                     left = left[1:]
             for i in left:  # said on their records: they ran in a worker started after a crash
                 crashes.setdefault(i, []).append(err)
