@@ -747,7 +747,7 @@ def check_responds_to(ctx: CheckContext, crit: Criterion, names: list[str]) -> C
 def _cf_failure(doc: dict[str, Any]) -> CheckResult:
     """A counterfactual that could not run. When it could not apply because the visible object has no
     collider, that is evidence (the object has no collision owner), never an unknown; so is a re-simulation that
-    outran the worker's limits or crashed it twice (`counterfactual.scene_stopped_the_worker`)."""
+    outran the worker's limits or crashed every worker it was given (`counterfactual.scene_stopped_the_worker`)."""
     from physcodegym.probes.counterfactual import scene_stopped_the_worker
     from physcodegym.probes.interventions import NO_COLLISION_OWNER
 
