@@ -236,7 +236,11 @@ class MotionDetectors(AuditBase):
 
         doc = self.resimulation_doc()
         done = set(getattr(self, "scripted_objects", {}) or {})
-        frames = self.frames[: int(doc.get("frames", 0))]
+        frames = (np.asarray(doc["frame_numbers"]) if doc.get("frame_numbers") is not None
+                  else self.frames[: int(doc.get("frames", 0))])
+        how = ("from its first frame" if not doc.get("runs") else
+               "in runs restarted from the bake's own state (frames "
+               + ", ".join(f"{a}-{b}" for a, b in doc["runs"]) + ")")
         for key, rec in (doc.get("departs") or {}).items():
             particles = key in doc.get("particles", {})
             obj = key.split("/", 1)[0] if particles else key
@@ -274,8 +278,8 @@ class MotionDetectors(AuditBase):
                 frames=_frange(frames, over) or [rec["first_frame_over"], int(frames[-1])],
                 value=value,
                 unit="m",
-                message=(f"the bake is not the saved scene's physics: simulating the saved scene again from its "
-                         f"first frame with nothing changed, {what}; the cache was baked from a scene that was "
+                message=(f"the bake is not the saved scene's physics: simulating the saved scene again {how} "
+                         f"with nothing changed, {what}; the cache was baked from a scene that was "
                          "edited afterwards (a helper removed, a setting changed)"),
                 evidence={"resimulation": {k: v for k, v in rec.items() if not k.startswith("per_frame")},
                           "series": _series(frames, d, f"{key} bake vs re-simulation", "m", float(np.min(thr)))},

@@ -537,22 +537,27 @@ def sample_scene(
     objects: list[str] | None = None,
     with_verts: bool = True,
     with_particles: bool = True,
+    from_start: bool = True,
 ) -> SceneSamples:
     """Step through `frames` in order (default: the scene's frame range) and record every track, in the
     scene's render configuration (`probes.render_config`: what the frames show, not what the viewport shows);
-    `scene_info["render_divergences"]` lists what differed between the two."""
+    `scene_info["render_divergences"]` lists what differed between the two.
+
+    `from_start=False`: start at `frames[0]` itself instead of stepping there from the scene's first frame. For a
+    cache that already holds that frame (a re-simulation restarted from the bake's own state,
+    `probes.resimulation.resim_plan`): stepping through the first frame would reset an outdated cache."""
     import bpy
     from physcodegym.probes.render_config import render_configuration
 
     scene = scene or bpy.context.scene
     with render_configuration(scene) as diverged:
-        samples = _sample_scene(scene, frames, objects, with_verts, with_particles)
+        samples = _sample_scene(scene, frames, objects, with_verts, with_particles, from_start)
     samples.scene_info["render_divergences"] = diverged
     return samples
 
 
 def _sample_scene(scene: Any, frames: range | list[int] | None, objects: list[str] | None, with_verts: bool,
-                  with_particles: bool) -> SceneSamples:
+                  with_particles: bool, from_start: bool = True) -> SceneSamples:
     import bpy
 
     if frames is None:
@@ -574,7 +579,7 @@ def _sample_scene(scene: Any, frames: range | list[int] | None, objects: list[st
     alive: dict[str, list[np.ndarray]] = {k: [] for _, _, k in psys_keys}
 
     # Step from the start frame so unbaked caches simulate (stepping is the only way they advance).
-    if frames and frames[0] != scene.frame_start:
+    if from_start and frames and frames[0] != scene.frame_start:
         for f in range(scene.frame_start, frames[0]):
             scene.frame_set(f)
     readers = _constant_readers(scene, obs)

@@ -49,6 +49,42 @@ class SceneSamples:
             particles_alive={k: v[keep] for k, v in self.particles_alive.items()},
             info=self.info, scene_info=self.scene_info)
 
+    def at(self, frames: np.ndarray | list[int]) -> SceneSamples:
+        """The samples on the given frame numbers, in that order (a re-simulation that re-ran only some frames is
+        compared with the bake on those frames). Every frame must be sampled here."""
+        pos = {int(f): i for i, f in enumerate(self.frames)}
+        missing = [int(f) for f in frames if int(f) not in pos]
+        if missing:
+            raise KeyError(f"frames not sampled: {missing[:5]}")
+        ix = np.array([pos[int(f)] for f in frames], dtype=np.int64)
+        return SceneSamples(
+            frames=self.frames[ix], fps=self.fps, names=self.names, matrices=self.matrices[:, ix],
+            verts={k: v[ix] for k, v in self.verts.items()},
+            particles={k: v[ix] for k, v in self.particles.items()},
+            particles_alive={k: v[ix] for k, v in self.particles_alive.items()},
+            info=self.info, scene_info=self.scene_info)
+
+    @classmethod
+    def concat(cls, parts: list[SceneSamples]) -> SceneSamples:
+        """Samples of separate frame runs of one scene joined in frame order (the static settings are the first
+        part's). The parts must track the same objects, vertices and particles."""
+        parts = sorted(parts, key=lambda p: int(p.frames[0]) if len(p.frames) else 0)
+        first = parts[0]
+        if any(p.names != first.names or set(p.verts) != set(first.verts) or set(p.particles) != set(first.particles)
+               for p in parts):
+            raise ValueError("the parts track different objects")
+
+        def cat(get: Any) -> np.ndarray:
+            return np.concatenate([get(p) for p in parts], axis=0)
+
+        return cls(
+            frames=cat(lambda p: p.frames), fps=first.fps, names=first.names,
+            matrices=np.concatenate([p.matrices for p in parts], axis=1),
+            verts={k: cat(lambda p, k=k: p.verts[k]) for k in first.verts},
+            particles={k: cat(lambda p, k=k: p.particles[k]) for k in first.particles},
+            particles_alive={k: cat(lambda p, k=k: p.particles_alive[k]) for k in first.particles_alive},
+            info=first.info, scene_info=first.scene_info)
+
     def save_npz(self, path: str | Path) -> None:
         arrays: dict[str, np.ndarray] = {"frames": self.frames, "matrices": self.matrices}
         for k, v in self.verts.items():

@@ -299,3 +299,94 @@ def test_a_bake_read_before_it_is_freed_is_still_simulated_again(tmp_path, case:
         i = before.index("Ball")
         moved = float(np.abs(before.matrices[i][:, :3, 3] - after.matrices[i][:, :3, 3]).max())
     assert moved > 0.05, (case, moved)
+
+
+def sinking_sheet(defect: bool, frames: int = 90, disk: Any = None) -> Any:
+    """A sheet under 1 % of gravity sinks from z = 1 m, never faster than 3 mm a frame (measured), so the
+    re-simulation restarts from the bake's own state (`resimulation.resim_plan`; the weak gravity is another
+    check's finding). Defect: the gravity is set back to Earth's after the bake, which is kept (the sheet on
+    screen sinks as it never would in the saved scene). `disk`: a folder; the file is saved there first and baked
+    to a disk cache."""
+    import bpy
+
+    sc = D.reset(frames)
+    D.camera(sc)
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=10, y_subdivisions=10, size=1.0, location=(0, 0, 1.0))
+    sheet = bpy.context.active_object
+    sheet.name = "Sheet"
+    cm = sheet.modifiers.new("Cloth", "CLOTH")
+    cm.settings.effector_weights.gravity = 0.01  # a lighter sheet flutters 2 cm a frame: a fast phase throughout
+    cm.point_cache.frame_end = frames
+    if disk is not None:
+        bpy.ops.wm.save_as_mainfile(filepath=str(disk / "scene.blend"))  # a disk cache needs a saved file
+        cm.point_cache.use_disk_cache = True
+    D.bake()
+    if defect:
+        cm.settings.effector_weights.gravity = 1.0
+    if disk is not None:
+        bpy.ops.wm.save_as_mainfile(filepath=str(disk / "scene.blend"))
+    return sc
+
+
+@pytest.mark.parametrize("early", [False, True])
+def test_a_cloth_restarted_from_its_bake_finds_an_edit_after_the_bake_and_clears_its_twin(tmp_path,
+                                                                                         early: bool) -> None:
+    """An all-cloth scene is simulated again in runs restarted from the bake's own state (a fraction of the
+    frames), by the audit's worker and by one started before sampling. The restarted runs reproduce the honest
+    bake exactly; where gravity was changed after the bake, every run falls away from it."""
+    from physcodegym.probes.audit import audit_scene
+
+    for defect in (False, True):
+        sc = sinking_sheet(defect)
+        if early:
+            _, rep, _ = _audit_started_early(tmp_path, particles=False)
+        else:
+            try:
+                rep = audit_scene(sc)
+            finally:
+                D.clear_user_handlers()
+        doc = rep.meta["resimulation"]
+        assert doc["ran"] is True and doc["mode"] == "restarted_runs", doc
+        assert len(doc["runs"]) >= 2 and doc["runs"][0][0] == 1, doc["runs"]
+        assert len(doc["frame_numbers"]) < int(doc["runs"][-1][1]), doc["runs"]  # not every frame again
+        hits = _resim_findings(rep)
+        if defect:
+            assert hits and hits[0].objects == ["Sheet"], [(f.kind, f.objects, f.message) for f in rep.findings]
+            assert "restarted from the bake's own state" in hits[0].message
+        else:
+            assert not hits, [f.message for f in hits]
+            assert doc["objects"]["Sheet"]["max_m"] == 0.0, doc["objects"]
+
+
+def test_a_restarted_cloth_on_a_disk_cache_leaves_its_files(tmp_path) -> None:
+    """A disk cache restarts from the branch's private copy: the submission's files stay, the bake is matched."""
+    from physcodegym.probes.audit import audit_path
+
+    sinking_sheet(False, disk=tmp_path)
+    cache_dir = tmp_path / "blendcache_scene"
+    before = sorted(p.name for p in cache_dir.iterdir())
+    assert len(before) >= 90
+    rep = audit_path(tmp_path / "scene.blend")
+    assert sorted(p.name for p in cache_dir.iterdir()) == before
+    doc = rep.meta["resimulation"]
+    assert doc["ran"] is True and doc["mode"] == "restarted_runs", doc
+    assert doc["objects"]["Sheet"]["max_m"] == 0.0, doc["objects"]
+    assert not _resim_findings(rep), [f.message for f in rep.findings]
+
+
+def test_the_restart_plan_covers_the_fast_phase_and_ends_at_the_end() -> None:
+    """`resim_plan` on the shipped cloth_drape truth: one run from the first frame through the fall and the drape,
+    then short runs to the last frame; a rigid scene gets one run from the first frame."""
+    from pathlib import Path
+
+    from physcodegym.probes.resimulation import SEGMENT_FRAMES, resim_end, resim_plan
+    from physcodegym.samples import SceneSamples
+
+    tasks = Path(__file__).resolve().parents[2] / "tasks" / "packs"
+    cloth = SceneSamples.load_npz(tasks / "cloth_drape" / "truth_trajectories.npz")
+    plan = resim_plan(cloth)
+    assert plan[0][0] == 1 and plan[0][1] >= 40 and plan[-1][1] == resim_end(cloth) == 240, plan
+    assert all(b - a == SEGMENT_FRAMES for a, b in plan[1:]), plan
+    assert sum(b - a + 1 for a, b in plan) < 0.6 * 240, plan
+    rigid = SceneSamples.load_npz(tasks / "ball_bounce" / "truth_trajectories.npz")
+    assert resim_plan(rigid) == [(1, resim_end(rigid))]
