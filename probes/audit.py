@@ -478,7 +478,7 @@ class _Resimulation:
 def _resimulation(samples: SceneSamples, resim: SceneSamples | None, rec: dict[str, Any],
                   objects: dict[str, float], keys: list[str]) -> dict[str, Any]:
     """Compare the bake with the saved scene's re-simulation (`probes.resimulation`)."""
-    from physcodegym.probes.resimulation import SEGMENT_TOL_M, compare
+    from physcodegym.probes.resimulation import compare, resim_tolerances
 
     if resim is None:
         return {"ran": False, "reason": "; ".join(rec.get("errors", [])) or "re-simulation worker failed"}
@@ -488,7 +488,7 @@ def _resimulation(samples: SceneSamples, resim: SceneSamples | None, rec: dict[s
             baked = samples.at(resim.frames)
         except KeyError as ex:
             return {"ran": False, "reason": f"the re-simulation's frames are not all in the bake: {ex}"}
-        doc = compare(baked, resim, objects, keys, tol_m=SEGMENT_TOL_M)
+        doc = compare(baked, resim, objects, keys, tol_m=resim_tolerances(resim.frames, runs))
         doc.update(mode="restarted_runs", runs=runs, frame_numbers=[int(f) for f in resim.frames])
     else:
         doc = compare(samples, resim, objects, keys)

@@ -15,7 +15,11 @@ changed) and the rendered simulated things are compared with the bake:
   by more than `RESIM_COUNT_REL`.
 
 Rigid bodies and cloth re-simulate bit for bit from a saved scene (measured on every shipped truth:
-deviation 0). SPH particles do not (the solver depends on thread timing and memory layout), so particles
+deviation 0), within one memory layout: a self-colliding cloth re-run in another environment can drift a few
+cm over 240 frames (cloth_drape_s4, 7 cm), which the 5 cm tolerance does not always absorb, one more reason for
+the runs below. An all-cloth scene is not re-baked in full: its fast phase is simulated again from the first
+frame and the rest in short runs restarted from the bake's own state (`resim_plan`).
+SPH particles do not re-simulate bit for bit (the solver depends on thread timing and memory layout), so particles
 are compared on aggregates, with tolerances well above the measured noise of the shipped liquids. The
 aggregate is robust, not a mean: in hose_jet about 300 of 1600 drops miss the tray and fall for ever (z of
 -312 m at frame 240), so which handful of drops escapes, a matter of thread timing, moved the mean 0.72 m
@@ -59,7 +63,10 @@ RESTARTING_SOLVERS = {"CLOTH"}  # solvers whose cache restarts bit for bit (meas
 FAST_STEP_M = 0.005  # m per frame: until the bake's steps stay below this, one run from the first frame
 SEGMENT_FRAMES = 8  # frames simulated by each later run, from the bake's state at its first frame
 SEGMENT_EVERY = 24  # one later run every this many frames
-SEGMENT_TOL_M = 0.002  # m: a restarted run departs from the bake by more than this (measured 0 on the truths)
+SEGMENT_TOL_M = 0.01  # m: a restarted run departs from the bake by more than this (the run from the first frame
+# keeps `RESIM_TOL_M`). Measured 0 on the shipped cloths; but a self-colliding cloth is not bit for bit across memory
+# layouts: cloth_drape_s4 re-run in another environment first differs at frame 14, by 1.7 mm at frame 25 and 1 cm at
+# frame 49, so a run's own noise can grow, from an exact start, to well under this in `SEGMENT_FRAMES`
 
 
 def _rot_angle(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -229,10 +236,11 @@ def resim_plan(samples: SceneSamples) -> list[tuple[int, int]]:
     Why: a full re-bake of a self-colliding cloth costs as much as the run's own bake (cloth_drape: 40 s of an
     84 s run), so the audit could not stay within a quarter of the run. A cloth restarted from its cache
     reproduces the bake bit for bit (measured: frames 121-140 of cloth_drape restarted at 120, deviation 0), so
-    each run checks that the solver makes those frames from the bake's state, with a tolerance of
-    `SEGMENT_TOL_M`, not `RESIM_TOL_M`. What it gives up: a change of the physics that acted only between two
-    runs after the fast phase (a helper touched for a few frames, then deleted) is not seen; a change that
-    lasts (a support deleted, a setting changed) is seen by every run after it.
+    each later run checks that the solver makes those frames from the bake's state, with a tolerance of
+    `SEGMENT_TOL_M` (the run from the first frame keeps `RESIM_TOL_M`: `resim_tolerances`). What it gives up:
+    a change of the physics that acted only between two runs after the fast phase (a helper touched for a few
+    frames, then deleted) is not seen; a change that lasts (a support deleted, a setting changed) is seen by
+    every run after it.
     """
     f = samples.frames
     if not len(f):
@@ -252,9 +260,17 @@ def resim_plan(samples: SceneSamples) -> list[tuple[int, int]]:
     return [(first, head_end)] + runs[::-1]
 
 
+def resim_tolerances(frames: np.ndarray, runs: list[tuple[int, int]]) -> np.ndarray:
+    """(F,) per-frame tolerance (m) for the frames of a re-simulation in `runs` (`resim_plan`): `RESIM_TOL_M` on
+    the run from the first frame (its noise can grow over the whole run), `SEGMENT_TOL_M` on the restarted runs."""
+    a0, b0 = runs[0]
+    f = np.asarray(frames)
+    return np.where((f >= a0) & (f <= b0), RESIM_TOL_M, SEGMENT_TOL_M)
+
+
 def compare(baked: SceneSamples, resim: SceneSamples, objects: dict[str, float],
-            particle_keys: list[str], reseeded: list[SceneSamples] = (), tol_m: float = RESIM_TOL_M,
-            ) -> dict[str, Any]:
+            particle_keys: list[str], reseeded: list[SceneSamples] = (),
+            tol_m: float | np.ndarray = RESIM_TOL_M) -> dict[str, Any]:
     """Per thing compared, its largest deviation; `departs` lists the ones past the tolerances.
 
     `objects`: {name: size in m} of the rendered simulated objects; `particle_keys`: "emitter/system";
@@ -272,10 +288,12 @@ def compare(baked: SceneSamples, resim: SceneSamples, objects: dict[str, float],
         if d is None:
             continue
         i = int(np.argmax(d))
-        over = d > tol_m
+        thr = np.broadcast_to(np.asarray(tol_m, dtype=np.float64), (len(d),)).copy() if np.ndim(tol_m) == 0 \
+            else np.asarray(tol_m, dtype=np.float64)[:nf]
+        over = d > thr
         rec = {"max_m": round(float(d[i]), 5), "at_frame": int(frames[i]), "frames_over": int(over.sum()),
                "first_frame_over": int(frames[np.argmax(over)]) if over.any() else None, "per_frame": d,
-               "per_frame_threshold": np.full(nf, tol_m)}
+               "per_frame_threshold": thr}
         out["objects"][name] = {k: v for k, v in rec.items() if not k.startswith("per_frame")}
         if int(over.sum()) >= RESIM_MIN_FRAMES:
             out["departs"][name] = rec
