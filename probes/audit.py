@@ -426,8 +426,8 @@ class _Resimulation:
         runs = resim_plan(samples)
         # the longest worker of the audit: without particles (whose SPH result depends on its threads) it may use
         # both CPUs, and it re-bakes bit for bit all the same (cloth_drape measured: 9.9 s on one CPU, 7.0 s on
-        # two, identical vertices). An all-cloth scene is simulated again in runs restarted from the bake's state
-        # (`resim_plan`), the others from the first frame to the end of their motion.
+        # two, identical vertices). A scene of cloth and particles only is simulated again in runs restarted from
+        # the bake's state (`resim_plan`), the others from the first frame to the end of their motion.
         self.run = start_branches(Path(blend), [{"out": Path(work) / "resimulated.npz",
                                                  "frames": (runs[0][0], runs[-1][1]), "runs": runs,
                                                  "force_rebake": True}], {},
@@ -453,7 +453,9 @@ class _Resimulation:
         keys = departing_particles(self._doc)
         if not keys:
             return
-        fr = (int(self.samples.frames[0]), int(self.samples.frames[0]) + int(self._doc["frames"]) - 1)
+        runs = self._doc.get("runs")
+        fr = ((int(runs[0][0]), int(runs[-1][1])) if runs else
+              (int(self.samples.frames[0]), int(self.samples.frames[0]) + int(self._doc["frames"]) - 1))
         jobs = [{"out": self.work / f"reseeded{k}.npz", "frames": fr, "force_rebake": True, "reseed": k}
                 for k in range(1, RESIM_NOISE_SAMPLES + 1)]
         t = time.perf_counter()
@@ -464,7 +466,11 @@ class _Resimulation:
         if not others:
             self._doc["noise"] = {"ran": False, "reason": "; ".join(errors) or "re-seeded workers failed"}
             return
-        redo = compare(self.samples, resim, {}, keys, reseeded=others)
+        if runs:  # the restarted runs' frames only; the re-seeded simulations ran from the first frame
+            others = [o.at(resim.frames) for o in others]
+            redo = compare(self.samples.at(resim.frames), resim, {}, keys, reseeded=others)
+        else:
+            redo = compare(self.samples, resim, {}, keys, reseeded=others)
         for k in keys:
             self._doc["particles"][k] = redo["particles"][k]
             if k in redo["departs"]:
@@ -483,7 +489,7 @@ def _resimulation(samples: SceneSamples, resim: SceneSamples | None, rec: dict[s
     if resim is None:
         return {"ran": False, "reason": "; ".join(rec.get("errors", [])) or "re-simulation worker failed"}
     runs = rec.get("runs")
-    if runs:  # an all-cloth scene simulated again in runs restarted from the bake's own state: those frames only
+    if runs:  # cloth and particles only, simulated again in runs restarted from the bake's own state: those frames
         try:
             baked = samples.at(resim.frames)
         except KeyError as ex:

@@ -90,9 +90,52 @@ def _cached_frames(pc: Any) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def _particle_caches(scene: Any) -> list[Any]:
+    return [ps.point_cache for ob in scene.objects for ps in getattr(ob, "particle_systems", [])]
+
+
+def _particles_to_private_disk(scene: Any) -> Path | None:
+    """Save the open file into a private folder (with a copy of its disk caches) and switch every particle cache to
+    a disk cache there; the cache folder, or None without particle systems.
+
+    Why: a particle cache cannot be cleared after a frame the way a cloth cache is (assigning any particle or
+    emitter setting resets the whole system, measured: 231 frames down to 1); its frames on disk can be deleted
+    one by one, and stepping past the last one left simulates again from it (measured)."""
+    import shutil
+    import tempfile
+
+    import bpy
+
+    pcs = _particle_caches(scene)
+    if not pcs:
+        return None
+    cur = Path(bpy.data.filepath)
+    where = Path(tempfile.mkdtemp(prefix="pcg_runs_"))
+    src = cur.parent / f"blendcache_{cur.stem}"
+    if src.is_dir():
+        shutil.copytree(src, where / f"blendcache_{cur.stem}", symlinks=True)
+    bpy.ops.wm.save_as_mainfile(filepath=str(where / cur.name), relative_remap=True)
+    for pc in pcs:
+        if not pc.use_disk_cache:
+            pc.use_disk_cache = True  # writes every frame it holds
+    return where / f"blendcache_{cur.stem}"
+
+
+def _drop_disk_frames_after(folder: Path, frame: int) -> int:
+    """Delete every cache file of `folder` for a frame after `frame`; how many are left after it (0)."""
+    import re
+
+    for fn in folder.glob("*.bphys"):
+        m = re.search(r"_(\d{6})_\d+\.bphys$", fn.name)
+        if m and int(m.group(1)) > frame:
+            fn.unlink()
+    return sum(1 for fn in folder.glob("*.bphys")
+               if (m := re.search(r"_(\d{6})_\d+\.bphys$", fn.name)) and int(m.group(1)) > frame)
+
+
 def resimulate_runs(scene: Any, runs: list[tuple[int, int]]) -> Any:
-    """Simulate the all-cloth scene again on each run (first, last) of `probes.resimulation.resim_plan`, each
-    from the bake's own state at its first frame, and return the samples of those frames.
+    """Simulate the scene (cloth and particles only) again on each run (first, last) of
+    `probes.resimulation.resim_plan`, each from the bake's own state at its first frame; the samples of those frames.
 
     The runs go from the last to the first: clearing a cache after a run's first frame keeps every earlier frame
     of the bake for the runs still to come. Each restart is verified, never assumed: the cache must have lost its
@@ -103,25 +146,43 @@ def resimulate_runs(scene: Any, runs: list[tuple[int, int]]) -> Any:
     from physcodegym.probes.sampling import sample_scene
     from physcodegym.samples import SceneSamples
 
+    disk = _particles_to_private_disk(scene)
+    scene = bpy.context.scene
     with bpy.context.temp_override(scene=scene):
         bpy.ops.ptcache.free_bake_all()  # lifts the baked flag; the frames stay and are read until cleared
     parts = []
-    for a, b in sorted(runs, reverse=True):
-        scene.frame_set(a)
-        before = sample_scene(scene, frames=[a], from_start=False)
-        caches = _clear_after_current(scene)
-        bpy.context.view_layer.update()
-        if not caches:
-            raise RestartFailed("no cloth cache to restart")
-        for pc in caches:
-            n = _cached_frames(pc)
-            if pc.is_baked or n is None or n > a - pc.frame_start + 1:
-                raise RestartFailed(f"the cache still holds frames after {a} ({pc.info!r})")
-        part = sample_scene(scene, frames=range(a, b + 1), from_start=False)
-        for k, v in before.verts.items():
-            if k in part.verts and not np.array_equal(np.nan_to_num(v[0]), np.nan_to_num(part.verts[k][0])):
-                raise RestartFailed(f"{k}: the state at frame {a} is not the bake's after the restart")
-        parts.append(part)
+    try:
+        for a, b in sorted(runs, reverse=True):
+            scene.frame_set(a)
+            before = sample_scene(scene, frames=[a], from_start=False)
+            caches = _clear_after_current(scene)
+            bpy.context.view_layer.update()
+            if not caches and disk is None:
+                raise RestartFailed("no cloth or particle cache to restart")
+            for pc in caches:
+                n = _cached_frames(pc)
+                if pc.is_baked or n is None or n > a - pc.frame_start + 1:
+                    raise RestartFailed(f"the cache still holds frames after {a} ({pc.info!r})")
+            if disk is not None and _drop_disk_frames_after(disk, a):
+                raise RestartFailed(f"particle cache files after frame {a} could not be deleted")
+            part = sample_scene(scene, frames=range(a, b + 1), from_start=False)
+            for k, v in before.verts.items():
+                if k in part.verts and not np.array_equal(np.nan_to_num(v[0]), np.nan_to_num(part.verts[k][0])):
+                    raise RestartFailed(f"{k}: the state at frame {a} is not the bake's after the restart")
+            for k, v in before.particles.items():  # the live ones (unborn particles have no state to keep)
+                if k not in part.particles:
+                    continue
+                la, lb = before.particles_alive.get(k), part.particles_alive.get(k)
+                live = la[0] if la is not None else np.isfinite(v[0]).all(axis=1)
+                if (lb is not None and not np.array_equal(live, lb[0])) or not np.array_equal(
+                        np.nan_to_num(v[0][live]), np.nan_to_num(part.particles[k][0][live])):
+                    raise RestartFailed(f"{k}: the particles at frame {a} are not the bake's after the restart")
+            parts.append(part)
+    finally:
+        if disk is not None:
+            import shutil
+
+            shutil.rmtree(disk.parent, ignore_errors=True)
     return SceneSamples.concat(parts)
 
 

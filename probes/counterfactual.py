@@ -55,8 +55,8 @@ def run_branches(blend: Path, jobs: list[dict[str, Any]], mapping: dict[str, str
     A job is {"out": Path, "interventions": [Intervention], "frames": (s, e), "defect": kind, "save_blend": Path,
     "solvers_off": bool, "force_rebake": bool (free the program's bake and simulate again with nothing changed),
     "to_rest": bool (with force_rebake: read from the bake itself what to simulate again, `resimulation.resim_plan`),
-    "runs": [(first, last)] (with force_rebake, an all-cloth scene: simulate those frames again, each run from the
-    bake's own state at its first frame, `cf_worker.resimulate_runs`),
+    "runs": [(first, last)] (with force_rebake, a scene of cloth and particles only: simulate those frames again,
+    each run from the bake's own state at its first frame, `cf_worker.resimulate_runs`),
     "reseed": int (shift every particle system's seed by it: another microstate of the same physics),
     "strip_clear": [object names] (delete their faces whose material renders nothing: what those faces do),
     "decollide": [object names] (take away their collision, keep the objects: `cf_worker.decollide`),

@@ -390,3 +390,45 @@ def test_the_restart_plan_covers_the_fast_phase_and_ends_at_the_end() -> None:
     assert sum(b - a + 1 for a, b in plan) < 0.6 * 240, plan
     rigid = SceneSamples.load_npz(tasks / "ball_bounce" / "truth_trajectories.npz")
     assert resim_plan(rigid) == [(1, resim_end(rigid))]
+
+
+def pouring_drops(defect: bool, frames: int = 90) -> Any:
+    """Drops emitted all along fall 1.5 m onto a floor (a pour, never at rest), so the re-simulation restarts from
+    the bake's own particle cache (`resimulation.resim_plan`). Defect: baked at half gravity, gravity then set back
+    to Earth's (the bake is kept)."""
+    sc = D.reset(frames)
+    D.camera(sc)
+    floor = D.box("Floor", (0, 0, -0.05), (6, 6, 0.1))
+    floor.modifiers.new("Collision", "COLLISION")
+    em = D._emitter("Spout", (0, 0, 1.5), 300, frames)
+    em.particle_systems[0].settings.frame_end = frames
+    g = tuple(sc.gravity)
+    if defect:
+        sc.gravity = (0.0, 0.0, 0.5 * g[2])
+    D.bake()
+    sc.gravity = g
+    return sc
+
+
+def test_a_pour_restarted_from_its_particle_cache_finds_a_stale_bake_and_clears_its_twin() -> None:
+    """A particle system is simulated again in runs restarted from its own cache (switched to a private disk cache,
+    its files after the run's first frame deleted): the honest pour re-simulates exactly on those frames; one
+    baked at half gravity departs in every run."""
+    from physcodegym.probes.audit import audit_scene
+
+    for defect in (False, True):
+        sc = pouring_drops(defect)
+        try:
+            rep = audit_scene(sc)
+        finally:
+            D.clear_user_handlers()
+        doc = rep.meta["resimulation"]
+        assert doc["ran"] is True and doc["mode"] == "restarted_runs", doc
+        assert len(doc["frame_numbers"]) < 90, doc["runs"]
+        hits = _resim_findings(rep)
+        if defect:
+            assert hits and hits[0].objects == ["Spout"], [(f.kind, f.objects, f.message) for f in rep.findings]
+        else:
+            assert not hits, [f.message for f in hits]
+            rec = doc["particles"]["Spout/Drops"]
+            assert rec["bulk_max_m"] == 0.0 and rec["count_max_rel"] == 0.0, rec
