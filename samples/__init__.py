@@ -40,13 +40,15 @@ class SceneSamples:
         """The samples up to and including `last_frame` (a shorter run of the same simulation: a branch baked
         further than one reader asks for serves it too)."""
         keep = self.frames <= last_frame
-        if keep.all():
-            return self
+        return self if keep.all() else self._take(keep)
+
+    def _take(self, ix: np.ndarray) -> SceneSamples:
+        """The samples on the frames `ix` selects (a mask or positions), every track cut the same way."""
         return SceneSamples(
-            frames=self.frames[keep], fps=self.fps, names=self.names, matrices=self.matrices[:, keep],
-            verts={k: v[keep] for k, v in self.verts.items()},
-            particles={k: v[keep] for k, v in self.particles.items()},
-            particles_alive={k: v[keep] for k, v in self.particles_alive.items()},
+            frames=self.frames[ix], fps=self.fps, names=self.names, matrices=self.matrices[:, ix],
+            verts={k: v[ix] for k, v in self.verts.items()},
+            particles={k: v[ix] for k, v in self.particles.items()},
+            particles_alive={k: v[ix] for k, v in self.particles_alive.items()},
             info=self.info, scene_info=self.scene_info)
 
     def at(self, frames: np.ndarray | list[int]) -> SceneSamples:
@@ -56,13 +58,7 @@ class SceneSamples:
         missing = [int(f) for f in frames if int(f) not in pos]
         if missing:
             raise KeyError(f"frames not sampled: {missing[:5]}")
-        ix = np.array([pos[int(f)] for f in frames], dtype=np.int64)
-        return SceneSamples(
-            frames=self.frames[ix], fps=self.fps, names=self.names, matrices=self.matrices[:, ix],
-            verts={k: v[ix] for k, v in self.verts.items()},
-            particles={k: v[ix] for k, v in self.particles.items()},
-            particles_alive={k: v[ix] for k, v in self.particles_alive.items()},
-            info=self.info, scene_info=self.scene_info)
+        return self._take(np.array([pos[int(f)] for f in frames], dtype=np.int64))
 
     @classmethod
     def concat(cls, parts: list[SceneSamples]) -> SceneSamples:

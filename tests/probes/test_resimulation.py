@@ -301,6 +301,16 @@ def test_a_bake_read_before_it_is_freed_is_still_simulated_again(tmp_path, case:
     assert moved > 0.05, (case, moved)
 
 
+def _audit_live(sc: Any) -> AuditReport:
+    """Audit the live scene, then drop the handlers it registered (the next builder starts clean)."""
+    from physcodegym.probes.audit import audit_scene
+
+    try:
+        return audit_scene(sc)
+    finally:
+        D.clear_user_handlers()
+
+
 def sinking_sheet(defect: bool, frames: int = 90, disk: Any = None) -> Any:
     """A sheet under 1 % of gravity sinks from z = 1 m, never faster than 3 mm a frame (measured), so the
     re-simulation restarts from the bake's own state (`resimulation.resim_plan`; the weak gravity is another
@@ -334,17 +344,9 @@ def test_a_cloth_restarted_from_its_bake_finds_an_edit_after_the_bake_and_clears
     """An all-cloth scene is simulated again in runs restarted from the bake's own state (a fraction of the
     frames), by the audit's worker and by one started before sampling. The restarted runs reproduce the honest
     bake exactly; where gravity was changed after the bake, every run falls away from it."""
-    from physcodegym.probes.audit import audit_scene
-
     for defect in (False, True):
         sc = sinking_sheet(defect)
-        if early:
-            _, rep, _ = _audit_started_early(tmp_path, particles=False)
-        else:
-            try:
-                rep = audit_scene(sc)
-            finally:
-                D.clear_user_handlers()
+        rep = _audit_started_early(tmp_path, particles=False)[1] if early else _audit_live(sc)
         doc = rep.meta["resimulation"]
         assert doc["ran"] is True and doc["mode"] == "restarted_runs", doc
         assert len(doc["runs"]) >= 2 and doc["runs"][0][0] == 1, doc["runs"]
@@ -414,14 +416,8 @@ def test_a_pour_restarted_from_its_particle_cache_finds_a_stale_bake_and_clears_
     """A particle system is simulated again in runs restarted from its own cache (switched to a private disk cache,
     its files after the run's first frame deleted): the honest pour re-simulates exactly on those frames; one
     baked at half gravity departs in every run."""
-    from physcodegym.probes.audit import audit_scene
-
     for defect in (False, True):
-        sc = pouring_drops(defect)
-        try:
-            rep = audit_scene(sc)
-        finally:
-            D.clear_user_handlers()
+        rep = _audit_live(pouring_drops(defect))
         doc = rep.meta["resimulation"]
         assert doc["ran"] is True and doc["mode"] == "restarted_runs", doc
         assert len(doc["frame_numbers"]) < 90, doc["runs"]
