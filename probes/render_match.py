@@ -50,6 +50,9 @@ CYCLES_BUDGET_S = 4.0  # s: the same with Cycles (0.03 s a frame at 160x90, 8 sa
 STILL_BUDGET_S = 0.5  # s: ... and re-rendered again with the moving things hidden (the same order)
 MIN_COVER = 1 / 8  # past its budget the re-render goes on to this share of the frames (30 of 240) ...
 HARD_CAP_S = 45.0  # ... unless this is spent: a scene made slow to render cannot shrink the check to a few frames
+SUBDIVISION_CAP = 1  # subdivision levels of the re-render (Simplify): cloth_drape's render level 2 made a 160x90
+# Workbench frame cost 0.11 s, level 1 about half; the change masks agreed 0.995 at either (the render creates its
+# depsgraph anew each frame, so the subdivision is re-evaluated every time)
 STAND_IN = "CYCLES"  # EEVEE scenes are re-rendered with Cycles (EEVEE on a CPU: 5-13 s a frame at 160x90); the masks
 # compare where each sequence changes, which the engine's shading does not move
 LAG_FRAMES = 6  # scene frames between the two pictures of a "since a moment ago" mask
@@ -160,6 +163,12 @@ def _render(scene: Any, frames: list[int], out: Path, hide: list[str] | None = N
                   (scene.cycles, "use_denoising", scene.cycles.use_denoising)]
         scene.cycles.use_animated_seed = False  # the same noise on every frame: only the scene's changes differ
         scene.cycles.use_denoising = False  # the denoiser was 9/10 of a 160x90 frame's cost (0.25 s of 0.28 s)
+    if _subdivision_only_at_tails(scene):
+        saved += [(r, "use_simplify", r.use_simplify),
+                  (r, "simplify_subdivision_render", r.simplify_subdivision_render)]
+        cap = r.simplify_subdivision_render if r.use_simplify else SUBDIVISION_CAP
+        r.use_simplify = True
+        r.simplify_subdivision_render = min(cap, SUBDIVISION_CAP)
     cur = scene.frame_current
     paths = []
     hidden = [o for o in (scene.objects.get(n) for n in hide or []) if o is not None and not o.hide_render]
@@ -199,6 +208,20 @@ def _render(scene: Any, frames: list[int], out: Path, hide: list[str] | None = N
             restore_settings(saved)
             scene.frame_set(cur)
     return paths
+
+
+def _subdivision_only_at_tails(scene: Any) -> bool:
+    """Whether capping subdivision in the re-render changes nothing but smoothness: every Subdivision Surface
+    or Multiresolution modifier in the scene is at the end of its stack. One before a cloth, collision, particle
+    or geometry-nodes modifier would change what that modifier reads (a cloth baked on the subdivided mesh no
+    longer matches its cache), so then the scene is re-rendered as it is."""
+    subdiv = {"SUBSURF", "MULTIRES"}
+    for o in scene.objects:
+        mods = [m.type for m in getattr(o, "modifiers", [])]
+        first = next((i for i, t in enumerate(mods) if t in subdiv), None)
+        if first is not None and any(t not in subdiv for t in mods[first:]):
+            return False
+    return True
 
 
 def restore_settings(saved: list[tuple[Any, str, Any]]) -> None:

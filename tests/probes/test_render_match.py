@@ -284,3 +284,38 @@ def test_a_fake_window_in_a_cycles_or_eevee_scene_is_found_too(tmp_path, engine)
     assert sc.render.engine == engine and sc.cycles.use_denoising is True and sc.render.resolution_percentage == 50
     twin = audit_scene(sc, frames_dir=honest)
     assert "render_mismatch" not in _causes(twin), [(f.kind, f.message) for f in twin.findings]
+
+
+def test_the_re_render_caps_subdivision_only_where_it_changes_nothing_but_smoothness(tmp_path):
+    """Subdivision is re-evaluated on every re-rendered frame (cloth_drape's level 2 made a 160x90 frame cost
+    0.11 s), so the re-render caps it with Simplify, but only when every Subdivision modifier ends its stack: one
+    before a cloth would change the mesh the cloth's cache was baked on. The cap holds during the render and the
+    scene's own setting is back afterwards."""
+    import bpy
+    from physcodegym.probes import render_match as rm
+
+    sc = D.rigid_stage(3)
+    sc.render.engine = "BLENDER_WORKBENCH"
+    ball = D.sphere("Ball", (0, 0, 1.0), 0.25, rb=None)
+    ball.modifiers.new("Sub", "SUBSURF").render_levels = 3
+    seen: list[tuple[bool, int]] = []
+
+    def look(scene: Any, *_: Any) -> None:
+        seen.append((scene.render.use_simplify, scene.render.simplify_subdivision_render))
+
+    bpy.app.handlers.render_pre.append(look)
+    try:
+        assert rm._subdivision_only_at_tails(sc)
+        assert len(rm._render(sc, [1, 2], tmp_path)) == 2
+        assert seen and all(s == (True, rm.SUBDIVISION_CAP) for s in seen), seen
+        assert sc.render.use_simplify is False and sc.render.simplify_subdivision_render == 6
+        bpy.ops.mesh.primitive_grid_add(size=1.0, location=(0, 0, 2.0))
+        sheet = bpy.context.active_object
+        sheet.modifiers.new("Sub", "SUBSURF")
+        sheet.modifiers.new("Cloth", "CLOTH")
+        assert not rm._subdivision_only_at_tails(sc)
+        seen.clear()
+        rm._render(sc, [1], tmp_path)
+        assert seen == [(False, 6)], seen
+    finally:
+        bpy.app.handlers.render_pre.remove(look)
