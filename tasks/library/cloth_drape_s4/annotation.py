@@ -46,7 +46,7 @@ NOUN, OB_ATTRS, OB_HINTS = OBSTACLES[KIND]
 TOP = PARAMS["obstacle_top"]  # the obstacle's top above the table
 SHIPPED = PARAMS["task_id"] == "cloth_drape"  # the hand-measured evidence numbers below hold for the shipped scene only
 EVIDENCE_NO_OBSTACLE = (
-    "truth.py re-simulated with the teapot removed: mean cloth vertex displacement at 2 s 0.412 m vs 0.329 m draped with self-collision (ratio 1.25, the same from 1 s to 6 s)"
+    "truth.py re-simulated with the teapot removed: mean cloth vertex displacement at 1 s 0.412 m vs 0.327 m draped with self-collision (ratio 1.26; 1.25 at 2 s and at 6 s)"
     if SHIPPED
     else f"truth.py re-simulated with the {NOUN} removed: the cloth falls flat onto the table, further than when draped (measured responses in truth_counterfactuals.json)"
 )
@@ -95,7 +95,7 @@ TASK = {
                 "evidence": EVIDENCE_NO_OBSTACLE,
                 "counterfactual": {
                     "intervention": {"kind": "remove_object", "roles": [ROLE]},
-                    "expected": {"measure": "vertex_displacement", "role": "cloth", "at_s": 2.0, "op": "gt", "value": 1.1, "unit": "ratio", "relative_to_baseline": True},
+                    "expected": {"measure": "vertex_displacement", "role": "cloth", "at_s": 1.0, "op": "gt", "value": 1.1, "unit": "ratio", "relative_to_baseline": True},
                 },
             },
         ],
