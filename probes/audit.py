@@ -597,7 +597,9 @@ def audit_path_full(path: Path, program: Path | None = None, save_samples: bool 
     if save_samples and run_dir is not None:
         try:
             out = run_dir / "audit_samples.npz"
+            t = time.perf_counter()
             samples.save_npz(out)
+            rep.timings["save_samples"] = round(time.perf_counter() - t, 4)
             rep.samples_path = str(out)
         except OSError as e:
             rep.meta["samples_error"] = str(e)

@@ -40,6 +40,13 @@ class MeshGeom:
     scale: np.ndarray | None = None  # (3,) object scale removed from the world matrix (rigid only)
     _tree: Any = None
     _points_local: np.ndarray | None = None  # vertices + triangle centroids, scaled-local (rigid only)
+    _tris_list: list[list[int]] | None = None  # `tris` as BVHTree takes them, converted once (a cloth's tree is
+    # built on many frames: converting 10k triangles each time was a third of cloth_drape's self-crossing check)
+
+    def tris_list(self) -> list[list[int]]:
+        if self._tris_list is None:
+            self._tris_list = self.tris.tolist()
+        return self._tris_list
 
     @property
     def n_verts(self) -> int:
@@ -243,7 +250,7 @@ class SceneGeometry:
         mg = self.meshes[name]
         if not mg.deforming:
             if mg._tree is None:
-                mg._tree = BVHTree.FromPolygons(mg.local.tolist(), mg.tris.tolist())
+                mg._tree = BVHTree.FromPolygons(mg.local.tolist(), mg.tris_list())
             return mg._tree
         key = (name, fi)
         tree = self._world_trees.get(key)
@@ -251,7 +258,7 @@ class SceneGeometry:
             if len(self._world_trees) > 64:
                 self._world_trees.clear()
             v = self.samples.verts[name][fi].astype(np.float64)
-            tree = BVHTree.FromPolygons(v.tolist(), mg.tris.tolist())
+            tree = BVHTree.FromPolygons(v.tolist(), mg.tris_list())
             self._world_trees[key] = tree
         return tree
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -225,12 +226,14 @@ def _audit_in_process(args: argparse.Namespace, path: Path, loaded_task: Any, ea
         except ImportError as e:  # pragma: no cover - the module ships with the package
             doc["S_val_reason"] = f"rubric evaluation unavailable: {e}"
         else:
+            t = time.perf_counter()
             try:
                 rub = evaluate_rubric(loaded_task, scene, samples, report, run_dir,
                                       prefetched=early[0] if early else None)
             finally:
                 for p in early:
                     p.close()
+            doc["timings"] = {**report.timings, "rubric": round(time.perf_counter() - t, 4)}
             doc.update({k: v for k, v in rub.items() if k not in ("findings",)})
         doc["task"] = loaded_task.id
     else:
