@@ -49,19 +49,29 @@ def _outdate(scene: Any) -> None:
 
 
 def rebake(scene: Any, end: int) -> float:
-    """Free every cache and bake again up to `end` only (frames past it are never read)."""
+    """Free every cache and bake again up to `end` only (frames past it are never read).
+
+    A particle system's cache range follows its particle settings (assigning its `frame_end` does nothing), so
+    `bake_all` went on to the scene's last frame: liquid_duck's counterfactual read at frame 31 baked 231 frames.
+    Where a cache still ends after `end`, the frames up to `end` are simulated by stepping through them instead,
+    which is what a bake does frame by frame (the particles land in the memory cache and are read from there)."""
     import bpy
 
     t = time.perf_counter()
     with bpy.context.temp_override(scene=scene):
         bpy.ops.ptcache.free_bake_all()
     _outdate(scene)
-    for pc in _caches(scene):
+    caches = _caches(scene)
+    for pc in caches:
         if pc.frame_end > end:
             pc.frame_end = end
     scene.frame_set(scene.frame_start)
-    with bpy.context.temp_override(scene=scene):
-        bpy.ops.ptcache.bake_all(bake=True)
+    if any(pc.frame_end > end for pc in caches):
+        for f in range(scene.frame_start + 1, end + 1):
+            scene.frame_set(f)
+    else:
+        with bpy.context.temp_override(scene=scene):
+            bpy.ops.ptcache.bake_all(bake=True)
     return time.perf_counter() - t
 
 
