@@ -275,7 +275,10 @@ class SceneGeometry:
         if mgt.deforming:
             v = self.samples.verts[target][fi]
             return np.nanmin(v, axis=0), np.nanmax(v, axis=0)
-        return mgt.local.min(axis=0), mgt.local.max(axis=0)
+        box = self.__dict__.setdefault("_local_box", {}).get(target)
+        if box is None:  # asked once per exact query: bead_pile's pairs ask 15k times
+            box = self.__dict__["_local_box"][target] = (mgt.local.min(axis=0), mgt.local.max(axis=0))
+        return box
 
     def _query(self, src: str, target: str, frame: int, max_dist: float,
                depth_only: bool = False) -> tuple[float, float]:
@@ -354,12 +357,16 @@ class SceneGeometry:
 
     def penetration_depth(self, a: str, b: str, frame: int, max_depth: float | None = None) -> float:
         """Largest depth of a's sample points inside b's material or b's inside a's (0 if apart).
-        Depth is searched up to `max_depth` (default: the larger object's AABB diagonal)."""
-        fi = self.fi(frame)
+        Depth is searched up to `max_depth` (default: the larger AABB diagonal over the frames)."""
         if self.aabb_gap(a, b, frame) > 0:
             return 0.0
-        if max_depth is None:
-            max_depth = max(float(np.linalg.norm(np.ptp(self.aabbs(n)[fi], axis=0))) for n in (a, b))
+        if max_depth is None:  # the larger AABB diagonal over the frames (a rigid body's barely changes), once
+            diag = self.__dict__.setdefault("_diag", {})
+            for n in (a, b):
+                if n not in diag:
+                    box = self.aabbs(n)
+                    diag[n] = float(np.nanmax(np.linalg.norm(box[:, 1] - box[:, 0], axis=1)))
+            max_depth = max(diag[a], diag[b])
         return max(self._query(a, b, frame, max_depth, True)[1], self._query(b, a, frame, max_depth, True)[1])
 
     def contact(self, a: str, b: str, frame: int, max_dist: float = 1.0) -> tuple[float, float]:
