@@ -48,7 +48,7 @@ COUNT_WORD = TENS[N // 10] + ONES[N % 10] if N // 10 in TENS else str(N)
 NO_TRAY_THRESHOLD = round(R + 0.005, 4)
 SHIPPED = PARAMS["task_id"] == "bead_pile"  # the hand-measured evidence numbers below hold for the shipped scene only
 EVIDENCE_NO_TRAY = (
-    "truth.py re-simulated with the tray removed: the representative bead ends at 0.012 m (on the table; baseline 0.022 m on the tray floor)"
+    "truth.py re-simulated with the tray removed: the representative bead ends at 0.012 m (on the table; baseline 0.022 m on the tray floor), read at 6 s as at 7.5 s: in the truth it last moves at frame 176"
     if SHIPPED
     else f"truth.py re-simulated with the tray removed: the representative bead ends on the table (about {R:.3f} m; on the tray floor it rests at about {R + 0.01:.3f} m); measured responses in truth_counterfactuals.json"
 )
@@ -91,7 +91,7 @@ TASK = {
                 "evidence": EVIDENCE_NO_TRAY,
                 "counterfactual": {
                     "intervention": {"kind": "remove_object", "roles": ["tray"]},
-                    "expected": {"measure": "final_height", "role": "bead", "at_s": 7.5, "op": "lt", "value": NO_TRAY_THRESHOLD, "unit": "m"},
+                    "expected": {"measure": "final_height", "role": "bead", "at_s": 6.0, "op": "lt", "value": NO_TRAY_THRESHOLD, "unit": "m"},
                 },
             },
         ],
