@@ -67,6 +67,10 @@ FAST_STEP_M = 0.005  # m per frame: until the bake's steps stay below this, one 
 HEAD_TAIL_FRAMES = 8  # frames the run from the first frame goes on past the fast phase (restarted runs follow)
 SEGMENT_FRAMES = 5  # frames simulated by each later run, from the bake's state at its first frame: a support
 # taken away shows within them (free fall: 3.5 cm in 5 frames at 30 fps, past `SEGMENT_TOL_M`)
+PARTICLE_SEGMENT_FRAMES = 8  # ... with particles: a particle system is compared on aggregates, and young
+# particles (born within the run) need the frames to fall apart; a liquid's first run also keeps `RESIM_TAIL_FRAMES`
+# past the first frame (its pour is fast all along: liquid_duck's starts at frame 9). With 5-frame runs and an
+# 8-frame first run, liquid_duck baked at half gravity was no longer caught
 SEGMENT_EVERY = 24  # one later run every this many frames, at a phase drawn at audit time from the operating
 # system's random source, so a program cannot know which frames are simulated again (a deterministic plan told it
 # where a short-lived helper would go unseen). Measured on cloth_drape: 8-frame runs cost 1.1 s each of a 14.6 s
@@ -239,7 +243,8 @@ def resim_plan(samples: SceneSamples, rng: random.Random | None = None) -> list[
     One run from the first frame to `resim_end` unless the scene's simulations are all cloth and particles
     (`restart_obstacle`). Then the run
     from the first frame covers the fast phase (until the bake's per-frame step falls below `FAST_STEP_M`, plus
-    `HEAD_TAIL_FRAMES`), and after it one run of `SEGMENT_FRAMES` every `SEGMENT_EVERY` frames up to `resim_end`,
+    `HEAD_TAIL_FRAMES`), and after it one run of `SEGMENT_FRAMES` every `SEGMENT_EVERY` frames up to `resim_end`
+    (with particles: `RESIM_TAIL_FRAMES` and `PARTICLE_SEGMENT_FRAMES`),
     each restarted from the bake's own state at its first frame, at a phase drawn from `rng` (the operating
     system's random source unless a test passes one).
 
@@ -250,7 +255,7 @@ def resim_plan(samples: SceneSamples, rng: random.Random | None = None) -> list[
     `SEGMENT_TOL_M` (the run from the first frame keeps `RESIM_TOL_M`: `resim_tolerances`). What it gives up:
     a change of the physics that acted only between two runs after the fast phase (a helper touched for a few
     frames, then deleted) is seen only if a run falls on it: with the secret phase, a change lasting k frames
-    with a chance of about (k + `SEGMENT_FRAMES`) / `SEGMENT_EVERY`, and always from 20 frames on. A change that
+    with a chance of about (k + run length) / `SEGMENT_EVERY`, and always from 20 frames on (cloth). A change that
     lasts (a support deleted, a setting changed) is seen by every run after it.
     """
     f = samples.frames
@@ -261,13 +266,14 @@ def resim_plan(samples: SceneSamples, rng: random.Random | None = None) -> list[
         return [(first, end)]
     objects, keys = resim_things(samples)
     # a pouring liquid is fast all along: the fast phase is read on the objects (cloth) only
-    head_end = min(end, last_motion_frame(samples, list(objects), [], step_m=FAST_STEP_M) + HEAD_TAIL_FRAMES)
+    seg, tail = (PARTICLE_SEGMENT_FRAMES, RESIM_TAIL_FRAMES) if keys else (SEGMENT_FRAMES, HEAD_TAIL_FRAMES)
+    head_end = min(end, last_motion_frame(samples, list(objects), [], step_m=FAST_STEP_M) + tail)
     if end - head_end <= SEGMENT_EVERY:
         return [(first, end)]
     runs = []
-    b = end - (rng or random.SystemRandom()).randrange(SEGMENT_EVERY - SEGMENT_FRAMES)
-    while b - SEGMENT_FRAMES > head_end:
-        runs.append((b - SEGMENT_FRAMES, b))
+    b = end - (rng or random.SystemRandom()).randrange(SEGMENT_EVERY - seg)
+    while b - seg > head_end:
+        runs.append((b - seg, b))
         b -= SEGMENT_EVERY
     return [(first, head_end)] + runs[::-1]
 
