@@ -135,6 +135,7 @@ DETECTORS: list[tuple[str, Any]] = [
     ("strings", _method("strings")),  # loose edges of a cloth or soft body: springs that render nothing
     ("render_side", _method("render_side")),  # after the geometry detectors: adds the re-bake to their findings
     ("energy", _method("energy")),
+    ("free_flight", _method("free_flight")),  # after the effects: a field measured to act excuses its targets
     ("vanishing_particles", _method("vanishing_particles")),
     ("self_intersection", _method("self_intersection")),
     ("numerical", _method("numerical")),
@@ -305,11 +306,11 @@ def _start_ownership(samples: SceneSamples, blend: Path, work_dir: Path) -> Any:
     """Start the solvers-off re-evaluation of the saved scene in its worker (`probes.ownership`); a dict saying
     why not when there is nothing to re-evaluate."""
     from physcodegym.probes.ownership import start_solvers_off
-    from physcodegym.probes.physics import post_collision_modifiers
+    from physcodegym.probes.physics import post_collision_modifiers, rigid_source_modifiers
 
     if not len(samples.frames):
         return {"ran": False, "reason": "no frames sampled"}
-    stacks = [n for n, i in samples.info.items() if post_collision_modifiers(i)]
+    stacks = [n for n, i in samples.info.items() if post_collision_modifiers(i) or rigid_source_modifiers(i)]
     return start_solvers_off(blend, (int(samples.frames[0]), int(samples.frames[-1])), work_dir, stack_gaps=stacks)
 
 

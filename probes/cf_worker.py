@@ -283,15 +283,19 @@ def strip_clear_faces(scene: Any, names: list[str]) -> dict[str, int]:
 
 
 def collision_stack_gaps(scene: Any, names: list[str], max_points: int = 20000) -> dict[str, dict[str, Any]]:
-    """How far each named collider's collision surface lies from its rendered surface: Blender collides with the mesh
+    """How far each named collider's collision surface lies from its rendered surface. Blender collides with the mesh
     as it is *at* the Collision modifier, so modifiers after it change what renders but not what collides
-    (`probes.physics.post_collision_modifiers`). Both meshes are evaluated as they render (every modifier shown in
-    the viewport as it is in renders), the collision one with the modifiers after the Collision modifier off;
-    the gap is the largest distance from a vertex of either to the other's surface (m, world space). The
-    modifiers are put back before anything else reads the scene."""
+    (`probes.physics.post_collision_modifiers`); a rigid body's hull or mesh shape is built from its mesh source
+    (BASE: before every modifier, DEFORM: after the leading deform-only ones), so the modifiers it skips change
+    what renders but not what Bullet collides with (`probes.physics.rigid_source_modifiers`). Both meshes are
+    evaluated as they render (every modifier shown in the viewport as it is in renders), the collision one with
+    the skipped modifiers off; a hull shape is compared hull to hull (the shape is a hull whatever renders). The
+    gap is the largest distance from a vertex of either to the other's surface (m, world space). The modifiers are
+    put back before anything else reads the scene."""
     import bpy
     import numpy as np
     from mathutils.bvhtree import BVHTree
+    from physcodegym.probes.physics import DEFORM_ONLY_MODIFIERS, NO_GEOMETRY_MODIFIERS, RIGID_SOURCE_SHAPES
 
     def world_mesh(ob: Any) -> tuple[np.ndarray, list[list[int]]]:
         dg = bpy.context.evaluated_depsgraph_get()
@@ -308,6 +312,18 @@ def collision_stack_gaps(scene: Any, names: list[str], max_points: int = 20000) 
             ev.to_mesh_clear()
         return pts, polys
 
+    def hull(pts: np.ndarray, polys: list[list[int]]) -> tuple[np.ndarray, list[list[int]]]:
+        """The convex hull of the vertices faces use (loose vertices are not in Bullet's hull)."""
+        from scipy.spatial import ConvexHull
+
+        used = np.unique(np.fromiter((i for p in polys for i in p), dtype=np.int64))
+        q = pts[used]
+        try:
+            h = ConvexHull(q)
+        except Exception:  # flat or degenerate: the faces themselves
+            return pts, polys
+        return q, h.simplices.tolist()
+
     def one_way(pts: np.ndarray, tree: Any) -> float:
         if len(pts) > max_points:
             pts = pts[np.linspace(0, len(pts) - 1, max_points).astype(int)]
@@ -320,15 +336,27 @@ def collision_stack_gaps(scene: Any, names: list[str], max_points: int = 20000) 
         if ob is None or ob.type != "MESH":
             continue
         mods = list(ob.modifiers)
-        at = [i for i, m in enumerate(mods) if m.type == "COLLISION"]
-        if not at:
-            continue
+        rb = ob.rigid_body
+        rigid = rb is not None and rb.collision_shape in RIGID_SOURCE_SHAPES and rb.mesh_source != "FINAL"
+        if rigid:
+            geo = [k for k, m in enumerate(mods) if m.type not in NO_GEOMETRY_MODIFIERS]
+            cut = geo[0] if geo else len(mods)
+            if rb.mesh_source == "DEFORM":
+                cut = next((k for k in geo if mods[k].type not in DEFORM_ONLY_MODIFIERS), len(mods))
+            skip = mods[cut:]
+            how = f"rigid-body mesh source {rb.mesh_source}"
+        else:
+            at = [i for i, m in enumerate(mods) if m.type == "COLLISION"]
+            if not at:
+                continue
+            skip = mods[at[0] + 1:]
+            how = "Collision modifier"
         shown = [m.show_viewport for m in mods]
         try:
             for m in mods:
                 m.show_viewport = m.show_render
             rend, rpoly = world_mesh(ob)
-            after = [m for m in mods[at[0] + 1:] if m.show_viewport]
+            after = [m for m in skip if m.show_viewport and m.type not in NO_GEOMETRY_MODIFIERS]
             for m in after:
                 m.show_viewport = False
             coll, cpoly = world_mesh(ob)
@@ -336,11 +364,14 @@ def collision_stack_gaps(scene: Any, names: list[str], max_points: int = 20000) 
             for m, v in zip(mods, shown, strict=True):
                 m.show_viewport = v
         if not rpoly or not cpoly:
-            out[n] = {"gap_m": None, "after": [m.name for m in after], "reason": "a mesh without faces"}
+            out[n] = {"gap_m": None, "after": [m.name for m in after], "how": how, "reason": "a mesh without faces"}
             continue
+        if rigid and rb.collision_shape == "CONVEX_HULL":
+            rend, rpoly = hull(rend, rpoly)
+            coll, cpoly = hull(coll, cpoly)
         gap = max(one_way(rend, BVHTree.FromPolygons([tuple(p) for p in coll], cpoly)),
                   one_way(coll, BVHTree.FromPolygons([tuple(p) for p in rend], rpoly)))
-        out[n] = {"gap_m": round(gap, 5), "after": [m.name for m in after]}
+        out[n] = {"gap_m": round(gap, 5), "after": [m.name for m in after], "how": how}
     bpy.context.view_layer.update()
     return out
 

@@ -389,9 +389,11 @@ class FieldDetectors(AuditBase):
 
     def collision_stacks(self) -> None:
         """A rendered collider whose Collision modifier is followed by modifiers that move its rendered surface
-        more than `STACK_GAP_M` from the one it collides with (`probes.physics.post_collision_modifiers`,
-        measured by the solvers-off worker: `cf_worker.collision_stack_gaps`), with a simulated thing coming
-        within that gap of it: the thing rests on, or sinks into, a surface no frame shows (`collider_mismatch`).
+        more than `STACK_GAP_M` from the one it collides with (`probes.physics.post_collision_modifiers`), or a
+        rigid body whose hull or mesh shape is built from a mesh source that skips such modifiers
+        (`probes.physics.rigid_source_modifiers`), measured by the solvers-off worker
+        (`cf_worker.collision_stack_gaps`), with a simulated thing coming within that gap of it, or the rigid body
+        itself moving: the thing rests on, or sinks into, a surface no frame shows (`collider_mismatch`).
         Judged by geometry, not by a re-bake colliding as it renders: such a re-bake can be made arbitrarily slow
         (a teapot shrunk 8 cm along its normals turns inside out and took the cloth solver over 600 s)."""
         gaps = getattr(self, "stack_gaps", None) or {}
@@ -400,6 +402,9 @@ class FieldDetectors(AuditBase):
             if gap is None or gap <= STACK_GAP_M or c not in self.geom.meshes:
                 continue
             near = self._near(c, gap + STACK_GAP_M)
+            rigid = str(g.get("how", "")).startswith("rigid")
+            if rigid and c in self.moving and _is_dynamic(self.info.get(c, {}), self.si):
+                near = sorted({*near, c})  # a body that moves was moved by its collision with geometry no frame shows
             if not near:
                 continue
             same = [f for f in self.findings if f.kind in ("collider_mismatch", "hidden_support") and c in f.objects]
@@ -410,12 +415,14 @@ class FieldDetectors(AuditBase):
             after = ", ".join(repr(a) for a in g.get("after", []))
             self.add(
                 kind="collider_mismatch",
-                objects=[*near, c],
+                objects=[*near, c] if c not in near else near,
                 frames=[int(self.frames[0]), int(self.frames[-1])],
                 value=float(gap),
                 unit="m",
-                message=(f"{c!r} collides as its mesh before {after}, which render: its collision surface lies up to "
-                         f"{gap:.3f} m from the surface every frame shows, and {near} come that close to it"),
+                message=(f"{c!r} collides as its mesh before {after}, which render"
+                         + (f" ({g['how']})" if rigid else "")
+                         + f": its collision surface lies up to {gap:.3f} m from the surface every frame shows, and "
+                         + (f"{c!r} moves" if near == [c] else f"{near} come that close to it")),
                 evidence={"collision_stack": g, "near": near, "gap_tol_m": STACK_GAP_M},
             )
 

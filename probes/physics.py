@@ -16,8 +16,10 @@ import numpy as np
 GEOMETRY_TYPES = {"MESH", "CURVE", "SURFACE", "META", "FONT", "CURVES", "POINTCLOUD", "VOLUME", "GREASEPENCIL"}
 # Modifiers whose motion comes from a solver (switched off in the solvers-off re-evaluation).
 SOLVER_MODIFIERS = {"CLOTH", "SOFT_BODY", "FLUID", "DYNAMIC_PAINT"}
-# Particle physics types that are solvers; NO and KEYED particles are placed, not simulated.
+# Particle physics types that are solvers; NO and KEYED particles are placed, BOIDS ones steered by rules (flight,
+# goals, flocking), none of them simulated.
 SOLVER_PARTICLES = {"NEWTON", "FLUID"}
+PLACED_PARTICLES = {"NO": "placed", "KEYED": "placed", "BOIDS": "steered by boid rules"}
 SOLVER_SHAPES_WITH_OUTER_MARGIN = {"CONVEX_HULL", "MESH", "COMPOUND"}
 
 MOVE_TRANSLATION = 0.01  # m: an object "moves" beyond this displacement from its first-frame pose
@@ -123,6 +125,31 @@ def post_collision_modifiers(info: dict[str, Any]) -> list[str]:
         return []
     return [m["name"] for m in mods[at[0] + 1:]
             if m.get("show_render", True) and m["type"] not in NO_GEOMETRY_MODIFIERS]
+
+
+# Modifier types that only move vertices (Blender's deform-only modifiers): a rigid body's DEFORM mesh source is the
+# mesh after the leading run of these, before the first modifier that builds or removes geometry.
+DEFORM_ONLY_MODIFIERS = {
+    "ARMATURE", "CAST", "CLOTH", "CORRECTIVE_SMOOTH", "CURVE", "DISPLACE", "HOOK", "LAPLACIANDEFORM", "LAPLACIANSMOOTH",
+    "LATTICE", "MESH_CACHE", "MESH_DEFORM", "SHRINKWRAP", "SIMPLE_DEFORM", "SMOOTH", "SOFT_BODY", "SURFACE_DEFORM",
+    "WARP", "WAVE", "SURFACE",
+}
+RIGID_SOURCE_SHAPES = {"CONVEX_HULL", "MESH"}  # shapes Bullet builds from a mesh (the primitives from the bounds)
+
+
+def rigid_source_modifiers(info: dict[str, Any]) -> list[str]:
+    """Modifiers shown in renders that a rigid body's hull or mesh shape does not see (names): with mesh source BASE
+    every one, with DEFORM those from the first that is not deform-only on. Bullet then collides with geometry no
+    frame shows: a stilt under a ball cut from every render by a Mask modifier holds the ball up in mid-air."""
+    rb = info.get("rigid_body")
+    if (info.get("type") != "MESH" or not rb or rb.get("collision_shape") not in RIGID_SOURCE_SHAPES
+            or rb.get("mesh_source", "FINAL") == "FINAL"):
+        return []
+    mods = [m for m in info.get("modifiers") or [] if m["type"] not in NO_GEOMETRY_MODIFIERS]
+    if rb.get("mesh_source") == "DEFORM":
+        k = next((i for i, m in enumerate(mods) if m["type"] not in DEFORM_ONLY_MODIFIERS), len(mods))
+        mods = mods[k:]
+    return [m["name"] for m in mods if m.get("show_render", True)]
 
 
 def solver_modifiers(info: dict[str, Any]) -> list[str]:

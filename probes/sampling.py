@@ -26,6 +26,9 @@ def _rigid_body_info(ob: Any) -> dict[str, Any] | None:
         "kinematic": bool(rb.kinematic),
         "mass": float(rb.mass),
         "collision_shape": rb.collision_shape,
+        # which mesh Bullet builds a hull / mesh shape from: the mesh before modifiers (BASE), after the leading
+        # deform-only ones (DEFORM) or as evaluated (FINAL); only FINAL collides as the frames show it
+        "mesh_source": rb.mesh_source,
         "collision_margin": float(rb.collision_margin),
         "use_margin": bool(rb.use_margin),
         "friction": float(rb.friction),

@@ -27,7 +27,10 @@ re-evaluation in a fresh worker, as in `test_mechanisms`):
 - a cloth lying on a floor lowered by a modifier after its Collision modifier (Blender collides with the mesh as it
   is at that modifier: judged by re-baking with the floor colliding as it renders);
 - a cloth whose shrink factor is keyed (any keyed or driven solver property, found from its F-curve);
-- a slab lifted by geometry nodes where an "Is Viewport" node says so (the audit feeds it False, as a render does).
+- a slab lifted by geometry nodes where an "Is Viewport" node says so (the audit feeds it False, as a render does);
+- a ball whose hull is built from its mesh before modifiers (rigid-body mesh source BASE), which holds a stilt a
+  Mask modifier cuts from every frame (it stands on the stilt's tip in mid-air);
+- a ball deflected in mid-fall by a plank taken away after the bake (it turns in mid-air: `free_flight`).
 """
 
 from __future__ import annotations
@@ -252,6 +255,59 @@ def _grown_ball(loc: tuple, viewport_only: bool) -> Any:
     grow.show_render = not viewport_only
     D._rb(ball, "ACTIVE", "CONVEX_HULL", mesh_source="FINAL", collision_margin=0.001)
     return ball
+
+
+def masked_stilt(defect: bool, frames: int = 45) -> Any:
+    """A ball dropped on the ground, colliding as its convex hull; its mesh also holds a 0.6 m cone under it that a
+    Mask modifier cuts from every frame. Defect: the hull is built from the mesh before modifiers (mesh source
+    BASE), so the ball lands on the cone's tip and stands on air. Twin: the same mesh and Mask, the hull built
+    from the evaluated mesh (FINAL): it collides as it renders."""
+    import bpy  # noqa: I001 - bpy first: it makes bmesh importable
+    import bmesh
+
+    sc = D.reset(frames)
+    D.rigid_world(sc, frames)
+    D.camera(sc)
+    D.ground()
+    ball = D.sphere("Ball", (0, 0, 1.2), 0.25, rb=None)
+    n0 = len(ball.data.vertices)
+    bm = bmesh.new()
+    bm.from_mesh(ball.data)
+    cone = bmesh.ops.create_cone(bm, cap_ends=True, segments=8, radius1=0.2, radius2=0.02, depth=0.6)
+    for v in cone["verts"]:
+        v.co.z -= 0.3
+    bm.to_mesh(ball.data)
+    bm.free()
+    ball.vertex_groups.new(name="Shown").add(list(range(n0)), 1.0, "REPLACE")
+    ball.modifiers.new("Cut", "MASK").vertex_group = "Shown"
+    D._rb(ball, "ACTIVE", "CONVEX_HULL", mesh_source="BASE" if defect else "FINAL", collision_margin=0.001)
+    bpy.context.view_layer.update()
+    D.bake()
+    return sc
+
+
+def removed_deflector(defect: bool, frames: int = 45) -> Any:
+    """A ball dropped beside a tilted plank that deflects it sideways in mid-fall. Defect: the plank is moved 30 m away
+    after the bake, which is kept: the ball turns in mid-air with nothing there (a helper taken away after the
+    bake; deleting it outright breaks Bullet's cache, which the restarted runs see anyway). Twin: the plank
+    stays."""
+    import math
+
+    import bpy
+
+    sc = D.reset(frames)
+    D.rigid_world(sc, frames)
+    D.camera(sc)
+    D.ground()
+    plank = D.box("Plank", (0.1, 0, 1.2), (0.8, 0.6, 0.05), rb="PASSIVE")
+    plank.rotation_euler = (0.0, math.radians(35), 0.0)
+    D.sphere("Ball", (0, 0, 2.2), 0.1)
+    bpy.context.view_layer.update()
+    D.bake()
+    if defect:
+        plank.location.x += 30.0
+        bpy.context.view_layer.update()
+    return sc
 
 
 def cloth_shell(defect: bool, frames: int = 45, res: int = 12) -> Any:
@@ -560,7 +616,8 @@ BUILDERS = {"keyed_world": keyed_world, "field_hold": field_hold, "shapekey_ball
             "sleeping_crate": sleeping_crate, "clear_plate": clear_plate, "clear_block_cloth": clear_block_cloth,
             "viewport_grown_floor": viewport_grown_floor, "keyed_shrink": keyed_shrink,
             "post_collision_floor": post_collision_floor,
-            "is_viewport_floor": is_viewport_floor}
+            "is_viewport_floor": is_viewport_floor, "masked_stilt": masked_stilt,
+            "removed_deflector": removed_deflector}
 
 
 @pytest.fixture(scope="session")
@@ -604,6 +661,8 @@ CASES = [
     ("post_collision_floor", "collider_mismatch", {"Sheet", "Floor"}),
     ("keyed_shrink", "non_physical_parameter", {"Sheet"}),
     ("is_viewport_floor", "collider_mismatch", {"Ball", "Slab"}),
+    ("masked_stilt", "collider_mismatch", {"Ball"}),
+    ("removed_deflector", "scripted_motion", {"Ball"}),
 ]
 
 
@@ -668,3 +727,10 @@ def test_an_is_viewport_node_is_read_as_in_a_render_and_put_back(audited_more):
     assert [n.bl_idname for n in ng.nodes].count("FunctionNodeInputBool") == 0
     iv = next(n for n in ng.nodes if n.bl_idname == "GeometryNodeIsViewport")
     assert iv.outputs[0].is_linked and iv.outputs[0].links[0].to_node.bl_idname == "GeometryNodeSwitch"
+
+
+def test_a_turn_in_mid_air_with_nothing_there_is_read_from_the_free_flight(audited_more):
+    """The deflection is found by the free-flight check (every frame), not only by a restarted run (by chance)."""
+    hits = [f for f in audited_more("removed_deflector", True).by_kind("scripted_motion")
+            if "free_frames_checked" in f.evidence]
+    assert hits and hits[0].objects == ["Ball"] and hits[0].value > 1.0, hits
