@@ -40,6 +40,8 @@ class MotionDetectors(AuditBase):
             n for n in self.moving if self.info[n]["type"] in ph.GEOMETRY_TYPES and _rendered(self.info[n])]
         # an emitter of rendered particles places where they are born, rendered or not: its motion is judged too
         emitters = [n for n in self.moving if self._emits_rendered(n)]
+        # ... and one, moving or not, whose rendered particles move with no solver (placed or steered by rules)
+        emitters += [k.split("/", 1)[0] for k in self.s.particles if self._placed_particles_move(k)]
         cands = list(dict.fromkeys([*self.core, *rendered_movers, *emitters,
                                     *[n for n in owner if _rendered(self.info.get(n, {}))]]))
         order = sorted(cands, key=lambda n: self._depth(n))
@@ -84,11 +86,11 @@ class MotionDetectors(AuditBase):
                 reasons.append(f"its {d['instances']} rendered instance(s) still move {d['deform_m']:.3f} m with every "
                                f"solver and field switched off ({d['steps']} frames)")
             for key, rec in (info.get("physics") or {}).items():
-                if (key.startswith("particles:") and rec.get("physics_type") in ("NO", "KEYED")
+                if (key.startswith("particles:") and rec.get("physics_type") in ph.PLACED_PARTICLES
                     and self._particles_move(n, key.split(":", 1)[1])):
                     reasons.append(f"particle system {key.split(':', 1)[1]!r} moves with {rec['physics_type']} physics "
-                                   "(placed, not simulated)")
-            if reasons and n in emitters and not _rendered(info):
+                                   f"({ph.PLACED_PARTICLES[rec['physics_type']]}, not simulated)")
+            if reasons and n in emitters and n in self.moving and not _rendered(info):
                 reasons.append("it does not render, but it emits rendered particles: where they are born follows it")
             solver_mods = ph.solver_modifiers(info)
             st = self.moving.get(n, {})
@@ -135,19 +137,26 @@ class MotionDetectors(AuditBase):
                           if _is_dynamic(info, self.si) else [])
             mask = self._steps(n)
             orec = owner.get(n, {})
+            placed = [k for k in self.s.particles if k.split("/", 1)[0] == n and self._placed_particles_move(k)]
+            if not mask.any() and placed:  # a still emitter: the frames its unsimulated particles move on
+                mask = np.zeros(len(self.frames), bool)
+                for k in placed:
+                    d = np.abs(np.diff(self.s.particles[k], axis=0))
+                    mask[1:] |= np.nanmax(np.where(np.isfinite(d), d, 0.0), axis=(1, 2), initial=0.0) > 1e-3
             if not mask.any() and orec:
                 mask = np.zeros(len(self.frames), bool)
                 fr = (orec.get("transform") or orec.get("deform") or orec.get("instances"))["frames"]
                 mask[(self.frames >= fr[0]) & (self.frames <= fr[-1])] = True
             value, unit = self._motion_value(n)
             disp = np.linalg.norm(self.s.locations(n) - self.s.locations(n)[0], axis=1)
+            what = "emits particles that move" if placed and n not in self.moving else self._motion_text(n)
             self.add(
                 kind="scripted_motion",
                 objects=[n],
                 frames=_frange(self.frames, mask),
                 value=value,
                 unit=unit,
-                message=f"{n} {self._motion_text(n)} by prescribed motion: " + "; ".join(reasons),
+                message=f"{n} {what} by prescribed motion: " + "; ".join(reasons),
                 evidence={
                     "sources": sv,
                     "reasons": reasons,
@@ -166,6 +175,13 @@ class MotionDetectors(AuditBase):
         """`n` emits particles that render (its own surface may not): where they are born is on screen."""
         return any(key.split("/", 1)[0] == n and ph.emits_rendered(self.info.get(n, {}), key.split("/", 1)[1])
                    for key in self.s.particles)
+
+    def _placed_particles_move(self, key: str) -> bool:
+        """Particles `key` ("emitter/system") render and move with physics that is no solver (`ph.PLACED_PARTICLES`)."""
+        em, ps = key.split("/", 1)
+        rec = (self.info.get(em, {}).get("physics") or {}).get(f"particles:{ps}") or {}
+        return (rec.get("physics_type") in ph.PLACED_PARTICLES and ph.emits_rendered(self.info.get(em, {}), ps)
+                and self._particles_move(em, ps))
 
     def _solver_particles_move(self) -> bool:
         """Rendered particles with solver physics (Newtonian, SPH) that move: a simulation that shows."""
@@ -291,6 +307,9 @@ class MotionDetectors(AuditBase):
                                     + [n for n in self.moving if self.info[n]["type"] in ph.GEOMETRY_TYPES
                                        and _rendered(self.info[n])]))
         particles_move = self._solver_particles_move()
+        # rendered particles that move with no solver (placed, steered) are motion, none of it simulated
+        movers += [k.split("/", 1)[0] for k in self.s.particles
+                   if self._placed_particles_move(k) and k.split("/", 1)[0] not in movers]
         simulated_any = any(_is_dynamic(i, self.si) for i in self.info.values()) or any(
             ph.solver_modifiers(i) for i in self.info.values())
         if not movers and not particles_move:

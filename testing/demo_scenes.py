@@ -764,6 +764,18 @@ def hidden_tray(defect: bool = True, frames: int = 30) -> Any:
     return sc
 
 
+def steered_drops(defect: bool = True, frames: int = 30) -> Any:
+    """Drops fall from a tap onto a floor. Defect: their physics is BOIDS, rules that steer each particle (flight,
+    goals, flocking), not a solver of forces. Twin: Newtonian drops."""
+    sc = reset(frames)
+    camera(sc)
+    floor = box("Floor", (0, 0, -0.05), (6, 6, 0.1))
+    floor.modifiers.new("Collision", "COLLISION")
+    _emitter("Spout", (0, 0, 1.5), 60, frames, physics="BOIDS" if defect else "NEWTON")
+    bake()
+    return sc
+
+
 def liquid_attractor(defect: bool = True, frames: int = 30) -> Any:
     """Drops fall onto a floor. Defect: a keyframed attracting FORCE field pulls them sideways. Twin: no field."""
     import bpy

@@ -44,6 +44,7 @@ for _name in (
     "speck_source",
     "hidden_tray",
     "liquid_attractor",
+    "steered_drops",
 ):
     BUILDERS[f"{_name}:defect"] = (lambda fn: (lambda: fn(True)))(getattr(D, _name))
     BUILDERS[f"{_name}:twin"] = (lambda fn: (lambda: fn(False)))(getattr(D, _name))

@@ -24,6 +24,7 @@ MECHANISMS = [
     ("keyed_emitter", "scripted_motion", {"Spout"}, "reasons"),  # a hidden emitter swept by keyframes
     ("hidden_tray", "hidden_support", {"Catcher", "Spout"}, "measured"),  # invisible collider 2 mm inside a tray catches the drops
     ("liquid_attractor", "unexplained_force_field", {"Pull", "Spout"}, "measured"),  # keyframed attractor on liquid particles
+    ("steered_drops", "scripted_motion", {"Spout"}, "reasons"),  # particles steered by boid rules, not forces
     ("attractor", "unexplained_force_field", {"Attractor", "Ball"}, "measured"),  # judged by its measured effect
 ]
 
