@@ -30,6 +30,10 @@ from physcodegym.probes.audit_base import (
 )
 from physcodegym.probes.detect_fields import MEASURED_FIELDS
 
+FREE_PAD_M = 0.02  # m: a body this far (plus both collision margins) from every other collider touches nothing
+FREE_DV_MPS = 0.05  # m/s: a change of velocity over one frame this far from gravity's, with nothing touching ...
+FREE_DV_REL = 0.02  # ... plus this share of the speed (Bullet's float steps), is a push from outside the scene
+FREE_MIN_FRAMES = 2  # ... on at least this many frames (one odd frame is not a mechanism)
 VANISH_MIN = 10  # solver particles that die before the last frame: at least this many ...
 VANISH_REL = 0.02  # ... and this share of those ever alive (a liquid does not vanish; a drop or two is bookkeeping)
 
@@ -85,6 +89,109 @@ class DynamicsDetectors(AuditBase):
 
 
     # ================================================================ energy
+    def free_flight(self) -> None:
+        """A rigid body in free flight moves as gravity (and its damping) say, frame by frame: Bullet's stepping is
+        exact for that, so the second difference of its origin is g * dt^2. A body that touches nothing (its
+        box, padded by the collision margins and swept over three frames, meets no other collider's), is held by
+        no joint and steered by no field that measurably acts on it, and still changes its velocity otherwise,
+        was pushed by something that is not in the saved scene: a helper removed after the bake, a handler or a
+        script writing the cache, a support taken away (it hangs in the air). Read on every frame, so a change
+        of a few frames is seen wherever it falls, where the restarted runs (`resimulated`) see it only with
+        some chance. `scripted_motion`, naming the frames and the velocity change."""
+        from physcodegym.probes.params import _g_scene, _w
+
+        rbw = self.si.get("rigidbody_world") or {}
+        fps = float(getattr(self.s, "fps", 0.0) or 0.0)
+        if not rbw or fps <= 0 or len(self.frames) < 5 or not rbw.get("enabled", True):
+            return
+        if np.any(np.diff(self.frames) != 1):
+            return  # the second difference needs consecutive frames
+        old, new = (self.si.get("frame_map") or [100, 100])[:2]
+        if old != new:
+            return  # a remapped clock: `non_physical_parameter` names it
+        dt = float(rbw.get("time_scale", 1.0)) / fps
+        g = _g_scene(self.si) * _w(rbw.get("effector_weights"))
+        world = [n for n, i in self.info.items() if (i.get("rigid_body") or {}).get("in_world")]
+        if any(n not in self.geom.meshes for n in world):
+            return  # a collider without geometry to bound it
+        boxes = {}
+        for n in world:
+            rb = self.info[n]["rigid_body"]
+            b = self.geom.aabbs(n).copy()
+            shape = rb.get("collision_shape")
+            if shape not in ("CONVEX_HULL", "MESH"):  # a primitive sized from the bounds, centred on the origin
+                dims = np.asarray(self.info[n].get("dimensions", [0, 0, 0]), dtype=float)
+                if shape == "SPHERE":
+                    half = np.full(3, dims.max() / 2)
+                elif shape in ("CAPSULE", "CYLINDER", "CONE"):
+                    half = np.array([max(dims[0], dims[1]) / 2] * 2 + [dims[2] / 2])
+                else:
+                    half = dims / 2
+                m = self.s.matrices[self.s.index(n)].astype(np.float64)  # (F, 4, 4)
+                r = m[:, :3, :3] / np.maximum(np.linalg.norm(m[:, :3, :3], axis=1, keepdims=True), 1e-12)
+                ext = np.abs(r) @ half  # (F, 3): the world half extents of the rotated primitive
+                b[:, 0] = np.minimum(b[:, 0], m[:, :3, 3] - ext)
+                b[:, 1] = np.maximum(b[:, 1], m[:, :3, 3] + ext)
+            grow = float(rb.get("collision_margin", 0.0)) + FREE_PAD_M / 2
+            b[:, 0] -= grow
+            b[:, 1] += grow
+            sw = b.copy()  # swept over the frame before and after (the contact may fall between samples)
+            sw[1:, 0] = np.minimum(sw[1:, 0], b[:-1, 0])
+            sw[:-1, 0] = np.minimum(sw[:-1, 0], b[1:, 0])
+            sw[1:, 1] = np.maximum(sw[1:, 1], b[:-1, 1])
+            sw[:-1, 1] = np.maximum(sw[:-1, 1], b[1:, 1])
+            boxes[n] = sw
+        acting = set()
+        for f in self.fields:
+            acts = self._acts_on(f"field:{f['field']}")
+            acting |= set(f["targets"]) if acts is None else {t.split("/", 1)[0] for t in acts}
+        for n in world:
+            info = self.info[n]
+            if not _is_dynamic(info, self.si) or n in acting:
+                continue
+            if n in self.constrained or any(f.kind == "scripted_motion" and n in f.objects for f in self.findings):
+                continue  # a joint's forces; or already named
+            if info.get("rigid_body", {}).get("collision_shape") == "COMPOUND" or info.get("parent"):
+                continue  # a compound's parts and a child move together: no free body of their own
+            kin_frames = set((self.sources.get(n) or {}).get("kinematic_frames") or [])
+            free = np.ones(len(self.frames), bool)
+            for m in world:
+                if m == n:
+                    continue
+                bn, bm = boxes[n], boxes[m]
+                free &= ~np.all((bn[:, 0] <= bm[:, 1]) & (bm[:, 0] <= bn[:, 1]), axis=1)
+            p = self.s.locations(n).astype(np.float64)
+            acc = p[2:] - 2 * p[1:-1] + p[:-2]  # at the middle frame
+            v = (p[2:] - p[:-2]) / (2 * dt)
+            lin = float(info["rigid_body"].get("linear_damping", 0.0))
+            damp = np.log(max(1.0 - lin, 1e-6)) * v * dt * dt
+            dv = np.linalg.norm(acc - g * dt * dt - damp, axis=1) / dt
+            speed = np.linalg.norm(v, axis=1)
+            ok = free[1:-1] & free[:-2] & free[2:] & np.all(np.isfinite(acc), axis=1)
+            ok &= ~np.isin(self.frames[1:-1], list(kin_frames | {f + 1 for f in kin_frames}))
+            ok[0] = False  # the first step: a hand-off or initial velocity is an admitted initial condition
+            bad = ok & (dv > FREE_DV_MPS + FREE_DV_REL * speed)
+            if bad.sum() < FREE_MIN_FRAMES:
+                continue
+            mid = self.frames[1:-1]
+            k = int(np.argmax(np.where(bad, dv, -1.0)))
+            self.add(
+                kind="scripted_motion",
+                objects=[n],
+                frames=_frange(mid, bad),
+                value=round(float(dv[k]), 4),
+                unit="m/s",
+                message=(f"{n} changes its velocity by up to {dv[k]:.2f} m/s in one frame (frame {int(mid[k])}; on "
+                         f"{int(bad.sum())} frames) while it touches nothing, no joint holds it and no field acts on "
+                         "it: gravity alone would not; a push from outside the saved scene (a helper removed after "
+                         "the bake, a script writing the cache)"),
+                evidence={"free_frames_checked": int(ok.sum()), "bad_frames": [int(x) for x in mid[bad]][:50],
+                          "gravity_per_frame_mps": round(float(np.linalg.norm(g)) * dt, 4),
+                          "tolerance_mps": f"{FREE_DV_MPS} + {FREE_DV_REL} x speed",
+                          "series": _series(mid, np.where(ok, dv, np.nan), f"{n} velocity change off gravity",
+                                            "m/s", FREE_DV_MPS)},
+            )
+
     def energy(self) -> None:
         dyn = [n for n in self.s.names if n in self.info and _is_dynamic(self.info[n], self.si) and n in self.moving]
         if not dyn:
