@@ -658,31 +658,18 @@ def check_stays_within(ctx: CheckContext, crit: Criterion, names: list[str]) -> 
 
 @_on_roles()
 def check_no_self_intersection(ctx: CheckContext, crit: Criterion, names: list[str]) -> CheckResult:
-    from mathutils.bvhtree import BVHTree
-
-    step = int(crit.params.get("frame_step", 10))
+    """The audit's `self_intersection` findings on the roles (one definition of a crossing: nonadjacent triangle pairs
+    beyond two edge rings, on enough frames; `probes.detect_dynamics`). `max_pairs` (default 0) is how many crossing
+    pairs a finding may report and still pass."""
     allowed = int(crit.thresholds.get("max_pairs", 0))
     ev, bad = {}, []
+    found = [f for f in ctx.findings() if f["kind"] == "self_intersection"]
     for n in names:
-        lm = ctx.local_mesh(n)
-        if lm is None or n not in ctx.samples.verts:
-            ev[n] = {"skipped": "not a deforming mesh"}
-            continue
-        tris = np.asarray(lm[1])
-        tris_list = tris.tolist()
-        worst, wf = 0, None
-        for fi in range(0, len(ctx.samples.frames), step):
-            v = ctx.samples.verts[n][fi].astype(np.float64)
-            t = BVHTree.FromPolygons(v.tolist(), tris_list)
-            ij = np.array(t.overlap(t), dtype=np.int64).reshape(-1, 2)
-            ij = ij[ij[:, 0] < ij[:, 1]]
-            shared = (tris[ij[:, 0]][:, :, None] == tris[ij[:, 1]][:, None, :]).any(axis=(1, 2))
-            count = int((~shared).sum())  # pairs that share no vertex (neighbours always touch)
-            if count > worst:
-                worst, wf = count, int(ctx.samples.frames[fi])
-        ev[n] = {"max_crossing_pairs": worst, "frame": wf}
-        if worst > allowed:
-            bad.append(f"{n} crosses itself ({worst} triangle pairs at frame {wf})")
+        mine = [f for f in found if n in f.get("objects", [])]
+        worst = max((int(f.get("value") or 0) for f in mine), default=0)
+        ev[n] = {"max_crossing_pairs": worst, "findings": [f["message"] for f in mine]}
+        if mine and worst > allowed:
+            bad.append("; ".join(f["message"] for f in mine))
     return _ok(not bad, ev, "; ".join(bad))
 
 

@@ -69,3 +69,21 @@ def test_pruned_pair_queries_give_the_numbers_of_the_full_query() -> None:
         assert depth[1] == pytest.approx(full[1]) and dist[0] == pytest.approx(full[0]), (fi, full, depth, dist)
         deep += full[1] > 0.05
     assert deep >= 3  # the sheet does pass through the ball: the depth query is exercised
+
+
+@pytest.mark.parametrize("crossed", [True, False])
+def test_the_rubric_reads_a_cloth_crossing_from_the_audit(crossed: bool) -> None:
+    """`no_self_intersection` is the audit's `self_intersection` finding on the role (one definition of a crossing),
+    not a second count with its own neighbour rule: a folded sheet through itself fails, its twin passes."""
+    from physcodegym.probes.checks import check_no_self_intersection
+    from physcodegym.testing import demo_scenes as D
+
+    sc = D.folded_sheet(crossed)
+    ctx = CheckContext(scene=sc, samples=sample_scene(sc), mapping={"cloth": "Sheet"})
+    crit = Criterion(id="no_x", description="the cloth does not cross itself", weight=1.0, roles=["cloth"],
+                     check="no_self_intersection")
+    out = check_no_self_intersection(ctx, crit)
+    audit = [f for f in ctx.findings() if f["kind"] == "self_intersection" and "Sheet" in f["objects"]]
+    assert out["passed"] is (not crossed), out
+    assert bool(audit) is crossed and out["evidence"]["Sheet"]["max_crossing_pairs"] == (
+        int(audit[0]["value"]) if audit else 0)
