@@ -141,6 +141,17 @@ class DynamicsDetectors(AuditBase):
             sw[1:, 1] = np.maximum(sw[1:, 1], b[:-1, 1])
             sw[:-1, 1] = np.maximum(sw[:-1, 1], b[1:, 1])
             boxes[n] = sw
+        # a compound's parts are one body with it: its box holds theirs, and they are not its contacts
+        parts: dict[str, list[str]] = {}
+        for n in world:
+            par = self.info[n].get("parent")
+            if par in boxes and (self.info[par]["rigid_body"] or {}).get("collision_shape") == "COMPOUND":
+                parts.setdefault(par, []).append(n)
+        for par, kids in parts.items():
+            for k in kids:
+                boxes[par][:, 0] = np.minimum(boxes[par][:, 0], boxes[k][:, 0])
+                boxes[par][:, 1] = np.maximum(boxes[par][:, 1], boxes[k][:, 1])
+        part_of = {k: par for par, kids in parts.items() for k in kids}
         acting = set()
         for f in self.fields:
             acts = self._acts_on(f"field:{f['field']}")
@@ -151,12 +162,12 @@ class DynamicsDetectors(AuditBase):
                 continue
             if n in self.constrained or any(f.kind == "scripted_motion" and n in f.objects for f in self.findings):
                 continue  # a joint's forces; or already named
-            if info.get("rigid_body", {}).get("collision_shape") == "COMPOUND" or info.get("parent"):
-                continue  # a compound's parts and a child move together: no free body of their own
+            if n in part_of:
+                continue  # a part of a compound moves with it: no free body of its own
             kin_frames = set((self.sources.get(n) or {}).get("kinematic_frames") or [])
             free = np.ones(len(self.frames), bool)
             for m in world:
-                if m == n:
+                if m == n or part_of.get(m) == n:
                     continue
                 bn, bm = boxes[n], boxes[m]
                 free &= ~np.all((bn[:, 0] <= bm[:, 1]) & (bm[:, 0] <= bn[:, 1]), axis=1)
