@@ -33,7 +33,7 @@ from physcodegym.probes.detect_fields import MEASURED_FIELDS
 FREE_PAD_M = 0.02  # m: a body this far (plus both collision margins) from every other collider touches nothing
 FREE_DV_MPS = 0.05  # m/s: a change of velocity over one frame this far from gravity's, with nothing touching ...
 FREE_DV_REL = 0.02  # ... plus this share of the speed (Bullet's float steps), is a push from outside the scene
-FREE_MIN_FRAMES = 2  # ... on at least this many frames (one odd frame is not a mechanism)
+FREE_MIN_FRAMES = 1  # ... on this many frames (a knock from a helper taken away lasts one step)
 VANISH_MIN = 10  # solver particles that die before the last frame: at least this many ...
 VANISH_REL = 0.02  # ... and this share of those ever alive (a liquid does not vanish; a drop or two is bookkeeping)
 
@@ -194,8 +194,8 @@ class DynamicsDetectors(AuditBase):
                 unit="m/s",
                 message=(f"{n} changes its velocity by up to {dv[k]:.2f} m/s in one frame (frame {int(mid[k])}; on "
                          f"{int(bad.sum())} frames) while it touches nothing, no joint holds it and no field acts on "
-                         "it: gravity alone would not; a push from outside the saved scene (a helper removed after "
-                         "the bake, a script writing the cache)"),
+                         "it: gravity alone would not; a push from nothing any frame shows (a helper taken away after "
+                         "the bake, collision geometry that does not render, a script writing the cache)"),
                 evidence={"free_frames_checked": int(ok.sum()), "bad_frames": [int(x) for x in mid[bad]][:50],
                           "gravity_per_frame_mps": round(float(np.linalg.norm(g)) * dt, 4),
                           "tolerance_mps": f"{FREE_DV_MPS} + {FREE_DV_REL} x speed",

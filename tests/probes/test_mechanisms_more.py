@@ -734,3 +734,30 @@ def test_a_turn_in_mid_air_with_nothing_there_is_read_from_the_free_flight(audit
     hits = [f for f in audited_more("removed_deflector", True).by_kind("scripted_motion")
             if "free_frames_checked" in f.evidence]
     assert hits and hits[0].objects == ["Ball"] and hits[0].value > 1.0, hits
+
+
+def test_a_single_knock_in_mid_air_is_read_from_the_free_flight():
+    """A ball falling past a small post that clips its edge (two frames off gravity), the post taken away after the
+    bake: a knock that short is read wherever it falls. With the post left in place the same bake is clean."""
+    from physcodegym.probes.audit import audit_scene
+
+    def knock(defect: bool) -> Any:
+        import bpy
+
+        sc = D.reset(40)
+        D.rigid_world(sc, 40)
+        D.camera(sc)
+        D.ground()
+        post = D.box("Post", (0.13, 0, 1.3), (0.1, 0.1, 0.1), rb="PASSIVE")
+        D.sphere("Ball", (0, 0, 2.4), 0.1)
+        bpy.context.view_layer.update()
+        D.bake()
+        if defect:
+            post.location.x += 30.0
+            bpy.context.view_layer.update()
+        return sc
+
+    bad = [f for f in audit_scene(knock(True)).by_kind("scripted_motion") if "free_frames_checked" in f.evidence]
+    assert bad and bad[0].objects == ["Ball"], bad
+    twin = [f for f in audit_scene(knock(False)).findings if "free_frames_checked" in f.evidence]
+    assert twin == [], twin
