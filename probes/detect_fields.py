@@ -13,6 +13,7 @@ import numpy as np
 from physcodegym.probes import physics as ph
 from physcodegym.probes import sources as src
 from physcodegym.probes.audit_base import (
+    PROXY_TOL_REL,
     AuditBase,
     _collision_owner,
     _is_dynamic,
@@ -399,10 +400,14 @@ class FieldDetectors(AuditBase):
         gaps = getattr(self, "stack_gaps", None) or {}
         for c, g in sorted(gaps.items()):
             gap = g.get("gap_m")
-            if gap is None or gap <= STACK_GAP_M or c not in self.geom.meshes:
-                continue
-            near = self._near(c, gap + STACK_GAP_M)
             rigid = str(g.get("how", "")).startswith("rigid")
+            # a body's own hull is held to the proxy tolerance (a coarse base mesh under a Subdivision is a shape
+            # mismatch of its size, as a primitive proxy's would be)
+            tol = max(STACK_GAP_M, PROXY_TOL_REL * ph.size(self.info.get(c, {}))) if rigid else STACK_GAP_M
+            if gap is None or gap <= tol or c not in self.geom.meshes:
+                continue
+            g = {**g, "tolerance_m": round(tol, 5)}
+            near = self._near(c, gap + STACK_GAP_M)
             if rigid and c in self.moving and _is_dynamic(self.info.get(c, {}), self.si):
                 near = sorted({*near, c})  # a body that moves was moved by its collision with geometry no frame shows
             if not near:
