@@ -10,6 +10,7 @@ audit re-simulates the saved scene in a worker (`probes.resimulation`) and must 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -439,3 +440,26 @@ def test_a_pour_restarted_from_its_particle_cache_finds_a_stale_bake_and_clears_
             assert not hits, [f.message for f in hits]
             rec = doc["particles"]["Spout/Drops"]
             assert rec["bulk_max_m"] == 0.0 and rec["count_max_rel"] == 0.0, rec
+
+
+
+def test_an_early_re_simulation_re_bakes_a_fresh_load_bit_for_bit(tmp_path) -> None:
+    """The early worker reads the bake to find where the motion ends, then re-bakes. On the same load, reading even
+    one baked frame left state in the rigid-body solver, and ball_dominoes_s3's truth (its ball rolls into the
+    fallen dominoes) drifted from its own bake from frame 27, 6.1 cm by frame 240: a false "edited after the bake"
+    through `audit --task`. On a fresh load the re-bake is the bake exactly."""
+    from physcodegym.probes.audit import EarlyResimulation, audit_path_full
+    from physcodegym.sandbox.runner import run_program
+
+    out = tmp_path / "run"
+    run_program(Path(__file__).resolve().parents[2] / "tasks" / "library" / "ball_dominoes_s3" / "truth.py", out,
+                mode="bake_only")
+    early = EarlyResimulation(out / "scene.blend", may_hold_particles=False)
+    try:
+        rep, _, _ = audit_path_full(out / "scene.blend", early_resim=early)
+    finally:
+        early.close()
+    doc = rep.meta["resimulation"]
+    assert early.adopted and doc["ran"] is True, doc
+    assert doc["objects"] and all(o["max_m"] == 0.0 for o in doc["objects"].values()), doc["objects"]
+    assert not rep.by_kind("scripted_motion"), [f.message for f in rep.findings]
