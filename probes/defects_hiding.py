@@ -27,7 +27,13 @@ to hide what holds a body up, and each has a detector in the audit (SPEC §5):
 - `keyed_hidden`: that support's hide_render is keyed on for every frame but the last (it renders on one frame, the
   frame the settings used to be read on) -> `hidden_support`;
 - `sourceless_liquid`: the liquid's emitter stops rendering (if it did) and is lifted into mid-air, more than
-  `SOURCELESS_GAP_M` from anything rendered: the liquid appears from nowhere -> `energy_gain`.
+  `SOURCELESS_GAP_M` from anything rendered: the liquid appears from nowhere -> `energy_gain`;
+- `masked_stilt`: the moving rigid core's base mesh gets a stilt reaching `STILT_REL` of its size (at least
+  `STILT_MIN_M`) below it, cut from every frame by a Mask modifier, and its hull is built from the mesh before
+  modifiers (mesh source BASE): it stands on, or is launched by, geometry no frame shows -> `collider_mismatch`
+  (or `scripted_motion` from its free flight, or `energy_gain` where the stilt starts inside the table);
+- `steered_liquid`: the liquid's particles get BOIDS physics, steered by rules instead of moved by forces
+  -> `scripted_motion`.
 
 A defect with nothing to act on in a task (no cloth, no liquid, no rigid support) raises the
 `NOT_APPLICABLE` error, so its matrix cell says n/a with the reason; `pass_through` is also n/a where the bake
@@ -53,7 +59,12 @@ HIDING_DEFECTS: dict[str, tuple[str, ...]] = {
     "keyed_hidden": ("hidden_support",),
     "cloth_string": ("hidden_support",),
     "sourceless_liquid": ("energy_gain",),
+    # the stilt meets the table (a support no frame shows) or starts inside it (a launch from nothing)
+    "masked_stilt": ("collider_mismatch", "scripted_motion", "energy_gain"),
+    "steered_liquid": ("scripted_motion",),
 }
+STILT_REL = 0.6  # masked_stilt: the stilt reaches this share of the core's smallest dimension below its lowest point,
+STILT_MIN_M = 0.03  # ... and at least this far (a bead 2 cm across stands 3 cm up)
 LIFT_M_PER_S = 0.5  # render_only_lift: the core rises this much per second of scene time in the renders
 SHELL_M = 0.1  # cloth_shell: distance_min (Blender's default 0.015; the audit's limit on the shell is 0.04 m)
 BROWNIAN = 3.0  # brownian_push: Blender's brownian_factor (0 in every shipped liquid)
@@ -78,6 +89,8 @@ def inject_hiding(scene: Any, kind: str, mapping: dict[str, str]) -> dict[str, A
         "keyed_hidden": _keyed_hidden,
         "cloth_string": _cloth_string,
         "sourceless_liquid": _sourceless_liquid,
+        "masked_stilt": _masked_stilt,
+        "steered_liquid": _steered_liquid,
     }[kind](scene, mapping) | {"kind": kind}
 
 
@@ -241,6 +254,57 @@ def _brownian_push(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
     em, ps = flow
     ps.settings.brownian_factor = BROWNIAN
     return {"object": em.name, "detail": f"{em.name}/{ps.name}: brownian_factor {BROWNIAN}"}
+
+
+def _steered_liquid(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
+    from physcodegym.probes.defects import _solver_flow
+
+    flow = _solver_flow(scene, mapping)
+    if flow is None:
+        raise _na("no core particle system is moved by a solver")
+    em, ps = flow
+    ps.settings.physics_type = "BOIDS"
+    return {"object": em.name, "detail": f"{em.name}/{ps.name}: physics BOIDS (particles steered by rules)"}
+
+
+def _masked_stilt(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
+    import bmesh
+    import numpy as np
+
+    ob = _rigid_core(scene, mapping, "masked_stilt")
+    me = ob.data
+    if me.users > 1:
+        ob.data = me = me.copy()
+    co = np.empty(len(me.vertices) * 3)
+    me.vertices.foreach_get("co", co)
+    co = co.reshape(-1, 3)
+    lo, hi = co.min(axis=0), co.max(axis=0)
+    dims = np.asarray(ob.dimensions, dtype=float)
+    size = float(dims[dims > 1e-6].min()) if (dims > 1e-6).any() else 0.1
+    scale = np.asarray(ob.scale, dtype=float)
+    below = max(STILT_REL * size, STILT_MIN_M)
+    length = below / max(abs(float(scale[2])), 1e-6)  # in the mesh's own units
+    n0 = len(me.vertices)
+    bm = bmesh.new()
+    bm.from_mesh(me)
+    c = (lo + hi) / 2
+    r = 0.15 * float(min(hi[0] - lo[0], hi[1] - lo[1]))
+    depth = length + float(c[2] - lo[2])  # from the core's middle to `length` below its lowest point
+    made = bmesh.ops.create_cone(bm, cap_ends=True, segments=8, radius1=r * 0.2, radius2=r, depth=depth)
+    for v in made["verts"]:
+        v.co.x += c[0]
+        v.co.y += c[1]
+        v.co.z += c[2] - depth / 2
+    bm.to_mesh(me)
+    bm.free()
+    vg = ob.vertex_groups.new(name="PCG_Shown")
+    vg.add(list(range(n0)), 1.0, "REPLACE")
+    mask = ob.modifiers.new("PCG_Cut", "MASK")
+    mask.vertex_group = vg.name
+    rb = ob.rigid_body
+    rb.collision_shape, rb.mesh_source = "CONVEX_HULL", "BASE"
+    return {"object": ob.name, "detail": f"a stilt {below:.3f} m below {ob.name} in its base mesh, cut from "
+            "every frame by a Mask modifier; its hull is built from the mesh before modifiers"}
 
 
 def _collision_stack_shrink(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:

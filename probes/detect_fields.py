@@ -13,6 +13,7 @@ import numpy as np
 from physcodegym.probes import physics as ph
 from physcodegym.probes import sources as src
 from physcodegym.probes.audit_base import (
+    PROXY_TOL_MIN,
     PROXY_TOL_REL,
     AuditBase,
     _collision_owner,
@@ -401,9 +402,10 @@ class FieldDetectors(AuditBase):
         for c, g in sorted(gaps.items()):
             gap = g.get("gap_m")
             rigid = str(g.get("how", "")).startswith("rigid")
-            # a body's own hull is held to the proxy tolerance (a coarse base mesh under a Subdivision is a shape
-            # mismatch of its size, as a primitive proxy's would be)
-            tol = max(STACK_GAP_M, PROXY_TOL_REL * ph.size(self.info.get(c, {}))) if rigid else STACK_GAP_M
+            # a body's own hull is held to the proxy tolerance, max(1 cm, 10 % of its size): a coarse base mesh under a
+            # Subdivision is a shape mismatch as a primitive proxy's would be, and a bead 2 cm across on a hidden
+            # stilt 1.5 cm long stands on air
+            tol = max(PROXY_TOL_MIN, PROXY_TOL_REL * ph.size(self.info.get(c, {}))) if rigid else STACK_GAP_M
             if gap is None or gap <= tol or c not in self.geom.meshes:
                 continue
             g = {**g, "tolerance_m": round(tol, 5)}

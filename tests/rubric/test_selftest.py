@@ -61,13 +61,14 @@ def test_mechanism_defects_caught_and_penalised_on_rigid_tasks(task_id: str, tru
 
 
 RIGID_ONLY_NA = ("cloth_shell", "pin_in_air", "brownian_push", "collision_stack_shrink", "vanishing_liquid",
-                 "cloth_string", "sourceless_liquid")
+                 "cloth_string", "sourceless_liquid", "steered_liquid")
 
 
 @pytest.mark.timeout(1800)
 @pytest.mark.parametrize("task_id,defects", [("flag_wind", ("pin_in_air", "render_only_lift", "cloth_string")),
                                              ("cloth_drape", ("cloth_shell", "collision_stack_shrink")),
-                                             ("hose_jet", ("brownian_push", "vanishing_liquid", "sourceless_liquid"))])
+                                             ("hose_jet", ("brownian_push", "vanishing_liquid", "sourceless_liquid",
+                                                           "steered_liquid"))])
 def test_cloth_and_liquid_concealment_caught_and_penalised(task_id: str, defects: tuple[str, ...],
                                                           truth_work: Path) -> None:
     """The concealment defects that need a cloth or a liquid, on the cheapest shipped task that has one: a cloth
