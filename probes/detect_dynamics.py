@@ -152,6 +152,14 @@ class DynamicsDetectors(AuditBase):
                 boxes[par][:, 0] = np.minimum(boxes[par][:, 0], boxes[k][:, 0])
                 boxes[par][:, 1] = np.maximum(boxes[par][:, 1], boxes[k][:, 1])
         part_of = {k: par for par, kids in parts.items() for k in kids}
+        # which boxes meet, frame by frame, all pairs at once: (N, N, F)
+        B = np.stack([boxes[n] for n in world])  # (N, F, 2, 3)
+        meet = np.all((B[:, None, :, 0] <= B[None, :, :, 1]) & (B[None, :, :, 0] <= B[:, None, :, 1]), axis=-1)
+        idx = {n: i for i, n in enumerate(world)}
+        for n in world:
+            meet[idx[n], idx[n]] = False
+            for k in parts.get(n, []):
+                meet[idx[n], idx[k]] = False
         acting = set()
         for f in self.fields:
             acts = self._acts_on(f"field:{f['field']}")
@@ -165,12 +173,7 @@ class DynamicsDetectors(AuditBase):
             if n in part_of:
                 continue  # a part of a compound moves with it: no free body of its own
             kin_frames = set((self.sources.get(n) or {}).get("kinematic_frames") or [])
-            free = np.ones(len(self.frames), bool)
-            for m in world:
-                if m == n or part_of.get(m) == n:
-                    continue
-                bn, bm = boxes[n], boxes[m]
-                free &= ~np.all((bn[:, 0] <= bm[:, 1]) & (bm[:, 0] <= bn[:, 1]), axis=1)
+            free = ~meet[idx[n]].any(axis=0)
             p = self.s.locations(n).astype(np.float64)
             acc = p[2:] - 2 * p[1:-1] + p[:-2]  # at the middle frame
             v = (p[2:] - p[:-2]) / (2 * dt)
