@@ -95,6 +95,12 @@ def test_a_jointed_body_removed_after_evaluation_rebakes_without_a_crash(how: st
     assert out[-1] == "joint out of the world", out[-3:]
     if how == "remove_object":
         assert any("the joints held by ['Hinge']" in line for line in out)
-    c = _child(control, holder, tmp_path)  # the same rounds without the defence: the dangling joint crashes them
-    assert c.returncode < 0, ("the control no longer crashes; the defence may be unneeded", c.returncode,
-                              c.stdout[-300:])
+    # the same rounds without the defence: the dangling joint crashes them. A read of freed memory crashes most
+    # times, not every time (one CI run saw the control exit 0), so the control gets three tries
+    codes = []
+    for _ in range(3):
+        c = _child(control, holder, tmp_path)
+        codes.append(c.returncode)
+        if c.returncode < 0:
+            break
+    assert codes[-1] < 0, ("the control no longer crashes; the defence may be unneeded", codes, c.stdout[-300:])
