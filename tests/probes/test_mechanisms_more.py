@@ -293,19 +293,26 @@ def removed_deflector(defect: bool, frames: int = 45) -> Any:
     stays."""
     import math
 
+    return _helper_in_the_fall(defect, frames, ("Plank", (0.1, 0, 1.2), (0.8, 0.6, 0.05), math.radians(35)), 2.2)
+
+
+def _helper_in_the_fall(taken_away: bool, frames: int, helper: tuple, drop_z: float) -> Any:
+    """A 0.1 m ball dropped from `drop_z` past a static helper box (name, location, size, tilt about y) that deflects
+    it; `taken_away`: the helper is moved 30 m off after the bake, which is kept."""
     import bpy
 
     sc = D.reset(frames)
     D.rigid_world(sc, frames)
     D.camera(sc)
     D.ground()
-    plank = D.box("Plank", (0.1, 0, 1.2), (0.8, 0.6, 0.05), rb="PASSIVE")
-    plank.rotation_euler = (0.0, math.radians(35), 0.0)
-    D.sphere("Ball", (0, 0, 2.2), 0.1)
+    name, loc, dims, tilt = helper
+    ob = D.box(name, loc, dims, rb="PASSIVE")
+    ob.rotation_euler = (0.0, tilt, 0.0)
+    D.sphere("Ball", (0, 0, drop_z), 0.1)
     bpy.context.view_layer.update()
     D.bake()
-    if defect:
-        plank.location.x += 30.0
+    if taken_away:
+        ob.location.x += 30.0
         bpy.context.view_layer.update()
     return sc
 
@@ -742,20 +749,7 @@ def test_a_single_knock_in_mid_air_is_read_from_the_free_flight():
     from physcodegym.probes.audit import audit_scene
 
     def knock(defect: bool) -> Any:
-        import bpy
-
-        sc = D.reset(40)
-        D.rigid_world(sc, 40)
-        D.camera(sc)
-        D.ground()
-        post = D.box("Post", (0.13, 0, 1.3), (0.1, 0.1, 0.1), rb="PASSIVE")
-        D.sphere("Ball", (0, 0, 2.4), 0.1)
-        bpy.context.view_layer.update()
-        D.bake()
-        if defect:
-            post.location.x += 30.0
-            bpy.context.view_layer.update()
-        return sc
+        return _helper_in_the_fall(defect, 40, ("Post", (0.13, 0, 1.3), (0.1, 0.1, 0.1), 0.0), 2.4)
 
     bad = [f for f in audit_scene(knock(True)).by_kind("scripted_motion") if "free_frames_checked" in f.evidence]
     assert bad and bad[0].objects == ["Ball"], bad
