@@ -98,7 +98,7 @@ class DynamicsDetectors(AuditBase):
         script writing the cache, a support taken away (it hangs in the air). Read on every frame, so a change
         of a few frames is seen wherever it falls, where the restarted runs (`resimulated`) see it only with
         some chance. `scripted_motion`, naming the frames and the velocity change."""
-        from physcodegym.probes.params import _g_scene, _w
+        from physcodegym.probes.params import effective_gravity
 
         rbw = self.si.get("rigidbody_world") or {}
         fps = float(getattr(self.s, "fps", 0.0) or 0.0)
@@ -110,7 +110,10 @@ class DynamicsDetectors(AuditBase):
         if old != new:
             return  # a remapped clock: `non_physical_parameter` names it
         dt = float(rbw.get("time_scale", 1.0)) / fps
-        g = _g_scene(self.si) * _w(rbw.get("effector_weights"))
+        rigid = [sv for sv in effective_gravity(self.s) if sv["solver"] == "rigid_body"]
+        if not rigid:
+            return  # no dynamic body
+        g = np.asarray(rigid[0]["g"], dtype=float)  # the gravity Bullet applies (scene x world effector weights)
         world = [n for n, i in self.info.items() if (i.get("rigid_body") or {}).get("in_world")]
         if any(n not in self.geom.meshes for n in world):
             return  # a collider without geometry to bound it
