@@ -181,13 +181,12 @@ class ContactDetectors(AuditBase):
             for n in solids:
                 if n == b or self._related(b, n) or frozenset((b, n)) in named or self._can_collide(b, n):
                     continue
-                box = self.geom.aabbs(n)
+                box = self.geom.aabbs(n)[:-1]
                 crossed = np.zeros(len(self.frames), bool)
-                for fi in range(len(self.frames) - 1):
+                seg_lo, seg_hi = np.minimum(x[:-1], x[1:]), np.maximum(x[:-1], x[1:])
+                near = np.all((seg_hi >= box[:, 0]) & (seg_lo <= box[:, 1]), axis=1)  # the step meets the box
+                for fi in np.nonzero(near)[0]:
                     a0, a1 = x[fi], x[fi + 1]
-                    lo, hi = box[fi]
-                    if (np.maximum(a0, a1) < lo).any() or (np.minimum(a0, a1) > hi).any():
-                        continue
                     p0, p1 = self.geom._to_target_frame(n, fi, np.stack([a0, a1]))
                     ln = float(np.linalg.norm(p1 - p0))
                     if ln < 1e-9:
@@ -239,7 +238,9 @@ class ContactDetectors(AuditBase):
         rb = float(np.linalg.norm(self.info[b].get("dimensions", [1, 1, 1]))) / 2
         last_fi, last_d = None, 0.0
         bound = self.geom.depth_bound(a, b)
-        for fi in np.nonzero(mask & (bound > 2.5 * slack))[0]:  # below half the tolerance: cannot matter
+        fis = np.nonzero(mask & (bound > 2.5 * slack))[0]  # below half the tolerance: cannot matter
+        fis = fis[self.geom.centre_depth_bounds(a, b, fis) > 2.5 * slack]  # a small body beside a large one
+        for fi in fis:
             if last_fi is not None:
                 da = (np.abs(mats[ia, fi, :3, 3] - mats[ia, last_fi, :3, 3]).max()
                       + ra * np.abs(mats[ia, fi, :3, :3] - mats[ia, last_fi, :3, :3]).max())
@@ -256,8 +257,19 @@ class ContactDetectors(AuditBase):
     def _related(self, a: str, b: str) -> bool:
         """Parts of one assembly overlap by construction: parent/child, or joined by a rigid-body
         constraint (an axle through its bearing)."""
-        pa, pb = self.info[a].get("parent"), self.info[b].get("parent")
-        if pa == b or pb == a or (pa is not None and pa == pb):
-            return True
-        return any({r["object1"], r["object2"]} == {a, b} for r in self.constrained.get(a, []))
+        return b in self._related_to(a)
+
+    def _related_to(self, a: str) -> frozenset[str]:
+        """Every object `_related` to a, found once per object (the support search asks of every solid for every
+        body on every sampled frame: 49k questions on bead_pile)."""
+        cache = self.__dict__.setdefault("_related_cache", {})
+        out = cache.get(a)
+        if out is None:
+            pa = self.info[a].get("parent")
+            out = {n for n, i in self.info.items() if n != a and (
+                n == pa or i.get("parent") == a or (pa is not None and i.get("parent") == pa))}
+            out |= {r["object1"] for r in self.constrained.get(a, []) if r["object2"] == a}
+            out |= {r["object2"] for r in self.constrained.get(a, []) if r["object1"] == a}
+            out = cache[a] = frozenset(out)
+        return out
 

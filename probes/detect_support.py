@@ -233,13 +233,9 @@ class SupportDetectors(AuditBase):
 
     def _nearest(self, body: str, others: list[str], f: int, reach: float, tol: float) -> tuple[float, str | None]:
         """Nearest material among `others` (AABB broad phase, nearest boxes first, early exit on contact)."""
-        cands = []
-        for o in others:
-            if o == body or self._related(body, o):
-                continue
-            gap = self.geom.aabb_gap(body, o, f)
-            if gap <= reach:
-                cands.append((gap, o))
+        others = [o for o in others if o != body and not self._related(body, o)]
+        gaps = self.geom.aabb_gaps(body, others, f)
+        cands = [(float(gaps[k]), others[k]) for k in np.nonzero(gaps <= reach)[0]]
         best, name = float("inf"), None
         for gap, o in sorted(cands):
             if gap > best:

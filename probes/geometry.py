@@ -219,6 +219,38 @@ class SceneGeometry:
         cb, rb = self.bounding_spheres(b)
         return np.maximum(0.0, ra + rb - np.linalg.norm(ca - cb, axis=1))
 
+    def centre_depth_bounds(self, a: str, b: str, fis: np.ndarray) -> np.ndarray:
+        """Upper bound on the depth of a and b in each other at the frame indices `fis` from one nearest-surface
+        query per frame; inf where it cannot bound. The smaller body lies in its bounding ball (centre c, radius
+        r); when c is outside the other closed body, at distance D from its surface, a point of the small body
+        inside the other lies past the surface by at most r - D (the segment from c to it crosses the surface at
+        least D from c), and a point of the other inside the small body is at least D from c, so at most r - D
+        from the ball's rim, which the small body does not pass. Both must be closed: an open surface has no
+        inside to bound. The spheres of `depth_bound` do not prune a bead resting on a tray (the tray's sphere is
+        large): this does, with one query instead of a pass over both bodies' points."""
+        out = np.full(len(fis), np.inf)
+        ma, mb = self.meshes[a], self.meshes[b]
+        if not len(fis) or not (ma.closed and mb.closed):
+            return out
+        (ca, ra), (cb, rb) = self.bounding_spheres(a), self.bounding_spheres(b)
+        big, c, r = (b, ca[fis], ra) if ra <= rb else (a, cb[fis], rb)
+        mg = self.meshes[big]
+        if mg.deforming:
+            p = c
+        else:
+            m = self.samples.matrices[self._index(big)][fis]  # (K, 4, 4)
+            rot = m[:, :3, :3] / mg.scale
+            p = np.einsum("kji,kj->ki", rot, c - m[:, :3, 3])  # inverse rotation = transpose
+        tree = None if mg.deforming else self._tree(big, 0)
+        for k, fi in enumerate(fis):
+            loc, nrm, _i, dist = (tree or self._tree(big, int(fi))).find_nearest(p[k])
+            if loc is None:
+                continue
+            q = p[k]
+            if (q[0] - loc[0]) * nrm[0] + (q[1] - loc[1]) * nrm[1] + (q[2] - loc[2]) * nrm[2] > 0.0:
+                out[k] = max(0.0, r - dist)  # else the centre is inside (or on) the other body: no bound from it
+        return out
+
     def aabb_gap(self, a: str, b: str, frame: int) -> float:
         """Separation of the two world AABBs at a frame (0 when they overlap): a cheap lower bound
         on the material distance."""
@@ -226,6 +258,17 @@ class SceneGeometry:
         ba, bb = self.aabbs(a)[fi], self.aabbs(b)[fi]
         d = np.maximum(0.0, np.maximum(ba[0] - bb[1], bb[0] - ba[1]))
         return float(np.sqrt((d * d).sum()))
+
+    def aabb_gaps(self, a: str, others: list[str], frame: int) -> np.ndarray:
+        """`aabb_gap` of a against each of `others` at a frame, as one array (a support search asks it of every
+        solid for every body on every frame)."""
+        if not others:
+            return np.zeros(0)
+        fi = self.fi(frame)
+        ba = self.aabbs(a)[fi]
+        bo = np.stack([self.aabbs(o)[fi] for o in others])  # (K, 2, 3)
+        d = np.maximum(0.0, np.maximum(ba[0] - bo[:, 1], bo[:, 0] - ba[1]))
+        return np.sqrt((d * d).sum(axis=1))
 
     def aabb_overlap_frames(self, a: str, b: str, pad: float = 0.0) -> np.ndarray:
         """(F,) bool: frames where the AABBs of a and b, each padded by `pad`, overlap."""
@@ -235,13 +278,15 @@ class SceneGeometry:
     def candidate_pairs(self, names: list[str], pad: float = 0.0) -> list[tuple[str, str, np.ndarray]]:
         """Broad phase over all pairs: (a, b, frames-mask) for pairs whose AABBs ever overlap."""
         names = [n for n in names if n in self.meshes]
-        out = []
-        for i, a in enumerate(names):
-            for b in names[i + 1 :]:
-                m = self.aabb_overlap_frames(a, b, pad)
-                if m.any():
-                    out.append((a, b, m))
-        return out
+        if len(names) < 2:
+            return []
+        box = np.stack([self.aabbs(n) for n in names])  # (N, F, 2, 3)
+        lo, hi = box[:, :, 0] - pad, box[:, :, 1] + pad
+        # (N, N, F): the boxes of i and j overlap on every axis (one array, not a loop over pairs: bead_pile
+        # has 99 solids, 4851 pairs)
+        meet = np.all((lo[:, None] <= hi[None]) & (lo[None] <= hi[:, None]), axis=3)
+        ii, jj = np.nonzero(np.triu(meet.any(axis=2), k=1))
+        return [(names[i], names[j], meet[i, j]) for i, j in zip(ii.tolist(), jj.tolist(), strict=True)]
 
     # ------------------------------------------------------------------ narrow phase
     def _tree(self, name: str, fi: int) -> Any:

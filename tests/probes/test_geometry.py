@@ -80,3 +80,34 @@ def test_self_intersections_exclude_neighbours():
     ob.data.update()
     crossed = SceneGeometry.from_scene(sample_scene(sc), sc)
     assert len(crossed.self_intersections("Sheet", 1)) > 0
+
+
+def test_centre_bound_never_under_the_sampled_depth_and_prunes_resting_contact():
+    """The one-query bound of a small body against a large closed one (`centre_depth_bounds`) is never below the
+    sampled depth, whether the ball is apart, resting, sunk, centred in the slab or wholly inside it; it is near
+    zero for the resting ball (what it prunes) and gives no bound (inf) once the centre is inside."""
+    from physcodegym.probes.geometry import SceneGeometry
+    from physcodegym.probes.sampling import sample_scene
+    from physcodegym.testing import demo_scenes as D
+
+    heights = [0.2, 0.1, 0.07, 0.02, -0.05, -0.3]  # ball centre z; slab top at 0, bottom at -0.5; r = 0.1
+    sc = D.reset(len(heights))
+    ball = D.sphere("Ball", (0.1, 0.05, heights[0]), 0.1, rb=None)
+    for f, z in enumerate(heights, start=1):
+        ball.location.z = z
+        ball.keyframe_insert("location", frame=f)
+    for fc in ball.animation_data.action.layers[0].strips[0].channelbag(ball.animation_data.action_slot).fcurves:
+        for k in fc.keyframe_points:
+            k.interpolation = "CONSTANT"
+    slab = D.box("Slab", (0, 0, -0.25), (2.0, 1.0, 0.5))
+    slab.rotation_euler.z = 0.5  # the query runs in the slab's own (rotated, scaled) frame
+    g = SceneGeometry.from_scene(sample_scene(sc), sc)
+    fis = np.arange(len(heights))
+    bound = g.centre_depth_bounds("Ball", "Slab", fis)
+    assert np.array_equal(bound, g.centre_depth_bounds("Slab", "Ball", fis))  # the smaller body is found either way
+    depth = np.array([g.penetration_depth("Ball", "Slab", f) for f in range(1, len(heights) + 1)])
+    assert depth[0] == 0.0 and depth[2] == pytest.approx(0.03, abs=0.01) and depth[5] > 0.15
+    assert np.all(bound >= depth - 1e-9), (bound, depth)
+    assert bound[0] == 0.0 and bound[1] < 0.005  # apart, resting: pruned without the exact query
+    assert bound[2] == pytest.approx(0.03, abs=0.005) and bound[3] == pytest.approx(0.08, abs=0.005)
+    assert np.isinf(bound[4]) and np.isinf(bound[5])  # centre inside: no bound
