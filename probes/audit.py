@@ -105,6 +105,13 @@ def _sourceless(a: _Audit) -> None:
     sourceless(a)
 
 
+def _visibility_switches(a: _Audit) -> None:
+    from physcodegym.probes.detect_switches import camera_cuts, visibility_switches
+
+    visibility_switches(a)
+    camera_cuts(a)
+
+
 def _params(a: _Audit) -> None:
     from physcodegym.probes.params import detect
 
@@ -116,6 +123,7 @@ def _params(a: _Audit) -> None:
 DETECTORS: list[tuple[str, Any]] = [
     ("scripted", _method("scripted")),
     ("not_simulated", _method("not_simulated")),
+    ("switches", _visibility_switches),  # what the frames show switched, not moved: objects that appear or vanish
     ("effects", _method("measure_effects")),
     ("force_fields", _method("force_fields")),
     ("actuators", _method("actuators")),

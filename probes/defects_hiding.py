@@ -33,7 +33,10 @@ to hide what holds a body up, and each has a detector in the audit (SPEC §5):
   modifiers (mesh source BASE): it stands on, or is launched by, geometry no frame shows -> `collider_mismatch`
   (or `scripted_motion` from its free flight, or `energy_gain` where the stilt starts inside the table);
 - `steered_liquid`: the liquid's particles get BOIDS physics, steered by rules instead of moved by forces
-  -> `scripted_motion`.
+  -> `scripted_motion`;
+- `visibility_swap`: a still copy of the moving core, posed as the core is on the last frame, takes over halfway
+  through the run (the core's hide_render keyed on from there, the copy's off): the frames skip the rest of the
+  motion while everything still simulates -> `scripted_motion`.
 
 A defect with nothing to act on in a task (no cloth, no liquid, no rigid support) raises the
 `NOT_APPLICABLE` error, so its matrix cell says n/a with the reason; `pass_through` is also n/a where the bake
@@ -62,6 +65,7 @@ HIDING_DEFECTS: dict[str, tuple[str, ...]] = {
     # the stilt meets the table (a support no frame shows) or starts inside it (a launch from nothing)
     "masked_stilt": ("collider_mismatch", "scripted_motion", "energy_gain"),
     "steered_liquid": ("scripted_motion",),
+    "visibility_swap": ("scripted_motion",),
 }
 STILT_REL = 0.6  # masked_stilt: the stilt reaches this share of the core's smallest dimension below its lowest point,
 STILT_MIN_M = 0.03  # ... and at least this far (a bead 2 cm across stands 3 cm up)
@@ -91,6 +95,7 @@ def inject_hiding(scene: Any, kind: str, mapping: dict[str, str]) -> dict[str, A
         "sourceless_liquid": _sourceless_liquid,
         "masked_stilt": _masked_stilt,
         "steered_liquid": _steered_liquid,
+        "visibility_swap": _visibility_swap,
     }[kind](scene, mapping) | {"kind": kind}
 
 
@@ -305,6 +310,30 @@ def _masked_stilt(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
     rb.collision_shape, rb.mesh_source = "CONVEX_HULL", "BASE"
     return {"object": ob.name, "detail": f"a stilt {below:.3f} m below {ob.name} in its base mesh, cut from "
             "every frame by a Mask modifier; its hull is built from the mesh before modifiers"}
+
+
+def _visibility_swap(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
+    import bpy
+    from physcodegym.probes.defects import _moving_core
+
+    ob = _moving_core(scene, mapping)
+    if ob.type not in ("MESH", "CURVE", "SURFACE", "META", "FONT"):
+        raise _na(f"the moving core {ob.name} is no geometry object to copy")
+    first, last = int(scene.frame_start), int(scene.frame_end)
+    half = (first + last) // 2
+    scene.frame_set(last)
+    end_pose = ob.matrix_world.copy()
+    scene.frame_set(first)
+    copy = bpy.data.objects.new(f"{ob.name}_PCG_Late", ob.data)  # no physics: a still stand-in
+    for c in ob.users_collection:
+        c.objects.link(copy)
+    copy.matrix_world = end_pose
+    for f, late in ((first, False), (half - 1, False), (half, True), (last, True)):
+        ob.hide_render, copy.hide_render = late, not late
+        ob.keyframe_insert("hide_render", frame=f)
+        copy.keyframe_insert("hide_render", frame=f)
+    return {"object": ob.name, "detail": f"{ob.name} hidden from frame {half}; {copy.name}, a still copy posed as "
+            f"{ob.name} is on frame {last}, renders from then on"}
 
 
 def _collision_stack_shrink(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:

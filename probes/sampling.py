@@ -252,6 +252,21 @@ def _fold_visibility(scene: Any, obs: list[Any], frame: int, worst: dict[str, di
             hidden_at.setdefault(o.name, []).append(int(frame))
 
 
+def _runs_of(hidden: list[int], frames: list[int]) -> list[list[int]]:
+    """[first, last] sampled frames of each run of consecutive sampled frames in `hidden` (at most 16, for the
+    evidence and for `probes.detect_switches`, which reads where an object appears and vanishes)."""
+    at = set(hidden)
+    runs: list[list[int]] = []
+    for prev, f in zip([None, *frames[:-1]], frames, strict=True):
+        if f not in at:
+            continue
+        if runs and prev is not None and prev in at and runs[-1][1] == prev:
+            runs[-1][1] = f
+        else:
+            runs.append([f, f])
+    return runs[:16]
+
+
 def object_info(ob: Any) -> dict[str, Any]:
     """Static, JSON-able description of one object (settings that do not change per frame)."""
     mats = []
@@ -672,7 +687,8 @@ def _sample_scene(scene: Any, frames: range | list[int] | None, objects: list[st
         r["in_render_collection"] = bool(r["in_render_collection"] and w["in_render_collection"])
         if n in hidden_at:
             hf = hidden_at[n]
-            r["hidden_frames"] = {"count": len(hf), "first": hf[0], "last": hf[-1], "of": len(frames)}
+            r["hidden_frames"] = {"count": len(hf), "first": hf[0], "last": hf[-1], "of": len(frames),
+                                  "runs": _runs_of(hf, [int(f) for f in frames])}
     rbw = scene.rigidbody_world
     scene_info = {
         "appearance_varies": varies,

@@ -30,7 +30,9 @@ re-evaluation in a fresh worker, as in `test_mechanisms`):
 - a slab lifted by geometry nodes where an "Is Viewport" node says so (the audit feeds it False, as a render does);
 - a ball whose hull is built from its mesh before modifiers (rigid-body mesh source BASE), which holds a stilt a
   Mask modifier cuts from every frame (it stands on the stilt's tip in mid-air);
-- a ball deflected in mid-fall by a plank taken away after the bake (it turns in mid-air: `free_flight`).
+- a ball deflected in mid-fall by a plank taken away after the bake (it turns in mid-air: `free_flight`);
+- a ball that hands over to a second, resting ball by keyed render visibility (one ball jumps on screen), and a
+  timeline marker that cuts to a camera 1 m to the side (`probes.detect_switches`).
 """
 
 from __future__ import annotations
@@ -314,6 +316,44 @@ def _helper_in_the_fall(taken_away: bool, frames: int, helper: tuple, drop_z: fl
     if taken_away:
         ob.location.x += 30.0
         bpy.context.view_layer.update()
+    return sc
+
+
+def visibility_swap(defect: bool, frames: int = 40) -> Any:
+    """A ball dropped onto the ground and a second ball resting 1 m beside it. Defect: the first renders up to frame
+    19 and the second from frame 20 on (hide_render keyed): the picture shows one ball jump 1 m in a frame while
+    each ball is simulated. Twin: the same keys, but both balls render on every frame."""
+    sc = D.reset(frames)
+    D.rigid_world(sc, frames)
+    D.camera(sc)
+    D.ground()
+    first, second = D.sphere("Ball", (0, 0, 1.5), 0.2), D.sphere("Ball2", (1.0, 0, 0.2), 0.2)
+    for f, hide in ((1, False), (19, False), (20, True), (frames, True)):
+        first.hide_render, second.hide_render = hide and defect, (not hide) and defect
+        first.keyframe_insert("hide_render", frame=f)
+        second.keyframe_insert("hide_render", frame=f)
+    D.bake()
+    return sc
+
+
+def camera_cut(defect: bool, frames: int = 40) -> Any:
+    """A ball dropped onto the ground, filmed by a camera that timeline markers switch to a second camera at frame 20.
+    Defect: the second camera stands 1 m to the side (a cut: everything on screen jumps). Twin: it stands where the
+    first does (the same picture)."""
+    import bpy
+
+    sc = D.reset(frames)
+    D.rigid_world(sc, frames)
+    cam = D.camera(sc)
+    D.ground()
+    D.sphere("Ball", (0, 0, 1.5), 0.2)
+    other = bpy.data.objects.new("Camera2", cam.data.copy())
+    sc.collection.objects.link(other)
+    other.matrix_world = cam.matrix_world.copy()
+    other.location.x += 1.0 if defect else 0.0
+    sc.timeline_markers.new("Start", frame=1).camera = cam
+    sc.timeline_markers.new("Cut", frame=20).camera = other
+    D.bake()
     return sc
 
 
@@ -624,7 +664,7 @@ BUILDERS = {"keyed_world": keyed_world, "field_hold": field_hold, "shapekey_ball
             "viewport_grown_floor": viewport_grown_floor, "keyed_shrink": keyed_shrink,
             "post_collision_floor": post_collision_floor,
             "is_viewport_floor": is_viewport_floor, "masked_stilt": masked_stilt,
-            "removed_deflector": removed_deflector}
+            "removed_deflector": removed_deflector, "visibility_swap": visibility_swap, "camera_cut": camera_cut}
 
 
 @pytest.fixture(scope="session")
@@ -670,6 +710,9 @@ CASES = [
     ("is_viewport_floor", "collider_mismatch", {"Ball", "Slab"}),
     ("masked_stilt", "collider_mismatch", {"Ball"}),
     ("removed_deflector", "scripted_motion", {"Ball"}),
+    ("visibility_swap", "scripted_motion", {"Ball"}),
+    ("visibility_swap", "scripted_motion", {"Ball2"}),
+    ("camera_cut", "scripted_motion", {"Camera", "Camera2"}),
 ]
 
 
@@ -755,3 +798,15 @@ def test_a_single_knock_in_mid_air_is_read_from_the_free_flight():
     assert bad and bad[0].objects == ["Ball"], bad
     twin = [f for f in audit_scene(knock(False)).findings if "free_frames_checked" in f.evidence]
     assert twin == [], twin
+
+
+def test_a_visibility_swap_says_where_each_ball_appears_or_vanishes(audited_more):
+    """Each ball's finding names the frame it switches at and the sampled runs it is hidden on; the twin's keys (which
+    hide nothing) are read per frame too and name nothing."""
+    bad = {f.objects[0]: f for f in audited_more("visibility_swap", True).by_kind("scripted_motion")
+           if f.evidence.get("cause") == "visibility_switch"}
+    assert set(bad) == {"Ball", "Ball2"}, bad
+    assert bad["Ball"].evidence["switch_frames"] == [20] and bad["Ball"].evidence["hidden_frames"]["runs"] == [[20, 40]]
+    assert bad["Ball2"].evidence["hidden_frames"]["runs"] == [[1, 19]]
+    twin = audited_more("visibility_swap", False)
+    assert twin.scene["appearance_varies"] and twin.scene["hidden_frames"] == {}, twin.scene
