@@ -8,7 +8,7 @@ The picture still shows one ball jump 25 cm in a frame. Matter does not appear o
 looking at a second copy of the set does the same to everything on screen. Mechanisms, not properties: render
 visibility is read per sampled frame whatever switches it (hide_render, camera visibility, holdout, a material
 keyed transparent, a collection that stops rendering; `sampling.appearance_varies` says when it can vary), and
-the camera per frame is the one Blender's markers bind there.
+the camera per frame is the one Blender's markers bind there, wherever its own animation puts it.
 """
 
 from __future__ import annotations
@@ -18,8 +18,12 @@ from typing import Any
 import numpy as np
 from physcodegym.probes.physics import GEOMETRY_TYPES
 
-CUT_MOVE_M = 0.01  # m: two cameras whose centres are this close ...
-CUT_TURN_DEG = 1.0  # ... and whose axes turn less than this between them show the same picture: no cut
+SWITCH_MOVE_M = 0.01  # m: two cameras a marker switches between whose centres are this close ...
+SWITCH_TURN_DEG = 1.0  # ... and which turn less than this between them show the same picture: no cut
+CUT_MOVE_M = 0.05  # m: one camera's step between two frames above this ...
+CUT_TURN_DEG = 2.0  # ... or its turn above this (degrees) ...
+CUT_SPIKE = 4.0  # ... and this many times its largest step on the `CUT_AROUND` frames either side is a teleport
+CUT_AROUND = 3  # (a dolly or a pan moves about as much on every frame: no cut)
 
 
 def visibility_switches(a: Any) -> None:
@@ -49,22 +53,33 @@ def visibility_switches(a: Any) -> None:
 
 
 def camera_cuts(a: Any) -> None:
-    """`scripted_motion` (cause `camera_cut`) where a timeline marker binds a different camera, at a different
-    pose, during the run: every object on screen jumps at that frame."""
+    """`scripted_motion` (cause `camera_cut`) where the picture's viewpoint jumps between two frames: a timeline
+    marker binds a different camera at a different pose, or the camera itself teleports (a step well above
+    `CUT_MOVE_M` / `CUT_TURN_DEG` that is `CUT_SPIKE` times its steps on the frames around it: a cut, not a move).
+    Every object on screen jumps there, while nothing in the scene moved."""
     scene = a.scene
     bound = sorted((int(m.frame), m.camera) for m in scene.timeline_markers if m.camera is not None)
-    if not bound:
+    frames = [int(f) for f in a.frames]
+    cams = [_camera_at(bound, f, scene.camera) for f in frames]
+    if len(frames) < 2 or all(c is None for c in cams):
         return
-    first, last = int(a.frames[0]), int(a.frames[-1])
-    cams = [_camera_at(bound, f, scene.camera) for f in range(first, last + 1)]
+    mats = [_matrix(a, c, f) if c is not None else None for c, f in zip(cams, frames, strict=True)]
+    steps = np.zeros((len(frames), 2))  # (move m, turn deg) from the frame before
+    for k in range(1, len(frames)):
+        if mats[k] is not None and mats[k - 1] is not None:
+            steps[k] = _pose_change(mats[k - 1], mats[k])
     cuts = []
-    for f, prev, cur in zip(range(first + 1, last + 1), cams[:-1], cams[1:], strict=True):
-        if prev is None or cur is None or prev == cur:
+    for k in range(1, len(frames)):
+        move, turn = steps[k]
+        if cams[k] is not cams[k - 1] and cams[k] is not None and cams[k - 1] is not None:
+            if move > SWITCH_MOVE_M or turn > SWITCH_TURN_DEG:
+                cuts.append(_cut(frames[k], cams[k - 1], cams[k], move, turn, "a marker binds another camera"))
             continue
-        move, turn = _pose_change(a, prev, cur, f)
-        if move > CUT_MOVE_M or turn > CUT_TURN_DEG:
-            cuts.append({"frame": f, "from": prev.name, "to": cur.name, "move_m": round(move, 4),
-                         "turn_deg": round(turn, 2)})
+        around = np.r_[steps[max(1, k - CUT_AROUND): k], steps[k + 1: k + 1 + CUT_AROUND]]
+        near_move, near_turn = (around.max(axis=0) if len(around) else (0.0, 0.0))
+        jumps = move > CUT_MOVE_M and move > CUT_SPIKE * near_move
+        if jumps or (turn > CUT_TURN_DEG and turn > CUT_SPIKE * near_turn):
+            cuts.append(_cut(frames[k], cams[k - 1], cams[k], move, turn, "the camera teleports"))
     if not cuts:
         return
     a.add(
@@ -73,12 +88,20 @@ def camera_cuts(a: Any) -> None:
         frames=[cuts[0]["frame"], cuts[-1]["frame"]],
         value=float(len(cuts)),
         unit="camera cuts",
-        message=(f"timeline markers cut from camera {cuts[0]['from']} to {cuts[0]['to']} at frame {cuts[0]['frame']}"
-                 + (f" ({len(cuts)} cuts)" if len(cuts) > 1 else "")
+        message=(f"the picture cuts at frame {cuts[0]['frame']} ({cuts[0]['how']}: {cuts[0]['move_m']:.3f} m, "
+                 f"{cuts[0]['turn_deg']:.1f} deg in one frame)" + (f" and {len(cuts) - 1} more time(s)" if len(cuts) > 1
+                                                                  else "")
                  + ": everything on screen jumps by a cut, not by a solver"),
         evidence={"cause": "camera_cut", "cuts": cuts[:20],
-                  "thresholds": {"move_m": CUT_MOVE_M, "turn_deg": CUT_TURN_DEG}},
+                  "thresholds": {"switch_move_m": SWITCH_MOVE_M, "switch_turn_deg": SWITCH_TURN_DEG,
+                                 "move_m": CUT_MOVE_M, "turn_deg": CUT_TURN_DEG, "spike": CUT_SPIKE,
+                                 "around_frames": CUT_AROUND}},
     )
+
+
+def _cut(frame: int, c0: Any, c1: Any, move: float, turn: float, how: str) -> dict[str, Any]:
+    return {"frame": frame, "from": c0.name, "to": c1.name, "how": how, "move_m": round(float(move), 4),
+            "turn_deg": round(float(turn), 2)}
 
 
 def _camera_at(bound: list[tuple[int, Any]], frame: int, default: Any) -> Any:
@@ -91,12 +114,12 @@ def _camera_at(bound: list[tuple[int, Any]], frame: int, default: Any) -> Any:
     return cam if cam is not None else (bound[0][1] if bound else default)
 
 
-def _pose_change(a: Any, c0: Any, c1: Any, frame: int) -> tuple[float, float]:
-    """(distance between the two cameras' centres, angle between their view axes in degrees) at `frame`."""
-    m0, m1 = _matrix(a, c0, frame), _matrix(a, c1, frame)
+def _pose_change(m0: np.ndarray, m1: np.ndarray) -> tuple[float, float]:
+    """(distance between two camera poses' centres, their relative rotation in degrees, roll included)."""
     move = float(np.linalg.norm(m0[:3, 3] - m1[:3, 3]))
-    z0, z1 = m0[:3, 2] / np.linalg.norm(m0[:3, 2]), m1[:3, 2] / np.linalg.norm(m1[:3, 2])
-    turn = float(np.degrees(np.arccos(np.clip(float(z0 @ z1), -1.0, 1.0))))
+    r0 = m0[:3, :3] / np.linalg.norm(m0[:3, :3], axis=0)
+    r1 = m1[:3, :3] / np.linalg.norm(m1[:3, :3], axis=0)
+    turn = float(np.degrees(np.arccos(np.clip((np.trace(r0.T @ r1) - 1.0) / 2.0, -1.0, 1.0))))
     return move, turn
 
 

@@ -32,7 +32,8 @@ re-evaluation in a fresh worker, as in `test_mechanisms`):
   Mask modifier cuts from every frame (it stands on the stilt's tip in mid-air);
 - a ball deflected in mid-fall by a plank taken away after the bake (it turns in mid-air: `free_flight`);
 - a ball that hands over to a second, resting ball by keyed render visibility (one ball jumps on screen), and a
-  timeline marker that cuts to a camera 1 m to the side (`probes.detect_switches`).
+  timeline marker that cuts to a camera 1 m to the side, and a camera keyed to teleport 0.5 m (a dolly and pan is
+  the twin) (`probes.detect_switches`).
 """
 
 from __future__ import annotations
@@ -357,6 +358,30 @@ def camera_cut(defect: bool, frames: int = 40) -> Any:
     return sc
 
 
+def camera_jump(defect: bool, frames: int = 40) -> Any:
+    """A ball dropped onto the ground, filmed by a keyed camera. Defect: constant keys teleport it 0.5 m sideways at
+    frame 20. Twin: it dollies 3 m over the run (up to 11 cm a frame) and pans, eased in and out (a moving camera is no
+    cut)."""
+    sc = D.reset(frames)
+    D.rigid_world(sc, frames)
+    cam = D.camera(sc)
+    D.ground()
+    D.sphere("Ball", (0, 0, 1.5), 0.2)
+    keys = [(1, 0.0), (19, 0.0), (20, 0.5), (frames, 0.5)] if defect else [(1, -1.5), (frames, 1.5)]
+    x0 = cam.location.x
+    for f, dx in keys:
+        cam.location.x = x0 + dx
+        cam.rotation_euler.z = 0.0 if defect else 0.1 * dx
+        cam.keyframe_insert("location", frame=f)
+        cam.keyframe_insert("rotation_euler", frame=f)
+    if defect:
+        for fc in cam.animation_data.action.layers[0].strips[0].channelbag(cam.animation_data.action_slot).fcurves:
+            for k in fc.keyframe_points:
+                k.interpolation = "CONSTANT"
+    D.bake()
+    return sc
+
+
 def cloth_shell(defect: bool, frames: int = 45, res: int = 12) -> Any:
     """A cloth falls flat onto the floor. Defect: its collision `distance_min` is 0.1 m, so it comes to rest
     a hand's breadth above the floor it lies on in every frame. Twin: distance_min 0.005 m (it lies on it)."""
@@ -664,7 +689,8 @@ BUILDERS = {"keyed_world": keyed_world, "field_hold": field_hold, "shapekey_ball
             "viewport_grown_floor": viewport_grown_floor, "keyed_shrink": keyed_shrink,
             "post_collision_floor": post_collision_floor,
             "is_viewport_floor": is_viewport_floor, "masked_stilt": masked_stilt,
-            "removed_deflector": removed_deflector, "visibility_swap": visibility_swap, "camera_cut": camera_cut}
+            "removed_deflector": removed_deflector, "visibility_swap": visibility_swap, "camera_cut": camera_cut,
+            "camera_jump": camera_jump}
 
 
 @pytest.fixture(scope="session")
@@ -713,6 +739,7 @@ CASES = [
     ("visibility_swap", "scripted_motion", {"Ball"}),
     ("visibility_swap", "scripted_motion", {"Ball2"}),
     ("camera_cut", "scripted_motion", {"Camera", "Camera2"}),
+    ("camera_jump", "scripted_motion", {"Camera"}),
 ]
 
 
