@@ -106,9 +106,10 @@ def _sourceless(a: _Audit) -> None:
 
 
 def _visibility_switches(a: _Audit) -> None:
-    from physcodegym.probes.detect_switches import camera_cuts, visibility_switches
+    from physcodegym.probes.detect_switches import camera_cuts, topology_switches, visibility_switches
 
     visibility_switches(a)
+    topology_switches(a)
     camera_cuts(a)
 
 

@@ -1,5 +1,6 @@
 """Motion made by switching what the frames show rather than by moving anything: a solid that renders on some
-frames and not on others, or a timeline marker that cuts to another camera.
+frames and not on others, geometry built or removed mid-run, or a cut of the camera (a marker binding another
+camera, a camera that teleports).
 
 Why: every other detector asks what moved a thing. A second ball resting where the first should end up, hidden
 until frame 60 while the first is hidden from frame 60 on, moves nothing by script: each ball is simulated, and
@@ -18,6 +19,8 @@ from typing import Any
 import numpy as np
 from physcodegym.probes.physics import GEOMETRY_TYPES
 
+SOLVER_TOPOLOGY = {"FLUID", "PARTICLE_INSTANCE"}  # modifiers whose vertex count follows a solver's particles
+STILL_TOPOLOGY = {"CLOTH", "SOFT_BODY", "COLLISION", "SUBSURF", "SOLIDIFY", "BEVEL", "TRIANGULATE"}  # not the cause
 SWITCH_MOVE_M = 0.01  # m: two cameras a marker switches between whose centres are this close ...
 SWITCH_TURN_DEG = 1.0  # ... and which turn less than this between them show the same picture: no cut
 CUT_MOVE_M = 0.05  # m: one camera's step between two frames above this ...
@@ -49,6 +52,38 @@ def visibility_switches(a: Any) -> None:
                      f"{', '.join(map(str, switches[:6]))}): what the frames show changes by switching visibility, "
                      "not by a solver"),
             evidence={"cause": "visibility_switch", "hidden_frames": hf, "switch_frames": switches[:40]},
+        )
+
+
+def topology_switches(a: Any) -> None:
+    """`scripted_motion` (cause `geometry_switch`) for a rendered mesh in the camera's view whose evaluated vertex
+    count changes between sampled frames: material built or removed mid-run (a Build modifier, geometry nodes
+    switching on the time) rather than moved. A liquid's surface (a FLUID domain) and particle instances
+    (PARTICLE_INSTANCE) change with what their solver does and are left to the detectors of their particles."""
+    from physcodegym.probes.physics import rendered
+
+    for name, info in a.info.items():
+        topo = info.get("topology")
+        if not topo or not rendered(info):
+            continue
+        mods = [m for m in info.get("modifiers", []) if m.get("show_render", True)]
+        if any(m["type"] in SOLVER_TOPOLOGY for m in mods):
+            continue
+        if name in a.geom.meshes and not a._in_view(name):
+            continue
+        made = [m["name"] for m in mods if m["type"] not in STILL_TOPOLOGY]
+        what = ("appears or vanishes" if topo["empty_frames"] else
+                f"changes between {topo['vertices_min']} and {topo['vertices_max']} vertices")
+        a.add(
+            kind="scripted_motion",
+            objects=[name],
+            frames=[topo["changes"][0], topo["changes"][-1]],
+            value=float(topo["n_changes"]),
+            unit="geometry changes",
+            message=(f"{name}'s rendered geometry {what} at frame {', '.join(map(str, topo['changes'][:6]))}"
+                     + (f" ({', '.join(made[:4])})" if made else "")
+                     + ": material made or removed mid-run, not moved by a solver"),
+            evidence={"cause": "geometry_switch", "topology": topo, "modifiers": made[:8]},
         )
 
 

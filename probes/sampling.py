@@ -536,6 +536,8 @@ def _sample_instances(dg: Any, names: set[str], fi: int,
 
 def _changes_in_object_space(w: np.ndarray, mats: np.ndarray, eps: float = 1e-4) -> bool:
     """Whether world vertices (F, V, 3) move relative to their object (F, 4, 4) on any frame."""
+    if w.shape[1] == 0:  # empty on the first frame (geometry that appears later: `info[...]["topology"]`)
+        return False
     ok = np.all(np.isfinite(w.reshape(len(w), -1)), axis=1)
     if ok.sum() < 2:
         return False
@@ -593,6 +595,7 @@ def _sample_scene(scene: Any, frames: range | list[int] | None, objects: list[st
     F, n_obj = len(frames), len(obs)
     mats = np.zeros((n_obj, F, 4, 4), dtype=np.float64)
     verts: dict[str, np.ndarray] = {}
+    counts = {o.name: np.zeros(F, dtype=np.int64) for o in deform}  # evaluated vertices per sampled frame
     parts: dict[str, list[np.ndarray]] = {k: [] for _, _, k in psys_keys}
     alive: dict[str, list[np.ndarray]] = {k: [] for _, _, k in psys_keys}
 
@@ -632,6 +635,7 @@ def _sample_scene(scene: Any, frames: range | list[int] | None, objects: list[st
             me = oe.to_mesh()
             try:
                 n = len(me.vertices)
+                counts[o.name][fi] = n
                 co = np.empty(n * 3, dtype=np.float32)
                 me.vertices.foreach_get("co", co)
                 co = co.reshape(n, 3)
@@ -673,6 +677,12 @@ def _sample_scene(scene: Any, frames: range | list[int] | None, objects: list[st
             and not _changes_in_object_space(verts[o.name], mats[names.index(o.name)])):
             del verts[o.name]
     info = {o.name: object_info(o) for o in obs}
+    for n, c in counts.items():
+        if len(c) and (c != c[0]).any():  # geometry made or removed mid-run (a Build modifier, geometry nodes...)
+            step = np.nonzero(np.diff(c))[0] + 1
+            info[n]["topology"] = {"changes": [int(frames[i]) for i in step[:40]], "n_changes": int(len(step)),
+                                   "vertices_min": int(c.min()), "vertices_max": int(c.max()),
+                                   "empty_frames": int((c == 0).sum()), "of": F}
     cols = _render_collections(scene)
     for o in obs:
         info[o.name]["render"] = render_visibility(o, scene, cols)

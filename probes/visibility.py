@@ -105,15 +105,20 @@ View = tuple[int, float, "tuple[float, ...] | None"]  # (frame, projected px, bo
 
 def _views(scene: Any, names: list[str], frames: list[int]) -> dict[str, list[View]]:
     """{name: [(frame, projected px, box or None when no box bounds it)]} on each of `frames`."""
+    import bpy
+
     views: dict[str, list[View]] = {}
     for f in frames:
         scene.frame_set(f)
+        dg = bpy.context.evaluated_depsgraph_get()
         for n in names:
             ob = scene.objects.get(n)
             if ob is None:
                 continue
             pb = projected_box(scene, ob)
             px = 0.0 if pb is None else _area(pb[0])
+            if ob.type == "MESH" and not len(ob.evaluated_get(dg).data.vertices):
+                px = 0.0  # no geometry on this frame (a Build modifier, geometry nodes): judged where it has some
             views.setdefault(n, []).append((f, px, None if pb is None or pb[1] else pb[0]))  # None: render it alone
     return views
 

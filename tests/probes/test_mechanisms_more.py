@@ -31,7 +31,8 @@ re-evaluation in a fresh worker, as in `test_mechanisms`):
 - a ball whose hull is built from its mesh before modifiers (rigid-body mesh source BASE), which holds a stilt a
   Mask modifier cuts from every frame (it stands on the stilt's tip in mid-air);
 - a ball deflected in mid-fall by a plank taken away after the bake (it turns in mid-air: `free_flight`);
-- a ball that hands over to a second, resting ball by keyed render visibility (one ball jumps on screen), and a
+- a ball that hands over to a second, resting ball by keyed render visibility (one ball jumps on screen) or by
+  Build modifiers (geometry removed and built mid-run, no keyframe), and a
   timeline marker that cuts to a camera 1 m to the side, and a camera keyed to teleport 0.5 m (a dolly and pan is
   the twin) (`probes.detect_switches`).
 """
@@ -333,6 +334,22 @@ def visibility_swap(defect: bool, frames: int = 40) -> Any:
         first.hide_render, second.hide_render = hide and defect, (not hide) and defect
         first.keyframe_insert("hide_render", frame=f)
         second.keyframe_insert("hide_render", frame=f)
+    D.bake()
+    return sc
+
+
+def built_swap(defect: bool, frames: int = 40) -> Any:
+    """The visibility swap made with Build modifiers (no keyframe anywhere): the falling ball's faces are removed at
+    frame 20 and the resting ball's are built then. Twin: both Build modifiers finish before the run starts (every
+    frame shows both balls whole)."""
+    sc = D.reset(frames)
+    D.rigid_world(sc, frames)
+    D.camera(sc)
+    D.ground()
+    first, second = D.sphere("Ball", (0, 0, 1.5), 0.2), D.sphere("Ball2", (1.0, 0, 0.2), 0.2)
+    for ob, reverse in ((first, True), (second, False)):
+        m = ob.modifiers.new("Build", "BUILD")
+        m.frame_start, m.frame_duration, m.use_reverse = (19 if defect else -30), 1, reverse and defect
     D.bake()
     return sc
 
@@ -690,7 +707,7 @@ BUILDERS = {"keyed_world": keyed_world, "field_hold": field_hold, "shapekey_ball
             "post_collision_floor": post_collision_floor,
             "is_viewport_floor": is_viewport_floor, "masked_stilt": masked_stilt,
             "removed_deflector": removed_deflector, "visibility_swap": visibility_swap, "camera_cut": camera_cut,
-            "camera_jump": camera_jump}
+            "camera_jump": camera_jump, "built_swap": built_swap}
 
 
 @pytest.fixture(scope="session")
@@ -740,6 +757,8 @@ CASES = [
     ("visibility_swap", "scripted_motion", {"Ball2"}),
     ("camera_cut", "scripted_motion", {"Camera", "Camera2"}),
     ("camera_jump", "scripted_motion", {"Camera"}),
+    ("built_swap", "scripted_motion", {"Ball"}),
+    ("built_swap", "scripted_motion", {"Ball2"}),
 ]
 
 
