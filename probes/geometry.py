@@ -219,21 +219,41 @@ class SceneGeometry:
         cb, rb = self.bounding_spheres(b)
         return np.maximum(0.0, ra + rb - np.linalg.norm(ca - cb, axis=1))
 
+    def _one_boundary(self, name: str) -> bool:
+        """Whether a rigid closed mesh's surface is the boundary of its material: no two of its triangles that share
+        no vertex cross. Shells joined into one object that overlap (a table top and legs merged) have faces inside
+        the material, where the nearest face's side says "outside" for a point inside; `centre_depth_bounds`
+        needs the side to be right. Checked once per mesh (one BVH self-overlap)."""
+        cache = self.__dict__.setdefault("_boundary", {})
+        if name not in cache:
+            mg = self.meshes[name]
+            ok = mg.closed and not mg.deforming
+            if ok:
+                pairs = np.array(self._tree(name, 0).overlap(self._tree(name, 0)), dtype=np.int64).reshape(-1, 2)
+                pairs = pairs[pairs[:, 0] < pairs[:, 1]]
+                ta, tb = mg.tris[pairs[:, 0]], mg.tris[pairs[:, 1]]
+                ok = bool((ta[:, :, None] == tb[:, None, :]).any(axis=(1, 2)).all())
+            cache[name] = ok
+        return cache[name]
+
     def centre_depth_bounds(self, a: str, b: str, fis: np.ndarray) -> np.ndarray:
         """Upper bound on the depth of a and b in each other at the frame indices `fis` from one nearest-surface
         query per frame; inf where it cannot bound. The smaller body lies in its bounding ball (centre c, radius
         r); when c is outside the other closed body, at distance D from its surface, a point of the small body
         inside the other lies past the surface by at most r - D (the segment from c to it crosses the surface at
         least D from c), and a point of the other inside the small body is at least D from c, so at most r - D
-        from the ball's rim, which the small body does not pass. Both must be closed: an open surface has no
-        inside to bound. The spheres of `depth_bound` do not prune a bead resting on a tray (the tray's sphere is
-        large): this does, with one query instead of a pass over both bodies' points."""
+        from the ball's rim, which the small body does not pass. Both must be closed (an open surface has no
+        inside to bound) and the large one's surface must bound its material (`_one_boundary`). The spheres of
+        `depth_bound` do not prune a bead resting on a tray (the tray's sphere is large): this does, with one query
+        instead of a pass over both bodies' points."""
         out = np.full(len(fis), np.inf)
         ma, mb = self.meshes[a], self.meshes[b]
         if not len(fis) or not (ma.closed and mb.closed):
             return out
         (ca, ra), (cb, rb) = self.bounding_spheres(a), self.bounding_spheres(b)
         big, c, r = (b, ca[fis], ra) if ra <= rb else (a, cb[fis], rb)
+        if not self._one_boundary(big):
+            return out
         mg = self.meshes[big]
         if mg.deforming:
             p = c

@@ -111,3 +111,32 @@ def test_centre_bound_never_under_the_sampled_depth_and_prunes_resting_contact()
     assert bound[0] == 0.0 and bound[1] < 0.005  # apart, resting: pruned without the exact query
     assert bound[2] == pytest.approx(0.03, abs=0.005) and bound[3] == pytest.approx(0.08, abs=0.005)
     assert np.isinf(bound[4]) and np.isinf(bound[5])  # centre inside: no bound
+
+
+def test_centre_bound_is_not_used_where_merged_shells_put_faces_inside_the_material():
+    """A slab merged with a post that crosses it (one object, two closed shells): a ball sunk into the slab right
+    above the post's top face, which lies inside the slab, has that face as its centre's nearest, on its outer
+    side. The bound is not used there (inf), so the sampled depth decides; a single box keeps the bound."""
+    import bmesh
+    import bpy
+    from physcodegym.probes.geometry import SceneGeometry
+    from physcodegym.probes.sampling import sample_scene
+    from physcodegym.testing import demo_scenes as D
+
+    sc = D.reset(1)
+    bm = bmesh.new()
+    for loc, size in (((0, 0, -0.25), (2.0, 2.0, 0.5)), ((0, 0, -0.6), (0.2, 0.2, 0.6))):  # post top at z = -0.3
+        made = bmesh.ops.create_cube(bm, size=1.0)
+        for v in made["verts"]:
+            v.co = (v.co.x * size[0] + loc[0], v.co.y * size[1] + loc[1], v.co.z * size[2] + loc[2])
+    me = bpy.data.meshes.new("Merged")
+    bm.to_mesh(me)
+    bm.free()
+    sc.collection.objects.link(bpy.data.objects.new("Merged", me))
+    D.sphere("Ball", (0, 0, -0.2), 0.1, rb=None)  # inside the slab (top at 0); its centre is nearest the post
+    D.box("Single", (5, 0, -0.25), (2.0, 2.0, 0.5))
+    g = SceneGeometry.from_scene(sample_scene(sc), sc)
+    assert g.meshes["Merged"].closed and not g._one_boundary("Merged")
+    assert np.isinf(g.centre_depth_bounds("Ball", "Merged", np.array([0])))[0]
+    assert g.penetration_depth("Ball", "Merged", 1) > 0.1
+    assert g._one_boundary("Single")
