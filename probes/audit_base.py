@@ -126,13 +126,10 @@ class AuditBase:
             tr = float(np.max(np.linalg.norm(x - x[0], axis=1))) if len(x) else 0.0
             r = kin.rotations(s, n)
             sc = np.linalg.norm(m[:, :3, :3], axis=1)  # (F, 3) column norms = axis scales
-            degenerate = sc.min(axis=1) < 1e-6  # zero scale: no rotation can be read
-            if degenerate.any():
-                r = r.copy()
-                r[degenerate] = r[~degenerate][0] if (~degenerate).any() else np.eye(3)
+            r = ph.steady_rotations(r, sc)  # zero scale: no rotation can be read
             cos = np.clip((np.einsum("fij,ij->f", r, r[0]) - 1) / 2, -1, 1)
             rot = float(np.max(np.arccos(cos))) if len(r) else 0.0
-            scl = float(np.max(np.abs(sc / np.where(sc[:1] == 0, 1, sc[:1]) - 1))) if len(sc) else 0.0
+            scl = ph.scale_change(sc)
             dfm = 0.0
             step = np.zeros(len(self.frames), bool)
             if len(x) > 1:

@@ -188,6 +188,27 @@ def margin_eff(info: dict[str, Any]) -> float:
     return float(rb["collision_margin"]) if rb["collision_shape"] in SOLVER_SHAPES_WITH_OUTER_MARGIN else 0.0
 
 
+def steady_rotations(r: np.ndarray, sc: np.ndarray) -> np.ndarray:
+    """(F, 3, 3) rotations where frames at zero scale (no rotation can be read there) take the first readable
+    frame's, so an object kept at scale 0 does not "turn" 120 degrees (the zero matrix read as a rotation)."""
+    degenerate = sc.min(axis=1) < 1e-6
+    if not degenerate.any():
+        return r
+    r = r.copy()
+    r[degenerate] = r[~degenerate][0] if (~degenerate).any() else np.eye(3)
+    return r
+
+
+def scale_change(sc: np.ndarray) -> float:
+    """Largest change of the (F, 3) axis scales relative to the first frame's; an axis at zero scale there counts
+    1.0 (100 %) on a frame it has grown from nothing, 0 while it stays at zero."""
+    if not len(sc):
+        return 0.0
+    base = sc[:1]
+    rel = np.where(base > 1e-9, np.abs(sc / np.where(base > 1e-9, base, 1.0) - 1.0), (sc > 1e-6).astype(float))
+    return float(np.max(rel))
+
+
 def pose_motion(m: np.ndarray) -> dict[str, Any]:
     """Motion of a (F, 4, 4) world-matrix track: max translation, rotation (rad), relative scale change from
     the first frame, and a per-frame step mask."""
@@ -197,10 +218,11 @@ def pose_motion(m: np.ndarray) -> dict[str, Any]:
     r = m[:, :3, :3] / np.where(sc[:, None, :] < 1e-9, 1.0, sc[:, None, :])
     if F == 0:
         return {"translation": 0.0, "rotation": 0.0, "scale": 0.0, "step": np.zeros(0, bool)}
+    r = steady_rotations(r, sc)
     tr = float(np.max(np.linalg.norm(x - x[0], axis=1)))
     cos = np.clip((np.einsum("fij,ij->f", r, r[0]) - 1) / 2, -1, 1)
     rot = float(np.max(np.arccos(cos)))
-    scl = float(np.max(np.abs(sc / np.where(sc[:1] == 0, 1, sc[:1]) - 1)))
+    scl = scale_change(sc)
     step = np.zeros(F, bool)
     if F > 1:
         step[1:] = np.linalg.norm(np.diff(x, axis=0), axis=1) > STEP_EPS

@@ -34,7 +34,8 @@ re-evaluation in a fresh worker, as in `test_mechanisms`):
 - a ball that hands over to a second, resting ball by keyed render visibility (one ball jumps on screen) or by
   Build modifiers (geometry removed and built mid-run, no keyframe), and a
   timeline marker that cuts to a camera 1 m to the side, and a camera keyed to teleport 0.5 m (a dolly and pan is
-  the twin) (`probes.detect_switches`).
+  the twin) (`probes.detect_switches`);
+- a prop keyed from scale 0 to 1 (it appears); its twin stays at scale 0, which is no motion.
 """
 
 from __future__ import annotations
@@ -350,6 +351,25 @@ def built_swap(defect: bool, frames: int = 40) -> Any:
     for ob, reverse in ((first, True), (second, False)):
         m = ob.modifiers.new("Build", "BUILD")
         m.frame_start, m.frame_duration, m.use_reverse = (19 if defect else -30), 1, reverse and defect
+    D.bake()
+    return sc
+
+
+def zero_scale_prop(defect: bool, frames: int = 40) -> Any:
+    """A ball dropped onto the ground beside a prop at scale 0 (a way to put an object away). Defect: the prop's
+    scale is keyed from 0 to 1 at frame 20 (it appears). Twin: it stays at scale 0 (still: the zero matrix is no
+    rotation and no change of scale)."""
+    sc = D.reset(frames)
+    D.rigid_world(sc, frames)
+    D.camera(sc)
+    D.ground()
+    D.sphere("Ball", (0, 0, 1.5), 0.2)
+    prop = D.box("Prop", (1.0, 0, 0.3), (0.6, 0.6, 0.6), rb=None)
+    prop.scale = (0.0, 0.0, 0.0)
+    prop.keyframe_insert("scale", frame=1)
+    prop.keyframe_insert("scale", frame=19)
+    prop.scale = (1.0, 1.0, 1.0) if defect else (0.0, 0.0, 0.0)
+    prop.keyframe_insert("scale", frame=20)
     D.bake()
     return sc
 
@@ -707,7 +727,7 @@ BUILDERS = {"keyed_world": keyed_world, "field_hold": field_hold, "shapekey_ball
             "post_collision_floor": post_collision_floor,
             "is_viewport_floor": is_viewport_floor, "masked_stilt": masked_stilt,
             "removed_deflector": removed_deflector, "visibility_swap": visibility_swap, "camera_cut": camera_cut,
-            "camera_jump": camera_jump, "built_swap": built_swap}
+            "camera_jump": camera_jump, "built_swap": built_swap, "zero_scale_prop": zero_scale_prop}
 
 
 @pytest.fixture(scope="session")
@@ -759,6 +779,7 @@ CASES = [
     ("camera_jump", "scripted_motion", {"Camera"}),
     ("built_swap", "scripted_motion", {"Ball"}),
     ("built_swap", "scripted_motion", {"Ball2"}),
+    ("zero_scale_prop", "scripted_motion", {"Prop"}),
 ]
 
 
