@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from physcodegym.probes.physics import GEOMETRY_TYPES
 
-SOLVER_TOPOLOGY = {"FLUID", "PARTICLE_INSTANCE"}  # modifiers whose vertex count follows a solver's particles
+SOLVER_TOPOLOGY = {"FLUID", "PARTICLE_INSTANCE", "EXPLODE"}  # vertex count follows a solver (its particles)
 STILL_TOPOLOGY = {"CLOTH", "SOFT_BODY", "COLLISION", "SUBSURF", "SOLIDIFY", "BEVEL", "TRIANGULATE"}  # not the cause
 SWITCH_MOVE_M = 0.01  # m: two cameras a marker switches between whose centres are this close ...
 SWITCH_TURN_DEG = 1.0  # ... and which turn less than this between them show the same picture: no cut
@@ -58,8 +58,9 @@ def visibility_switches(a: Any) -> None:
 def topology_switches(a: Any) -> None:
     """`scripted_motion` (cause `geometry_switch`) for a rendered mesh in the camera's view whose evaluated vertex
     count changes between sampled frames: material built or removed mid-run (a Build modifier, geometry nodes
-    switching on the time) rather than moved. A liquid's surface (a FLUID domain) and particle instances
-    (PARTICLE_INSTANCE) change with what their solver does and are left to the detectors of their particles."""
+    switching on the time) rather than moved. A liquid's surface (a FLUID domain), particle instances
+    (PARTICLE_INSTANCE) and a mesh shattered by its particles (EXPLODE, whose dead pieces go) change with what
+    their solver does and are left to the detectors of their particles."""
     from physcodegym.probes.physics import rendered
 
     for name, info in a.info.items():
