@@ -21,12 +21,11 @@ from physcodegym.probes.physics import GEOMETRY_TYPES
 
 SOLVER_TOPOLOGY = {"FLUID", "PARTICLE_INSTANCE", "EXPLODE"}  # vertex count follows a solver (its particles)
 STILL_TOPOLOGY = {"CLOTH", "SOFT_BODY", "COLLISION", "SUBSURF", "SOLIDIFY", "BEVEL", "TRIANGULATE"}  # not the cause
-SWITCH_MOVE_M = 0.01  # m: two cameras a marker switches between whose centres are this close ...
-SWITCH_TURN_DEG = 1.0  # ... and which turn less than this between them show the same picture: no cut
-CUT_MOVE_M = 0.05  # m: one camera's step between two frames above this ...
-CUT_TURN_DEG = 2.0  # ... or its turn above this (degrees) ...
-CUT_SPIKE = 4.0  # ... and this many times its largest step on the `CUT_AROUND` frames either side is a teleport
-CUT_AROUND = 3  # (a dolly or a pan moves about as much on every frame: no cut)
+STEP_NAMES = ("move_m", "turn_deg", "zoom_log", "shift")  # a view's change between two frames (`_view_change`)
+SWITCH_LIMITS = (0.01, 1.0, 0.01, 0.005)  # two cameras a marker switches between that differ less show one picture
+CUT_LIMITS = (0.05, 2.0, 0.05, 0.02)  # one camera's step above any of these (5 cm, 2 deg, 5 % zoom, 2 % shift) ...
+CUT_SPIKE = 4.0  # ... that is this many times its largest step on the `CUT_AROUND` frames either side is a cut
+CUT_AROUND = 3  # (a dolly, a pan or a zoom moves about as much on every frame: no cut)
 
 
 def visibility_switches(a: Any) -> None:
@@ -90,54 +89,90 @@ def topology_switches(a: Any) -> None:
 
 def camera_cuts(a: Any) -> None:
     """`scripted_motion` (cause `camera_cut`) where the picture's viewpoint jumps between two frames: a timeline
-    marker binds a different camera at a different pose, or the camera itself teleports (a step well above
-    `CUT_MOVE_M` / `CUT_TURN_DEG` that is `CUT_SPIKE` times its steps on the frames around it: a cut, not a move).
-    Every object on screen jumps there, while nothing in the scene moved."""
+    marker binds a different camera that shows another picture, or the camera itself teleports or zooms (a step
+    in its pose, focal length or lens shift well above `CUT_LIMITS` that is `CUT_SPIKE` times its steps on the
+    frames around it: a cut, not a move). Every object on screen jumps there, while nothing in the scene moved."""
     scene = a.scene
     bound = sorted((int(m.frame), m.camera) for m in scene.timeline_markers if m.camera is not None)
     frames = [int(f) for f in a.frames]
     cams = [_camera_at(bound, f, scene.camera) for f in frames]
     if len(frames) < 2 or all(c is None for c in cams):
         return
-    mats = [_matrix(a, c, f) if c is not None else None for c, f in zip(cams, frames, strict=True)]
-    steps = np.zeros((len(frames), 2))  # (move m, turn deg) from the frame before
+    views = [_view(a, c, k) if c is not None else None for k, c in enumerate(cams)]
+    steps = np.zeros((len(frames), len(STEP_NAMES)))  # (move m, turn deg, zoom, shift) from the frame before
     for k in range(1, len(frames)):
-        if mats[k] is not None and mats[k - 1] is not None:
-            steps[k] = _pose_change(mats[k - 1], mats[k])
+        if views[k] is not None and views[k - 1] is not None:
+            steps[k] = _view_change(views[k - 1], views[k])
+    limits, switch = np.array(CUT_LIMITS), np.array(SWITCH_LIMITS)
     cuts = []
     for k in range(1, len(frames)):
-        move, turn = steps[k]
         if cams[k] is not cams[k - 1] and cams[k] is not None and cams[k - 1] is not None:
-            if move > SWITCH_MOVE_M or turn > SWITCH_TURN_DEG:
-                cuts.append(_cut(frames[k], cams[k - 1], cams[k], move, turn, "a marker binds another camera"))
+            if (steps[k] > switch).any():
+                cuts.append(_cut(frames[k], cams[k - 1], cams[k], steps[k], "a marker binds another camera"))
             continue
         around = np.r_[steps[max(1, k - CUT_AROUND): k], steps[k + 1: k + 1 + CUT_AROUND]]
-        near_move, near_turn = (around.max(axis=0) if len(around) else (0.0, 0.0))
-        jumps = move > CUT_MOVE_M and move > CUT_SPIKE * near_move
-        if jumps or (turn > CUT_TURN_DEG and turn > CUT_SPIKE * near_turn):
-            cuts.append(_cut(frames[k], cams[k - 1], cams[k], move, turn, "the camera teleports"))
+        near = around.max(axis=0) if len(around) else np.zeros(len(STEP_NAMES))
+        if ((steps[k] > limits) & (steps[k] > CUT_SPIKE * near)).any():
+            cuts.append(_cut(frames[k], cams[k - 1], cams[k], steps[k], "the camera teleports or zooms"))
     if not cuts:
         return
+    c0 = cuts[0]
     a.add(
         kind="scripted_motion",
         objects=sorted({c["from"] for c in cuts} | {c["to"] for c in cuts}),
-        frames=[cuts[0]["frame"], cuts[-1]["frame"]],
+        frames=[c0["frame"], cuts[-1]["frame"]],
         value=float(len(cuts)),
         unit="camera cuts",
-        message=(f"the picture cuts at frame {cuts[0]['frame']} ({cuts[0]['how']}: {cuts[0]['move_m']:.3f} m, "
-                 f"{cuts[0]['turn_deg']:.1f} deg in one frame)" + (f" and {len(cuts) - 1} more time(s)" if len(cuts) > 1
-                                                                  else "")
+        message=(f"the picture cuts at frame {c0['frame']} ({c0['how']}: {c0['move_m']:.3f} m, {c0['turn_deg']:.1f} "
+                 f"deg, zoom x{np.exp(c0['zoom_log']):.2f}, shift {c0['shift']:.3f} in one frame)"
+                 + (f" and {len(cuts) - 1} more time(s)" if len(cuts) > 1 else "")
                  + ": everything on screen jumps by a cut, not by a solver"),
         evidence={"cause": "camera_cut", "cuts": cuts[:20],
-                  "thresholds": {"switch_move_m": SWITCH_MOVE_M, "switch_turn_deg": SWITCH_TURN_DEG,
-                                 "move_m": CUT_MOVE_M, "turn_deg": CUT_TURN_DEG, "spike": CUT_SPIKE,
+                  "thresholds": {"switch": dict(zip(STEP_NAMES, SWITCH_LIMITS, strict=True)),
+                                 "step": dict(zip(STEP_NAMES, CUT_LIMITS, strict=True)), "spike": CUT_SPIKE,
                                  "around_frames": CUT_AROUND}},
     )
 
 
-def _cut(frame: int, c0: Any, c1: Any, move: float, turn: float, how: str) -> dict[str, Any]:
-    return {"frame": frame, "from": c0.name, "to": c1.name, "how": how, "move_m": round(float(move), 4),
-            "turn_deg": round(float(turn), 2)}
+def _cut(frame: int, c0: Any, c1: Any, step: np.ndarray, how: str) -> dict[str, Any]:
+    return {"frame": frame, "from": c0.name, "to": c1.name, "how": how,
+            **{n: round(float(v), 4) for n, v in zip(STEP_NAMES, step, strict=True)}}
+
+
+def _view(a: Any, cam: Any, fi: int) -> tuple[np.ndarray, np.ndarray]:
+    """(world matrix, intrinsics row `sampling.INTRINSICS`) of a camera at sample index `fi`: sampled where the
+    samples hold them (the pose of every object; the intrinsics of a camera whose lens data is keyed or driven),
+    else as the scene has them now."""
+    from physcodegym.probes.sampling import camera_intrinsics
+
+    if cam.name in a.s.names:
+        m = np.asarray(a.s.matrices[a.s.index(cam.name), fi], dtype=np.float64)
+    else:
+        m = np.array(cam.matrix_world, dtype=np.float64)
+    rows = ((a.info.get(cam.name) or {}).get("intrinsics") or {}).get("frames")
+    lens = np.asarray(rows[fi] if rows and fi < len(rows) else camera_intrinsics(cam.data), dtype=np.float64)
+    return m, lens
+
+
+def _view_change(v0: tuple[np.ndarray, np.ndarray], v1: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """`STEP_NAMES` between two views: centres' distance (m), relative rotation (deg, roll included), |log| of the
+    focal length's ratio (an orthographic scale's for orthographic cameras; a change of type is infinite) and the
+    larger lens-shift change (in widths of the frame)."""
+    (m0, i0), (m1, i1) = v0, v1
+    move = float(np.linalg.norm(m0[:3, 3] - m1[:3, 3]))
+    r0 = m0[:3, :3] / np.linalg.norm(m0[:3, :3], axis=0)
+    r1 = m1[:3, :3] / np.linalg.norm(m1[:3, :3], axis=0)
+    turn = float(np.degrees(np.arccos(np.clip((np.trace(r0.T @ r1) - 1.0) / 2.0, -1.0, 1.0))))
+    lens0, sensor0, sx0, sy0, ortho0, is_ortho0 = i0
+    lens1, sensor1, sx1, sy1, ortho1, is_ortho1 = i1
+    if is_ortho0 != is_ortho1:
+        zoom = float("inf")
+    elif is_ortho0:
+        zoom = abs(float(np.log(max(ortho0, 1e-9) / max(ortho1, 1e-9))))
+    else:
+        zoom = abs(float(np.log(max(lens1 / max(sensor1, 1e-9), 1e-9) / max(lens0 / max(sensor0, 1e-9), 1e-9))))
+    shift = max(abs(sx1 - sx0), abs(sy1 - sy0))
+    return np.array([move, turn, zoom, shift])
 
 
 def _camera_at(bound: list[tuple[int, Any]], frame: int, default: Any) -> Any:
@@ -148,20 +183,3 @@ def _camera_at(bound: list[tuple[int, Any]], frame: int, default: Any) -> Any:
         if f <= frame:
             cam = c
     return cam if cam is not None else (bound[0][1] if bound else default)
-
-
-def _pose_change(m0: np.ndarray, m1: np.ndarray) -> tuple[float, float]:
-    """(distance between two camera poses' centres, their relative rotation in degrees, roll included)."""
-    move = float(np.linalg.norm(m0[:3, 3] - m1[:3, 3]))
-    r0 = m0[:3, :3] / np.linalg.norm(m0[:3, :3], axis=0)
-    r1 = m1[:3, :3] / np.linalg.norm(m1[:3, :3], axis=0)
-    turn = float(np.degrees(np.arccos(np.clip((np.trace(r0.T @ r1) - 1.0) / 2.0, -1.0, 1.0))))
-    return move, turn
-
-
-def _matrix(a: Any, cam: Any, frame: int) -> np.ndarray:
-    """A camera's world matrix at `frame`: sampled when the samples hold it, else as the scene has it now."""
-    if cam.name in a.s.names:
-        fi = int(np.searchsorted(a.frames, frame).clip(0, len(a.frames) - 1))
-        return np.asarray(a.s.matrices[a.s.index(cam.name), fi], dtype=np.float64)
-    return np.array(cam.matrix_world, dtype=np.float64)

@@ -252,6 +252,15 @@ def _fold_visibility(scene: Any, obs: list[Any], frame: int, worst: dict[str, di
             hidden_at.setdefault(o.name, []).append(int(frame))
 
 
+INTRINSICS = ("lens", "sensor_width", "shift_x", "shift_y", "ortho_scale", "orthographic")
+
+
+def camera_intrinsics(cam: Any) -> list[float]:
+    """One frame's `INTRINSICS` of a camera's (evaluated) data: what, besides its pose, sets the picture."""
+    return [float(cam.lens), float(cam.sensor_width), float(cam.shift_x), float(cam.shift_y),
+            float(cam.ortho_scale), float(cam.type == "ORTHO")]
+
+
 def _runs_of(hidden: list[int], frames: list[int]) -> list[list[int]]:
     """[first, last] sampled frames of each run of consecutive sampled frames in `hidden` (at most 16, for the
     evidence and for `probes.detect_switches`, which reads where an object appears and vanishes)."""
@@ -612,6 +621,9 @@ def _sample_scene(scene: Any, frames: range | list[int] | None, objects: list[st
         o.instance_type != "NONE" or any(m.type == "NODES" for m in o.modifiers) for o in obs)
     inst_tracks: dict[str, dict[tuple[int, ...], dict[int, np.ndarray]]] = {}
     ctracks: dict[str, list[tuple[float, ...]]] = {p: [] for p, _, _ in readers}
+    # cameras whose lens, sensor or shift is keyed or driven: read per frame (a zoom or shift jump is a cut)
+    lens_cams = [o for o in obs if o.type == "CAMERA" and id_curves(o.data)]
+    lens_tracks: dict[str, list[list[float]]] = {o.name: [] for o in lens_cams}
     # what renders can change per frame: then visibility is read on every frame, and the worst frame counts
     varies = appearance_varies(scene)
     seen = [o for o in obs if o.type in GEOMETRY_TYPES] if varies else []
@@ -622,6 +634,8 @@ def _sample_scene(scene: Any, frames: range | list[int] | None, objects: list[st
         dg = bpy.context.evaluated_depsgraph_get()
         for path, _objs, rd in readers:
             ctracks[path].append(_read(rd))
+        for o in lens_cams:
+            lens_tracks[o.name].append(camera_intrinsics(o.evaluated_get(dg).data))
         if seen:
             _fold_visibility(scene, seen, f, worst, hidden_at)
         if instancing:
@@ -677,6 +691,8 @@ def _sample_scene(scene: Any, frames: range | list[int] | None, objects: list[st
             and not _changes_in_object_space(verts[o.name], mats[names.index(o.name)])):
             del verts[o.name]
     info = {o.name: object_info(o) for o in obs}
+    for n, rows in lens_tracks.items():
+        info[n]["intrinsics"] = {"columns": list(INTRINSICS), "frames": rows}
     for n, c in counts.items():
         if len(c) and (c != c[0]).any():  # geometry made or removed mid-run (a Build modifier, geometry nodes...)
             step = np.nonzero(np.diff(c))[0] + 1

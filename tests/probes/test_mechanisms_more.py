@@ -33,8 +33,8 @@ re-evaluation in a fresh worker, as in `test_mechanisms`):
 - a ball deflected in mid-fall by a plank taken away after the bake (it turns in mid-air: `free_flight`);
 - a ball that hands over to a second, resting ball by keyed render visibility (one ball jumps on screen) or by
   Build modifiers (geometry removed and built mid-run, no keyframe), and a
-  timeline marker that cuts to a camera 1 m to the side, and a camera keyed to teleport 0.5 m (a dolly and pan is
-  the twin) (`probes.detect_switches`);
+  timeline marker that cuts to a camera 1 m to the side, a camera keyed to teleport 0.5 m (a dolly and pan is
+  the twin) or to jump from 35 to 60 mm (a zoom is the twin) (`probes.detect_switches`);
 - a prop keyed from scale 0 to 1 (it appears); its twin stays at scale 0, which is no motion.
 """
 
@@ -351,6 +351,28 @@ def built_swap(defect: bool, frames: int = 40) -> Any:
     for ob, reverse in ((first, True), (second, False)):
         m = ob.modifiers.new("Build", "BUILD")
         m.frame_start, m.frame_duration, m.use_reverse = (19 if defect else -30), 1, reverse and defect
+    D.bake()
+    return sc
+
+
+def lens_jump(defect: bool, frames: int = 40) -> Any:
+    """A ball dropped onto the ground, filmed by a camera whose focal length is keyed. Defect: constant keys jump it
+    from 35 to 60 mm at frame 20 (a cut: everything on screen jumps in size). Twin: it zooms from 35 to 60 mm over
+    the run (about 1.4 % a frame)."""
+    sc = D.reset(frames)
+    D.rigid_world(sc, frames)
+    cam = D.camera(sc)
+    D.ground()
+    D.sphere("Ball", (0, 0, 1.5), 0.2)
+    keys = [(1, 35.0), (19, 35.0), (20, 60.0), (frames, 60.0)] if defect else [(1, 35.0), (frames, 60.0)]
+    for f, mm in keys:
+        cam.data.lens = mm
+        cam.data.keyframe_insert("lens", frame=f)
+    if defect:
+        ad = cam.data.animation_data
+        for fc in ad.action.layers[0].strips[0].channelbag(ad.action_slot).fcurves:
+            for k in fc.keyframe_points:
+                k.interpolation = "CONSTANT"
     D.bake()
     return sc
 
@@ -727,7 +749,8 @@ BUILDERS = {"keyed_world": keyed_world, "field_hold": field_hold, "shapekey_ball
             "post_collision_floor": post_collision_floor,
             "is_viewport_floor": is_viewport_floor, "masked_stilt": masked_stilt,
             "removed_deflector": removed_deflector, "visibility_swap": visibility_swap, "camera_cut": camera_cut,
-            "camera_jump": camera_jump, "built_swap": built_swap, "zero_scale_prop": zero_scale_prop}
+            "camera_jump": camera_jump, "built_swap": built_swap, "zero_scale_prop": zero_scale_prop,
+            "lens_jump": lens_jump}
 
 
 @pytest.fixture(scope="session")
@@ -780,6 +803,7 @@ CASES = [
     ("built_swap", "scripted_motion", {"Ball"}),
     ("built_swap", "scripted_motion", {"Ball2"}),
     ("zero_scale_prop", "scripted_motion", {"Prop"}),
+    ("lens_jump", "scripted_motion", {"Camera"}),
 ]
 
 
