@@ -13,6 +13,9 @@ once (`sampling.sample_scene`), then every detector reads those arrays and the o
 - `detect_fields`: one counterfactual re-bake per force field and per collider that does not render
   (`probes.effects`) -> `unexplained_force_field` (attractors that measurably steer bodies or particles),
   `hidden_support` (hidden colliders that change a rigid body, cloth or particles);
+- `detect_switches`: what the frames show switched rather than moved: an object that renders on some frames and
+  not others, a mesh whose geometry is built or removed mid-run, a cut of the camera (a marker binding another
+  camera, a teleport or zoom jump) -> `scripted_motion`;
 - `params`: effective gravity and clock of every solver, restitution, mass, damping -> `non_physical_parameter`;
 - `detect_contacts`: AABB broad-phase over solid pairs (moving or not), then sampled BVH depth ->
   `interpenetration`, `no_contact_response` (also a body's step through a solid it cannot collide with);

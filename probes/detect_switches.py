@@ -1,6 +1,6 @@
 """Motion made by switching what the frames show rather than by moving anything: a solid that renders on some
 frames and not on others, geometry built or removed mid-run, or a cut of the camera (a marker binding another
-camera, a camera that teleports).
+camera, a camera that teleports or jumps in focal length or lens shift).
 
 Why: every other detector asks what moved a thing. A second ball resting where the first should end up, hidden
 until frame 60 while the first is hidden from frame 60 on, moves nothing by script: each ball is simulated, and
@@ -9,7 +9,8 @@ The picture still shows one ball jump 25 cm in a frame. Matter does not appear o
 looking at a second copy of the set does the same to everything on screen. Mechanisms, not properties: render
 visibility is read per sampled frame whatever switches it (hide_render, camera visibility, holdout, a material
 keyed transparent, a collection that stops rendering; `sampling.appearance_varies` says when it can vary), and
-the camera per frame is the one Blender's markers bind there, wherever its own animation puts it.
+the camera per frame is the one Blender's markers bind there, wherever its own animation puts it and whatever
+lens it keys.
 """
 
 from __future__ import annotations
