@@ -22,6 +22,25 @@ def reset(frames: int = 90) -> Any:
     return sc
 
 
+def hold_keys(idb: Any) -> None:
+    """Every key of a data-block's active action holds its value until the next key (CONSTANT interpolation): a
+    step, not a blend (Blender 5.0's layered actions: layer -> strip -> the slot's channel bag)."""
+    ad = idb.animation_data
+    for fc in ad.action.layers[0].strips[0].channelbag(ad.action_slot).fcurves:
+        for k in fc.keyframe_points:
+            k.interpolation = "CONSTANT"
+
+
+def workbench_frames(sc: Any, width: int = 256, height: int = 144) -> None:
+    """Render the scene's frames as small Workbench PNGs in material colours (the tests that hand frames to the
+    audit: fast, and exactly the colours the settings give)."""
+    sc.render.engine = "BLENDER_WORKBENCH"
+    sc.display.shading.color_type = "MATERIAL"
+    sc.render.resolution_x, sc.render.resolution_y = width, height
+    sc.render.resolution_percentage = 100
+    sc.render.image_settings.file_format = "PNG"
+
+
 def rigid_world(sc: Any, frames: int) -> None:
     import bpy
 

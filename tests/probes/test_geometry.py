@@ -22,9 +22,7 @@ def spheres():
     b.keyframe_insert("location", frame=1)
     b.location.x = 3.0
     b.keyframe_insert("location", frame=2)
-    for fc in b.animation_data.action.layers[0].strips[0].channelbag(b.animation_data.action_slot).fcurves:
-        for k in fc.keyframe_points:
-            k.interpolation = "CONSTANT"
+    D.hold_keys(b)
     D.box("Slab", (0, 0, -1.5), (4, 4, 1.0)).scale = (1.0, 1.0, 1.0)
     assert a.name == "A"
     s = sample_scene(sc)
@@ -96,9 +94,7 @@ def test_centre_bound_never_under_the_sampled_depth_and_prunes_resting_contact()
     for f, z in enumerate(heights, start=1):
         ball.location.z = z
         ball.keyframe_insert("location", frame=f)
-    for fc in ball.animation_data.action.layers[0].strips[0].channelbag(ball.animation_data.action_slot).fcurves:
-        for k in fc.keyframe_points:
-            k.interpolation = "CONSTANT"
+    D.hold_keys(ball)
     slab = D.box("Slab", (0, 0, -0.25), (2.0, 1.0, 0.5))
     slab.rotation_euler.z = 0.5  # the query runs in the slab's own (rotated, scaled) frame
     g = SceneGeometry.from_scene(sample_scene(sc), sc)

@@ -369,10 +369,7 @@ def lens_jump(defect: bool, frames: int = 40) -> Any:
         cam.data.lens = mm
         cam.data.keyframe_insert("lens", frame=f)
     if defect:
-        ad = cam.data.animation_data
-        for fc in ad.action.layers[0].strips[0].channelbag(ad.action_slot).fcurves:
-            for k in fc.keyframe_points:
-                k.interpolation = "CONSTANT"
+        D.hold_keys(cam.data)
     D.bake()
     return sc
 
@@ -434,9 +431,7 @@ def camera_jump(defect: bool, frames: int = 40) -> Any:
         cam.keyframe_insert("location", frame=f)
         cam.keyframe_insert("rotation_euler", frame=f)
     if defect:
-        for fc in cam.animation_data.action.layers[0].strips[0].channelbag(cam.animation_data.action_slot).fcurves:
-            for k in fc.keyframe_points:
-                k.interpolation = "CONSTANT"
+        D.hold_keys(cam)
     D.bake()
     return sc
 

@@ -18,11 +18,7 @@ def _dolly_run(root: Path) -> Path:
     import bpy
 
     sc = D.reset(FRAMES)
-    sc.render.engine = "BLENDER_WORKBENCH"
-    sc.display.shading.color_type = "MATERIAL"
-    sc.render.resolution_x, sc.render.resolution_y = 256, 144
-    sc.render.resolution_percentage = 100
-    sc.render.image_settings.file_format = "PNG"
+    D.workbench_frames(sc)
     D.rigid_world(sc, FRAMES)
     cam = D.camera(sc, (0, -6, 2.0), (0, 0, 0.5))
     D.ground()

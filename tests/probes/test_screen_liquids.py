@@ -76,11 +76,7 @@ def _scene(prop_by_handler: bool, still_cloud: bool) -> Any:
     import bpy
 
     sc = D.reset(FRAMES)
-    sc.render.engine = "BLENDER_WORKBENCH"
-    sc.display.shading.color_type = "MATERIAL"
-    sc.render.resolution_x, sc.render.resolution_y = 256, 144
-    sc.render.resolution_percentage = 100
-    sc.render.image_settings.file_format = "PNG"
+    D.workbench_frames(sc)
     D.camera(sc)
     ground = D.box("Ground", (0, 0, -0.05), (20, 20, 0.1))
     ground.data.materials.append(_mat("Grey", (0.4, 0.4, 0.42)))
