@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from physcodegym.probes.physics import GEOMETRY_TYPES
+from physcodegym.probes.physics import GEOMETRY_TYPES, rendered
 
 SOLVER_TOPOLOGY = {"FLUID", "PARTICLE_INSTANCE", "EXPLODE"}  # vertex count follows a solver (its particles)
 STILL_TOPOLOGY = {"CLOTH", "SOFT_BODY", "COLLISION", "SUBSURF", "SOLIDIFY", "BEVEL", "TRIANGULATE"}  # not the cause
@@ -61,8 +61,6 @@ def topology_switches(a: Any) -> None:
     switching on the time) rather than moved. A liquid's surface (a FLUID domain), particle instances
     (PARTICLE_INSTANCE) and a mesh shattered by its particles (EXPLODE, whose dead pieces go) change with what
     their solver does and are left to the detectors of their particles."""
-    from physcodegym.probes.physics import rendered
-
     for name, info in a.info.items():
         topo = info.get("topology")
         if not topo or not rendered(info):
