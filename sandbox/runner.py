@@ -206,7 +206,8 @@ def _preexec(
 
 
 def _folder_usage(root: Path, limit_entries: int) -> tuple[int, int]:
-    """(bytes on disk, entries) under `root`, links not followed; stops counting past `limit_entries`."""
+    """(apparent bytes, entries) under `root`, links not followed; stops counting past `limit_entries`.
+    Apparent size (st_size), not blocks: a sparse file occupies nothing on disk yet decodes to its full length."""
     total, n = 0, 0
     stack = [str(root)]
     while stack and n <= limit_entries:
@@ -219,7 +220,7 @@ def _folder_usage(root: Path, limit_entries: int) -> tuple[int, int]:
                         st = e.stat(follow_symlinks=False)
                     except OSError:
                         continue
-                    total += max(st.st_blocks * 512, 0)
+                    total += max(st.st_size, 0)
                     if e.is_dir(follow_symlinks=False):
                         stack.append(e.path)
         except OSError:
@@ -285,7 +286,7 @@ def _spawn(
                         u, n = _folder_usage(w, FOLDER_CAP_ENTRIES)
                         used, entries = used + u, entries + n
                     elif w.is_file():
-                        used += w.stat().st_blocks * 512
+                        used += w.stat().st_size
                 if used > cap or entries > FOLDER_CAP_ENTRIES:
                     cap_reason = (
                         f"the run folder exceeded its cap ({used / 2**20:.0f} MiB, {entries} entries; "
