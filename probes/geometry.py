@@ -27,6 +27,50 @@ INSIDE_COS_CLOSED = 0.7  # cos of the largest angle between (point - nearest) an
 INSIDE_COS_OPEN = 0.99  # open surfaces (planes): only points straight below a face are "inside"
 
 
+# Object types whose evaluated geometry renders as a surface (a bevelled curve, a text, a metaball, a NURBS
+# surface are material like a mesh: a cloth pinned along a curve pole hangs from something every frame shows).
+MATERIAL_TYPES = {"MESH", "CURVE", "SURFACE", "FONT", "META"}
+
+
+def _instance_geometry(dg: Any, names: set[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """{instancer name: (triangles, vertices in the instancer's own scaled-less object frame)} of the geometry
+    it instances on the current frame (not particles: those move with their solver and are judged as particles)."""
+    out: dict[str, tuple[list[np.ndarray], list[np.ndarray], int]] = {}
+    for inst in dg.object_instances:
+        if not inst.is_instance or inst.particle_system is not None:
+            continue
+        par = inst.parent
+        obj = inst.object
+        if par is None or par.name not in names or obj is None or obj.type not in MATERIAL_TYPES:
+            continue
+        try:
+            me = obj.to_mesh()
+        except RuntimeError:
+            continue
+        try:
+            me.calc_loop_triangles()
+            nt, nv = len(me.loop_triangles), len(me.vertices)
+            if not nt or not nv:
+                continue
+            tris = np.empty(nt * 3, dtype=np.int64)
+            me.loop_triangles.foreach_get("vertices", tris)
+            co = np.empty(nv * 3, dtype=np.float64)
+            me.vertices.foreach_get("co", co)
+        finally:
+            obj.to_mesh_clear()
+        try:
+            to_parent = np.linalg.inv(np.array(par.matrix_world, dtype=np.float64)) @ np.array(inst.matrix_world,
+                                                                                               dtype=np.float64)
+        except np.linalg.LinAlgError:  # an instancer at scale 0 has no frame to hold them in
+            continue
+        co = co.reshape(nv, 3) @ to_parent[:3, :3].T + to_parent[:3, 3]
+        ts, cs, n = out.get(par.name, ([], [], 0))
+        ts.append(tris.reshape(nt, 3) + n)
+        cs.append(co)
+        out[par.name] = (ts, cs, n + nv)
+    return {k: (np.concatenate(t), np.concatenate(c)) for k, (t, c, _n) in out.items()}
+
+
 @dataclass
 class MeshGeom:
     """Triangles of one mesh object; rigid ones in scaled-local space, deforming ones per frame."""
@@ -80,33 +124,47 @@ class SceneGeometry:
 
         dg = bpy.context.evaluated_depsgraph_get()
         geom = cls(samples=samples)
+        instanced = _instance_geometry(dg, set(samples.names) if names is None else set(names))
         for name in samples.names:
             if names is not None and name not in names:
                 continue
             ob = scene.objects.get(name)
-            if ob is None or ob.type != "MESH":
+            if ob is None or (ob.type not in MATERIAL_TYPES and name not in instanced):
                 continue
-            oe = ob.evaluated_get(dg)
-            me = oe.to_mesh()
-            try:
-                me.calc_loop_triangles()
-                nt = len(me.loop_triangles)
-                nv = len(me.vertices)
-                if nt == 0 or nv == 0:
-                    continue
-                tris = np.empty(nt * 3, dtype=np.int64)
-                me.loop_triangles.foreach_get("vertices", tris)
-                tris = tris.reshape(nt, 3)
-                co = np.empty(nv * 3, dtype=np.float64)
-                me.vertices.foreach_get("co", co)
-                co = co.reshape(nv, 3)
-                clear = clear_slots(ob, scene)
-                mat = np.zeros(nt, dtype=np.int64)
-                if clear:
-                    me.loop_triangles.foreach_get("material_index", mat)
-            finally:
-                oe.to_mesh_clear()
-            deforming = name in samples.verts and samples.verts[name].shape[1] == nv
+            tris = np.zeros((0, 3), dtype=np.int64)
+            co = np.zeros((0, 3), dtype=np.float64)
+            mat = np.zeros(0, dtype=np.int64)
+            clear: set[int] = set()
+            if ob.type in MATERIAL_TYPES:
+                oe = ob.evaluated_get(dg)
+                me = oe.to_mesh()
+                try:
+                    me.calc_loop_triangles()
+                    nt = len(me.loop_triangles)
+                    nv = len(me.vertices)
+                    if nt and nv:
+                        tris = np.empty(nt * 3, dtype=np.int64)
+                        me.loop_triangles.foreach_get("vertices", tris)
+                        tris = tris.reshape(nt, 3)
+                        co = np.empty(nv * 3, dtype=np.float64)
+                        me.vertices.foreach_get("co", co)
+                        co = co.reshape(nv, 3)
+                        clear = clear_slots(ob, scene)
+                        mat = np.zeros(nt, dtype=np.int64)
+                        if clear:
+                            me.loop_triangles.foreach_get("material_index", mat)
+                finally:
+                    oe.to_mesh_clear()
+            if name in instanced and not (name in samples.verts and ob.type == "MESH"):
+                # what the object instances (a collection on an empty, vertex / face or geometry-nodes instances)
+                # renders as its material too, in its own frame (held rigid with it)
+                it, ic = instanced[name]
+                tris = np.concatenate([tris, it + len(co)])
+                co = np.concatenate([co, ic])
+                mat = np.concatenate([mat, np.full(len(it), -1, dtype=np.int64)])
+            if len(tris) == 0 or len(co) == 0:
+                continue
+            deforming = name in samples.verts and samples.verts[name].shape[1] == len(co)
             # "material" is what renders: faces whose material renders nothing are left out (a mesh that renders
             # nothing at all is a hidden collider as a whole, `physics.rendered`, and keeps its faces). A deforming
             # mesh keeps them: its vertices are indexed as sampled.

@@ -112,6 +112,16 @@ def _nearest_index(pts: np.ndarray, ref: np.ndarray, chunk: int = 256) -> np.nda
     return out
 
 
+def _source_size(a: Any, n: str) -> float:
+    """`_visible_size` of an object, read from its material where the geometry holds it (an empty that instances
+    a collection has no dimensions of its own)."""
+    mg = a.geom.meshes.get(n)
+    if mg is not None and mg.local is not None and len(mg.local):
+        d = sorted((mg.local.max(axis=0) - mg.local.min(axis=0)).tolist(), reverse=True)
+        return float(d[1])
+    return _visible_size(a.s.info[n])
+
+
 def _visible_size(info: dict[str, Any]) -> float:
     """The second-largest dimension (m): how large a source looks from its least favourable side but one."""
     d = sorted((float(x) for x in info.get("dimensions", [0.0, 0.0, 0.0])), reverse=True)
@@ -130,8 +140,11 @@ def sourceless(a: Any) -> None:
     if not s.particles:
         return
     instanced = ph.instanced_objects(s.info)
-    sources = [n for n in s.names if n not in instanced and s.info[n].get("type") in ph.GEOMETRY_TYPES
-               and ph.rendered(s.info[n]) and _visible_size(s.info[n]) >= SOURCE_MIN_SIZE_M]
+    # every object that renders material is a source: geometry types, and an instancer (an empty carrying a
+    # collection) whose instances the geometry holds as its material
+    sources = [n for n in s.names if n not in instanced and (s.info[n].get("type") in ph.GEOMETRY_TYPES
+                                                             or n in a.geom.meshes)
+               and ph.rendered(s.info[n]) and _source_size(a, n) >= SOURCE_MIN_SIZE_M]
     for key, P in s.particles.items():
         em = key.split("/", 1)[0]
         info = s.info.get(em, {})
