@@ -7,9 +7,18 @@ setup:
 demo: setup
 	bash scripts/demo.sh
 
+# The suite on both cores (pytest-xdist; groups in tests/conftest.py), then the few tests that need the machine
+# to themselves (marker `alone`), serially. PYTEST_ARGS adds options, e.g. PYTEST_ARGS="--durations=0".
+PYTEST = PHYSCODEGYM_AUDIT_ALL=1 PHYSCODEGYM_HARBOR_PYTHON=$(CURDIR)/.venv-harbor/bin/python .venv/bin/python -m pytest
+TEST_WORKERS ?= 2
+# Files that hold `alone` tests: collecting only these keeps the serial phase short (tests/core/test_suite.py
+# fails when a file with an `alone` test is missing here).
+ALONE_FILES = tests/core/test_limits.py
+
 test:
 	bash scripts/setup.sh test
-	PHYSCODEGYM_AUDIT_ALL=1 PHYSCODEGYM_HARBOR_PYTHON=$(CURDIR)/.venv-harbor/bin/python .venv/bin/python -m pytest -q --durations=30
+	$(PYTEST) -q -n $(TEST_WORKERS) --dist loadgroup -m "not alone" --durations=30 $(PYTEST_ARGS)
+	$(PYTEST) -q -m alone $(PYTEST_ARGS) $(ALONE_FILES)
 
 lint: setup
 	.venv/bin/ruff check .

@@ -1,4 +1,17 @@
-"""Session-wide fixtures shared by every test area.
+"""Session-wide fixtures shared by every test area, and how the suite is spread over CPUs.
+
+The suite runs under pytest-xdist (`make test`: `-n 2 --dist loadgroup`). Every test goes to a group
+(`pytest_collection_modifyitems` below) so that what a group shares is built once per session:
+- a test module with a module-scoped fixture, or an area whose session fixture is one expensive job (report,
+  batch), is one group, so its fixture is built on one worker only;
+- tests that bake one shipped task's truth into `truth_work` (self-test, truth counterfactuals) are grouped by
+  that task, so the baseline bake of a task is made once and re-used by every test of that task;
+- everything else is spread test by test.
+Tests marked `alone` (they need the machine to themselves, e.g. a CPU-pinning choice that other pinned workers
+would skew) are left out of the parallel run and run after it, serially (`-m alone`).
+
+`shared_once(key, build)` builds a folder once per session for all workers (a file lock in the session's shared
+temp folder): the first worker to ask builds it, the others wait and receive the same folder.
 
 `bundled_run(config, task_id) -> Path` runs the bundled submission `submissions/<config>/<task_id>/scene.py`
 once per test session through the real isolated runner (`sandbox.runner.run_program`, full 240-frame
@@ -10,31 +23,114 @@ not bundled, and fails if the run is not `ok`.
 
 from __future__ import annotations
 
+import fcntl
+import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+TESTS = Path(__file__).resolve().parent
+# Areas whose session fixture is one expensive job that every test of the area reads (a batch over a small
+# benchmark, the report built from it): one group each, so the job runs once.
+AREA_GROUPS = {"report", "batch"}
+# Session fixtures keyed by a shipped task whose folder accumulates that task's bakes.
+TASK_FIXTURES = {"truth_work"}
+
+
+def _has_module_fixture(module: object) -> bool:
+    for value in vars(module).values():
+        marker = getattr(value, "_fixture_function_marker", None) or getattr(value, "_pytestfixturefunction", None)
+        if marker is not None and getattr(marker, "scope", None) in ("module", "package"):
+            return True
+    return False
+
+
+def xdist_group_of(item: pytest.Item) -> str | None:
+    """The xdist group of a test (None: spread on its own). See the module docstring for the rules."""
+    path = Path(str(item.fspath)).resolve()
+    try:
+        rel = path.relative_to(TESTS)
+    except ValueError:
+        return None
+    area = rel.parts[0] if len(rel.parts) > 1 else ""
+    if area in AREA_GROUPS:
+        return f"area:{area}"
+    fixtures = set(getattr(item, "fixturenames", ()))
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    task = params.get("task_id")
+    if fixtures & TASK_FIXTURES and isinstance(task, str):
+        return f"task:{task}"
+    module = getattr(item, "module", None)
+    if module is not None and _has_module_fixture(module):
+        return f"module:{rel.as_posix()}"
+    return None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "alone: needs the machine to itself; runs after the parallel run, serially")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            group = xdist_group_of(item)
+            if group is not None:
+                item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="session")
-def bundled_run(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, str], Path]:
+def shared_root(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """A folder every xdist worker of this session sees (the parent of the workers' own temp folders)."""
+    base = tmp_path_factory.getbasetemp()
+    root = (base.parent if worker_id != "master" else base) / "shared"
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+@pytest.fixture(scope="session")
+def shared_once(shared_root: Path) -> Callable[[str, Callable[[Path], None]], Path]:
+    """shared_once(key, build) -> folder: `build(folder)` runs once per session across workers.
+
+    A worker that finds the folder being built waits on its lock; a build that raised leaves no `.done` mark, so
+    the next caller builds again (and fails the same way, in its own test)."""
+
+    def once(key: str, build: Callable[[Path], None]) -> Path:
+        safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", key)
+        folder = shared_root / safe
+        with open(shared_root / f"{safe}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                if not (folder / ".done").is_file():
+                    if folder.exists():
+                        import shutil
+
+                        shutil.rmtree(folder)
+                    folder.mkdir()
+                    build(folder)
+                    (folder / ".done").write_text(str(os.getpid()))
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+        return folder
+
+    return once
+
+
+@pytest.fixture(scope="session")
+def bundled_run(shared_once: Callable[[str, Callable[[Path], None]], Path]) -> Callable[[str, str], Path]:
     from physcodegym.sandbox.runner import run_program
 
-    cache: dict[tuple[str, str], Path] = {}
-
     def run(config: str, task_id: str) -> Path:
-        key = (config, task_id)
-        if key in cache:
-            return cache[key]
         prog = REPO / "submissions" / config / task_id / "scene.py"
         if not prog.is_file():
             pytest.skip(f"bundled submission {prog.relative_to(REPO)} is not present")
-        out = tmp_path_factory.mktemp(f"run_{config}_{task_id}")
-        rec = run_program(prog, out, timeout_s=600)
-        assert rec.status == "ok", f"bundled run {config}/{task_id} is {rec.status}: {rec.reason}\n{rec.log_tail}"
-        cache[key] = out
-        return out
+
+        def build(folder: Path) -> None:
+            rec = run_program(prog, folder / "run", timeout_s=600)
+            assert rec.status == "ok", f"bundled run {config}/{task_id} is {rec.status}: {rec.reason}\n{rec.log_tail}"
+
+        return shared_once(f"bundled_run_{config}_{task_id}", build) / "run"
 
     return run

@@ -12,6 +12,7 @@ import os
 import sys
 import time
 
+import pytest
 from physcodegym.core.limits import run_limited
 
 # The child starts a detached grandchild (own session, nothing tying it to its parent), reports its pid, hangs.
@@ -78,6 +79,7 @@ def test_a_simulating_child_runs_like_the_sandbox_child() -> None:
     assert int(p_cpus) == len(os.sched_getaffinity(0)) and not int(p_persona, 16) & ADDR_NO_RANDOMIZE
 
 
+@pytest.mark.alone  # other pinned workers (a parallel test's bake) would skew the choice it checks
 def test_a_new_worker_goes_to_the_cpu_whose_pinned_worker_started_last() -> None:
     """Workers pinned one per CPU: the next goes beside the newest (the audit starts its longest worker, the
     re-simulation, first), and per-CPU kernel threads (pinned, no command line) do not count. A worker pinned
