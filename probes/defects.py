@@ -27,7 +27,7 @@ DEFECTS: dict[str, tuple[str, ...]] = {
     "hidden_motor": ("energy_gain", "hidden_support"),  # a linear MOTOR joint drags the moving core along
     # the moving core hung by a POINT joint from its rendered support, the pivot 1 m above it in mid-air
     "distant_hinge": ("hidden_support",),
-    "stale_bake": ("scripted_motion",),  # baked at half gravity, then gravity set back: the bake is kept
+    "stale_bake": ("stale_cache",),  # baked at half gravity, then gravity set back: the bake is kept
     **HIDING_DEFECTS,  # render-only motion, viewport-only collider, pass-through, cloth shell, pin, Brownian push,
     # a collider drawn inside its collision surface, a vanishing liquid
 }

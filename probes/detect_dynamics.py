@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from physcodegym.probes import kinematics as kin
 from physcodegym.probes import physics as ph
@@ -36,6 +38,28 @@ FREE_DV_REL = 0.02  # ... plus this share of the speed (Bullet's float steps), i
 FREE_MIN_FRAMES = 1  # ... on this many frames (a knock from a helper taken away lasts one step)
 VANISH_MIN = 10  # solver particles that die before the last frame: at least this many ...
 VANISH_REL = 0.02  # ... and this share of those ever alive (a liquid does not vanish; a drop or two is bookkeeping)
+
+
+APPARENT_G_SHARE = 0.6  # a free flight off gravity on this share of its free frames ...
+APPARENT_G_SPREAD = 0.3  # ... by an acceleration this steady (spread over its size) falls in another gravity
+
+
+def _apparent_gravity(acc: np.ndarray, g: np.ndarray, damp: np.ndarray, dt: float, ok: np.ndarray,
+                      bad: np.ndarray) -> dict[str, Any] | None:
+    """The steady gravity a free flight shows when it is not the saved scene's: a bake made with another gravity,
+    gravity weight or time scale (then the setting was put back) falls at one other acceleration on every free
+    frame, where a push lasts a frame or two. None when the departures are not such a steady offset."""
+    if ok.sum() < 3 or bad.sum() < APPARENT_G_SHARE * ok.sum():
+        return None
+    a = (acc[ok] - damp[ok]) / (dt * dt)  # m/s^2 per free frame
+    off = a - g
+    mean = off.mean(axis=0)
+    if np.linalg.norm(mean) < 1e-6 or np.linalg.norm(off - mean, axis=1).mean() > APPARENT_G_SPREAD * np.linalg.norm(
+            mean):
+        return None
+    seen = g + mean
+    return {"bake_mps2": round(float(np.linalg.norm(seen)), 4), "saved_mps2": round(float(np.linalg.norm(g)), 4),
+            "bake_vector": [round(float(x), 4) for x in seen], "frames": int(ok.sum())}
 
 
 class DynamicsDetectors(AuditBase):
@@ -192,6 +216,7 @@ class DynamicsDetectors(AuditBase):
                 continue
             mid = self.frames[1:-1]
             k = int(np.argmax(np.where(bad, dv, -1.0)))
+            apparent = _apparent_gravity(acc, g, damp, dt, ok, bad)
             self.add(
                 kind="scripted_motion",
                 objects=[n],
@@ -203,6 +228,7 @@ class DynamicsDetectors(AuditBase):
                          "it: gravity alone would not; a push from nothing any frame shows (a helper taken away after "
                          "the bake, collision geometry that does not render, a script writing the cache)"),
                 evidence={"free_frames_checked": int(ok.sum()), "bad_frames": [int(x) for x in mid[bad]][:50],
+                          **({"apparent_gravity": apparent} if apparent else {}),
                           "gravity_per_frame_mps": round(float(np.linalg.norm(g)) * dt, 4),
                           "tolerance_mps": f"{FREE_DV_MPS} + {FREE_DV_REL} x speed",
                           "series": _series(mid, np.where(ok, dv, np.nan), f"{n} velocity change off gravity",

@@ -247,8 +247,11 @@ class MotionDetectors(AuditBase):
     def resimulated(self) -> None:
         """Baked motion the saved scene does not simulate (`probes.resimulation`): the bake was made from
         another scene (a helper deleted, gravity or a setting changed after baking), so the motion on screen
-        was not produced by the physics the scene hands in. Objects already found scripted are not repeated."""
-        from physcodegym.probes.resimulation import RESIM_NOISE_FACTOR, RESIM_YOUNG_AGES
+        was not produced by the physics the scene hands in: `stale_cache` (re-bake it), naming what changed where
+        the audit can find it (the program's edits after its bake call, the gravity the free flight shows).
+        A `free_flight` finding on an object the re-simulation finds departing is the same stale bake seen frame
+        by frame: it becomes `stale_cache` too. Objects already found scripted are not repeated."""
+        from physcodegym.probes.resimulation import RESIM_NOISE_FACTOR, RESIM_YOUNG_AGES, edits_after_bake
 
         doc = self.resimulation_doc()
         done = set(getattr(self, "scripted_objects", {}) or {})
@@ -257,7 +260,9 @@ class MotionDetectors(AuditBase):
         how = ("from its first frame" if not doc.get("runs") else
                "in runs restarted from the bake's own state (frames "
                + ", ".join(f"{a}-{b}" for a, b in doc["runs"]) + ")")
-        for key, rec in (doc.get("departs") or {}).items():
+        departs = doc.get("departs") or {}
+        edits = edits_after_bake(self.program_text) if departs else []
+        for key, rec in departs.items():
             particles = key in doc.get("particles", {})
             obj = key.split("/", 1)[0] if particles else key
             if obj in done:
@@ -288,19 +293,44 @@ class MotionDetectors(AuditBase):
             else:
                 what = f"{key}'s baked motion departs {rec['max_m']:.3f} m from it (frame {rec['at_frame']})"
                 value = rec["max_m"]
+            flight = [f for f in self.findings if f.kind == "scripted_motion" and obj in f.objects
+                      and "free_frames_checked" in f.evidence]
+            named = self._stale_settings(edits, flight)
+            for f in flight:  # the same departure, seen on the frames it flies free
+                f.kind = "stale_cache"
+                f.message = ("stale cache: " + f.message + "; simulating the saved scene again departs from the "
+                             "bake too: the cache was baked before the scene was changed (re-bake it)")
+                f.evidence["resimulation_departs_m"] = value
             self.add(
-                kind="scripted_motion",
+                kind="stale_cache",
                 objects=[obj],
                 frames=_frange(frames, over) or [rec["first_frame_over"], int(frames[-1])],
                 value=value,
                 unit="m",
-                message=(f"the bake is not the saved scene's physics: simulating the saved scene again {how} "
-                         f"with nothing changed, {what}; the cache was baked from a scene that was "
-                         "edited afterwards (a helper removed, a setting changed)"),
+                message=(f"stale cache: the bake is not the saved scene's physics: simulating the saved scene again "
+                         f"{how} with nothing changed, {what}; the cache was baked and the scene changed afterwards "
+                         f"({named or 'a helper removed or a setting changed; the audit cannot tell which'}): "
+                         "re-bake it"),
                 evidence={"resimulation": {k: v for k, v in rec.items() if not k.startswith("per_frame")},
+                          "changed_after_bake": edits,
+                          **({"apparent_gravity": flight[0].evidence["apparent_gravity"]}
+                             if flight and flight[0].evidence.get("apparent_gravity") else {}),
                           "series": _series(frames, d, f"{key} bake vs re-simulation", "m", float(np.min(thr)))},
             )
             done.add(obj)
+
+    def _stale_settings(self, edits: list[str], flight: list[Any]) -> str:
+        """The settings a stale bake was made with that the saved scene no longer has, in words ('' unknown)."""
+        parts = []
+        if edits:
+            parts.append("the program changes after its bake: " + "; ".join(edits[:4])
+                         + (f" (+{len(edits) - 4} more)" if len(edits) > 4 else ""))
+        ag = next((f.evidence.get("apparent_gravity") for f in flight if f.evidence.get("apparent_gravity")), None)
+        if ag:
+            parts.append(f"gravity: the bake falls at {ag['bake_mps2']:.2f} m/s^2 where the saved scene applies "
+                         f"{ag['saved_mps2']:.2f} m/s^2 (scene.gravity, the rigid-body world's gravity weight or "
+                         "time scale)")
+        return "; ".join(parts)
 
     def not_simulated(self) -> None:
         movers = list(dict.fromkeys([n for n in self.core if self.info[n]["type"] not in ("CAMERA", "LIGHT")]

@@ -171,17 +171,24 @@ class SupportDetectors(AuditBase):
                 continue
             holders = [f["field"] for f in self.fields if body in (self._acts_on(f"field:{f['field']}") or [])]
             if holders:  # without the field the held body moves: the field holds it against gravity
+                shares = {h: self._field_share(body, h, runs, ghat, gn) for h in holders}
+                said = "; ".join(
+                    f"{h!r} ({self._field_type(h)}) carries {100 * sh['share']:.0f} % of its weight (without it "
+                    f"{body} falls at {sh['fall_mps2']:.2f} m/s^2 of {sh['gravity_mps2']:.2f})"
+                    if sh.get("share") is not None else f"{h!r} ({self._field_type(h)}): its share of the weight "
+                    f"could not be measured ({sh.get('reason')})" for h, sh in shares.items())
+                top = max((sh["share"] for sh in shares.values() if sh.get("share") is not None), default=None)
                 self.add(
                     kind="hidden_support",
                     objects=[body, *holders],
                     frames=[bad[0][1], bad[-1][1]],
-                    value=None,
-                    unit=None,
-                    message=(f"{body} is held against gravity by force field(s) {holders}: without them it moves "
-                             "differently"),
+                    value=None if top is None else round(float(top), 4),
+                    unit=None if top is None else "share of the weight",
+                    message=(f"{body} is held against gravity by force field(s) {holders}, with no material under "
+                             f"it: {said}"),
                     evidence={
                         "held_frames": [int(self.frames[runs[0][0]]), int(self.frames[runs[-1][1]])] if runs else [],
-                        "fields": holders,
+                        "fields": holders, "weight_share": shares,
                               "sampled": [{"frame": f, "verdict": k, "nearest": o} for k, f, _g, o in verdicts]},
                 )
                 continue
@@ -230,6 +237,41 @@ class SupportDetectors(AuditBase):
                                 f"{by_switch[-1]} (longer than a {HANDOFF_FRAMES}-frame hand-off): the switch holds it")
                     ev["switch_held_frames"] = [int(by_switch[0]), int(by_switch[-1])]
             self.add(kind=kind, objects=objects, frames=fr, value=gap, unit="m", message=message, evidence=ev)
+
+    def _field_type(self, field: str) -> str:
+        return next((f["type"] for f in self.fields if f["field"] == field), "force field")
+
+    def _field_share(self, body: str, field: str, runs: list[tuple[int, int]], ghat: np.ndarray,
+                     gn: float) -> dict[str, Any]:
+        """How much of `body`'s weight `field` carries while it holds it: the re-bake without the field (its effects
+        branch) lets the body fall; its acceleration along gravity over the first frames of the hold, less the
+        bake's (held: about 0), over the gravity the solver applies, is the share of the weight the field bore
+        (1.0: it alone holds the body in mid-air)."""
+        label = self._branch(f"field:{field}")
+        row = (self.effects or {}).get(label) or {}
+        sm = row.get("samples")
+        if sm is None or body not in sm.names:
+            return {"share": None, "reason": "no re-bake without the field"}
+        if not runs:
+            return {"share": None, "reason": "no hold long enough to measure"}
+        s0, e0 = runs[0]
+        nf = min(len(sm.frames), len(self.frames))
+        lo, hi = s0 + 1, min(s0 + 5, e0, nf - 2)  # the first frames of the hold, before the fall meets anything
+        if hi < lo:
+            return {"share": None, "reason": "the hold is too short to measure"}
+        fps = float(self.s.fps)
+        ts = float((self.si.get("rigidbody_world") or {}).get("time_scale", 1.0))
+        g_eff = gn * ts * ts
+        pb = self.s.locations(body).astype(np.float64)
+        pw = sm.locations(body).astype(np.float64)
+        idx = np.arange(lo, hi + 1)
+        acc_b = (pb[idx + 1] - 2 * pb[idx] + pb[idx - 1]) * fps * fps @ ghat
+        acc_w = (pw[idx + 1] - 2 * pw[idx] + pw[idx - 1]) * fps * fps @ ghat
+        fall = float(np.median(acc_w - acc_b))
+        return {"share": round(max(0.0, fall / g_eff), 4) if g_eff > 1e-9 else None,
+                "fall_mps2": round(fall, 4), "gravity_mps2": round(g_eff, 4),
+                "frames": [int(self.frames[lo]), int(self.frames[hi])],
+                **({"measured_with": label} if label != f"field:{field}" else {})}
 
     def _nearest(self, body: str, others: list[str], f: int, reach: float, tol: float) -> tuple[float, str | None]:
         """Nearest material among `others` (AABB broad phase, nearest boxes first, early exit on contact)."""

@@ -25,6 +25,7 @@ FINDING_KINDS: tuple[str, ...] = (
     "numerical_instability",
     "not_simulated",
     "non_physical_parameter",
+    "stale_cache",
 )
 
 

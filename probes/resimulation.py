@@ -385,3 +385,50 @@ def departing_particles(doc: dict[str, Any]) -> list[str]:
     particles do not: those need the noise floor of re-seeded simulations before they count."""
     return [k for k in doc.get("departs", {})
             if k in doc.get("particles", {}) and not doc["particles"][k].get("young", {}).get("departs")]
+
+
+# Calls that bake a cache (a program that edits the scene after one of these and saves keeps a stale bake).
+_BAKE_CALLS = ("bake_all", "bake")
+_REMOVING_CALLS = ("remove", "unlink", "delete", "constraint_remove", "object_remove", "modifier_remove", "free_bake")
+
+
+def edits_after_bake(program_text: str | None, limit: int = 12) -> list[str]:
+    """What a scene program changes after it bakes a cache ("line N: <statement>"), read from its text: the
+    settings a stale cache no longer matches (`stale_cache`). Assignments and removals that follow the first
+    bake call in source order (a bake inside a function counts where the function is defined: the text, not a
+    trace); [] when there is no program, no bake call, or the text does not parse."""
+    import ast
+
+    if not program_text:
+        return []
+    try:
+        tree = ast.parse(program_text)
+    except (SyntaxError, ValueError):
+        return []
+    bake_line = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _BAKE_CALLS:
+            path = ast.unparse(node.func)
+            if "ptcache" in path or "point_cache" in path:
+                bake_line = node.lineno if bake_line is None else min(bake_line, node.lineno)
+    if bake_line is None:
+        return []
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        line = getattr(node, "lineno", 0)
+        if line <= bake_line:
+            continue
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in targets):
+                out.append((line, ast.unparse(node)))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _REMOVING_CALLS:
+            out.append((line, ast.unparse(node)))
+    seen: set[str] = set()
+    rows = []
+    for line, text in sorted(out):
+        if "save_as_mainfile" in text or text in seen:
+            continue
+        seen.add(text)
+        rows.append(f"line {line}: {text[:120]}")
+    return rows[:limit]

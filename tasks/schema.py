@@ -255,6 +255,7 @@ DEFAULT_FINDING_CAPS: dict[str, float] = {
     "collider_mismatch": 0.7,
     "self_intersection": 0.7,
     "numerical_instability": 0.7,
+    "stale_cache": 0.5,  # the bake is not the saved scene's physics: no verdict on it can be trusted
 }
 
 

@@ -71,7 +71,7 @@ def _check_input(path: Path, task_id: str | None) -> dict | None:
     from physcodegym.tasks.schema import FRAMES
 
     if path.is_dir():
-        if os.path.lexists(path / artifacts.RECORD):
+        if artifacts.is_run_folder(path):  # a run folder without a readable record is invalid, never plain
             vr = artifacts.validated_run(path)
             if not vr.valid:
                 return _invalid_doc(vr.reason or "invalid run", task_id)

@@ -76,12 +76,12 @@ def audited_resim() -> Any:
 
 
 def _resim_findings(rep: AuditReport) -> list[Any]:
-    return [f for f in rep.by_kind("scripted_motion") if "re-simulat" in f.message or "simulating the saved scene"
+    return [f for f in rep.by_kind("stale_cache") if "re-simulat" in f.message or "simulating the saved scene"
             in f.message]
 
 
 @pytest.mark.parametrize("case,obj", [("plank_deflects", "Ball"), ("weak_gravity", "Ball"), ("drops_pulled", "Spout")])
-def test_a_bake_from_an_edited_scene_is_scripted_and_the_honest_twin_is_clean(audited_resim, case: str,
+def test_a_bake_from_an_edited_scene_is_a_stale_cache_and_the_honest_twin_is_clean(audited_resim, case: str,
                                                                                obj: str) -> None:
     bad = audited_resim(case, True)
     hits = _resim_findings(bad)
@@ -246,8 +246,12 @@ def test_a_sandboxed_run_is_re_simulated_from_the_start_of_the_audit(tmp_path, s
 
     samples = SceneSamples.load_npz(run / "audit_samples.npz")  # the audit's own sampling of the bake
     assert resim["frames"] == resim_end(samples) - int(samples.frames[0]) + 1  # the worker stopped where it would
-    hits = [f for f in doc["findings"] if f["kind"] == "scripted_motion" and "Ball" in f["objects"]]
+    hits = [f for f in doc["findings"] if f["kind"] == "stale_cache" and "Ball" in f["objects"]]
     assert bool(hits) is stale, doc["findings"]
+    assert not [f for f in doc["findings"] if f["kind"] == "scripted_motion"], doc["findings"]  # re-bake, not a script
+    if stale:  # the audit names the setting: the program's edit after its bake, and the gravity the bake falls at
+        assert any("sc.gravity = (0.0, 0.0, -9.81)" in e for f in hits for e in f["evidence"].get("changed_after_bake",
+                                                                                                   [])), hits
 
 
 def _cloth_on_deleted_ball(frames: int = 30) -> Any:

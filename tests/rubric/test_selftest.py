@@ -92,7 +92,7 @@ def test_stale_bake_caught_and_penalised_on_liquid_tasks(task_id: str, truth_wor
     assert doc["baseline"]["S_val"] == 1.0, (task_id, doc["baseline"])
     v = doc["defects"]["stale_bake"]
     assert v.get("caught") and v.get("penalised") and v["S_val"] < 0.9, (task_id, v)
-    assert "scripted_motion" in v["by_audit"], (task_id, v)
+    assert "stale_cache" in v["by_audit"], (task_id, v)
 
 
 def test_a_stale_bake_that_changes_no_motion_is_not_applicable(truth_work: Path) -> None:
