@@ -16,6 +16,7 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,7 +53,8 @@ class Limited:
         return None
 
 
-def _preexec(memory_mb: int | None, simulation: bool = False, cpu: int | None = None):
+def _preexec(memory_mb: int | None, simulation: bool = False, cpu: int | None = None,
+             after_fork: Callable[[], None] | None = None):
     libc = None
     with contextlib.suppress(Exception):
         import ctypes
@@ -75,6 +77,8 @@ def _preexec(memory_mb: int | None, simulation: bool = False, cpu: int | None = 
         if libc is not None:
             with contextlib.suppress(Exception):
                 libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        if after_fork is not None:
+            after_fork()
 
     return fn
 
@@ -154,8 +158,10 @@ class Started:
     """
 
     def __init__(self, cmd: list[str], timeout_s: float, memory_mb: int | None, env: dict | None, cwd: str | None,
-                 max_output: int, pass_fds: tuple[int, ...], simulation: bool = False, pinned: bool = True) -> None:
+                 max_output: int, pass_fds: tuple[int, ...], simulation: bool = False, pinned: bool = True,
+                 after_fork: Callable[[], None] | None = None, on_exit: Callable[[], None] | None = None) -> None:
         self.t0 = time.monotonic()
+        self._on_exit = on_exit
         self.timeout_s, self.memory_mb, self.max_output = timeout_s, memory_mb, max_output
         self._out, self._err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
         self.proc: subprocess.Popen | None = None
@@ -169,7 +175,8 @@ class Started:
                 env=simulation_env(env) if simulation else env,
                 cwd=cwd,
                 start_new_session=True,
-                preexec_fn=_preexec(memory_mb, simulation, pick_cpu() if simulation and pinned else None),
+                preexec_fn=_preexec(memory_mb, simulation, pick_cpu() if simulation and pinned else None,
+                                    after_fork),
                 pass_fds=pass_fds,
             )
         except OSError as e:
@@ -226,6 +233,9 @@ class Started:
             os.killpg(self.proc.pid, signal.SIGKILL)  # nothing of the child's group outlives it
         stdout, stderr = _read_part(self._out, self.max_output), _read_part(self._err, 65536, tail=True)
         self._close()
+        if self._on_exit is not None:
+            with contextlib.suppress(Exception):
+                self._on_exit()
         self._result = Limited(rc, stdout, stderr, timed_out, round(time.monotonic() - self.t0, 3), peak,
                                self.timeout_s, self.memory_mb)
         return self._result
@@ -252,11 +262,16 @@ def start_limited(
     pass_fds: tuple[int, ...] = (),
     simulation: bool = False,
     pinned: bool = True,
+    after_fork: Callable[[], None] | None = None,
+    on_exit: Callable[[], None] | None = None,
 ) -> Started:
     """Start `cmd` under the limits of `run_limited` and return at once; `.wait()` gives its `Limited`.
 
     `simulation=True` for a child that re-bakes a scene: it then runs the way the sandbox's child does
     (`core.determinism`: its environment, one CPU, address randomisation off), so its bakes repeat the sandbox's.
     `pinned=False` leaves it on every CPU (environment and layout kept): for a bake that repeats with any
-    number of threads (rigid bodies and cloth, measured bit-identical on one and two; SPH does not)."""
-    return Started(cmd, timeout_s, memory_mb, env, cwd, max_output, pass_fds, simulation, pinned)
+    number of threads (rigid bodies and cloth, measured bit-identical on one and two; SPH does not).
+    `after_fork` runs in the child between fork and exec (the wall joins its cgroup there: `sandbox.wall`);
+    `on_exit` runs once the child is reaped (the wall removes that cgroup)."""
+    return Started(cmd, timeout_s, memory_mb, env, cwd, max_output, pass_fds, simulation, pinned, after_fork,
+                   on_exit)

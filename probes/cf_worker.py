@@ -400,11 +400,13 @@ def run_job(blend: str, job: dict[str, Any], mapping: dict[str, str],
     try:
         import bpy
         from physcodegym.probes.interventions import InterventionError, apply_intervention
+        from physcodegym.probes.render_safety import neutralise
         from physcodegym.probes.sampling import sample_scene
         from physcodegym.tasks.schema import Intervention
 
         # Auto Run off: the blend is a program's output
         bpy.ops.wm.open_mainfile(filepath=str(blend), use_scripts=False)
+        neutralise(bpy)  # stored code and paths off before any bake (issue 40)
         rec["private_disk_cache"] = _private_disk_cache(blend)
         if handlers0 is not None:  # a previous job's handlers (persistent or not) never reach this one
             for name, keep in handlers0.items():
@@ -432,6 +434,7 @@ def run_job(blend: str, job: dict[str, Any], mapping: dict[str, str],
             # load, it is the bake bit for bit.
             used = rec.get("private_disk_cache")
             bpy.ops.wm.open_mainfile(filepath=str(blend), use_scripts=False)
+            neutralise(bpy)  # stored code and paths off before any bake (issue 40)
             rec["private_disk_cache"] = _private_disk_cache(blend)
             if used:
                 import shutil
@@ -496,6 +499,7 @@ def run_job(blend: str, job: dict[str, Any], mapping: dict[str, str],
 
                 used = rec.get("private_disk_cache")  # the failed runs may have cleared frames of its copy
                 bpy.ops.wm.open_mainfile(filepath=str(blend), use_scripts=False)
+                neutralise(bpy)  # stored code and paths off before any bake (issue 40)
                 rec["private_disk_cache"] = _private_disk_cache(blend)
                 if used:
                     shutil.rmtree(used, ignore_errors=True)

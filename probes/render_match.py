@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from physcodegym.probes.render_safety import no_file_outputs
+from physcodegym.probes.render_safety import no_file_outputs, no_stored_code
 
 RENDER_PERCENT = 25  # re-render at this percentage of the scene's resolution (640x360 -> 160x90)
 MATCH_FRAMES = 6  # frames always re-rendered after the first (on a grid with a random phase)
@@ -174,7 +174,7 @@ def _render(scene: Any, frames: list[int], out: Path, hide: list[str] | None = N
     hidden = [o for o in (scene.objects.get(n) for n in hide or []) if o is not None and not o.hide_render]
     cam0 = scene.camera
     still = None
-    with no_file_outputs():  # outside the wall: the scene's File Output nodes must not write (render_safety)
+    with no_file_outputs(), no_stored_code():  # no File Output writes, no stored Python on render (render_safety)
         try:
             for o in hidden:
                 o.hide_render = True

@@ -13,6 +13,8 @@ live scene). A muted output node is not executed; the composite the camera shows
 
 from __future__ import annotations
 
+import contextlib
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -44,3 +46,201 @@ def no_file_outputs() -> Iterator[list[str]]:
     finally:
         for n, m in saved:
             n.mute = m
+
+
+# -- code-running features and stored paths of a submitted scene (issue 40) ------------------------------------------
+# Standard library only, no import of this package: `sandbox.media_audit` (the validation scan) and every trusted
+# worker that loads a submitted .blend (`neutralise`) share these lists.
+SAFE_CACHE_NAME = re.compile(r"^[A-Za-z0-9 _.\-]{0,63}$")
+
+
+def point_caches(bpy: Any) -> list[tuple[str, Any]]:
+    """Every point cache in the file with a name for its owner: rigid-body worlds, solver modifiers (cloth, soft
+    body, dynamic paint surfaces, ...) and particle systems, on every object of every scene."""
+    out: list[tuple[str, Any]] = []
+    for sc in bpy.data.scenes:
+        rbw = sc.rigidbody_world
+        if rbw is not None and rbw.point_cache is not None:
+            out.append((f"the rigid-body world of scene {sc.name!r}", rbw.point_cache))
+    for ob in bpy.data.objects:
+        for m in ob.modifiers:
+            pc = getattr(m, "point_cache", None)
+            if pc is not None:
+                out.append((f"modifier {m.name!r} of {ob.name!r}", pc))
+            settings = getattr(m, "canvas_settings", None)
+            for surf in getattr(settings, "canvas_surfaces", None) or []:
+                if getattr(surf, "point_cache", None) is not None:
+                    out.append((f"dynamic-paint surface {surf.name!r} of {ob.name!r}", surf.point_cache))
+        for ps in ob.particle_systems:
+            out.append((f"particle system {ps.name!r} of {ob.name!r}", ps.point_cache))
+    return out
+
+
+def cache_name_problem(pc: Any) -> str | None:
+    """Why a point cache's name would put its disk files elsewhere (a separator, '..', a control character), or
+    None. Blender cleans a name set through Python, but not one edited in the saved file's bytes; the name is
+    part of every cache file's path."""
+    names = [getattr(pc, "name", "") or ""]
+    names += [getattr(p, "name", "") or "" for p in (getattr(pc, "point_caches", None) or [])]
+    for n in names:
+        if not SAFE_CACHE_NAME.match(n) or ".." in n:
+            return f"cache name {n!r} is not a plain file name"
+    return None
+
+
+def code_features(bpy: Any) -> list[str]:
+    """Every feature of the loaded file that would run code stored in the scene (one line each): Freestyle style
+    modules in Python-scripting mode (run on render whatever Auto Run says), text blocks registered as modules,
+    scripted drivers that are not simple expressions, OSL script nodes (Cycles)."""
+    out: list[str] = []
+    for sc in bpy.data.scenes:
+        for vl in sc.view_layers:
+            fs = getattr(vl, "freestyle_settings", None)
+            if fs is None:
+                continue
+            mods = list(getattr(fs, "modules", []) or [])
+            if mods or getattr(fs, "mode", "") == "SCRIPT":
+                out.append(f"Freestyle in Python-scripting mode on view layer {vl.name!r} of scene {sc.name!r} "
+                           f"({len(mods)} style module(s)): Blender runs them as Python on every render")
+    for t in bpy.data.texts:
+        if getattr(t, "use_module", False):
+            out.append(f"text {t.name!r} is registered as a module (runs when the file is opened with Auto Run)")
+    for idb in _animated_ids(bpy):
+        ad = getattr(idb, "animation_data", None)
+        for fc in (getattr(ad, "drivers", None) or []) if ad is not None else []:
+            d = fc.driver
+            if d.type == "SCRIPTED" and not getattr(d, "is_simple_expression", False):
+                out.append(f"driver {fc.data_path!r} of {idb.name!r} evaluates the Python expression "
+                           f"{d.expression[:80]!r}")
+                if len(out) > 200:
+                    return out
+    for owner, n in _node_trees_nodes(bpy):
+        if n.bl_idname == "ShaderNodeScript":
+            out.append(f"OSL script node {n.name!r} in {owner}")
+    return out
+
+
+def _animated_ids(bpy: Any) -> list[Any]:
+    ids: list[Any] = []
+    for coll in ("objects", "scenes", "materials", "meshes", "node_groups", "worlds", "cameras", "lights",
+                 "shape_keys", "textures", "particles", "curves", "armatures"):
+        ids.extend(getattr(bpy.data, coll, []) or [])
+    for m in getattr(bpy.data, "materials", []) or []:
+        if getattr(m, "node_tree", None) is not None:
+            ids.append(m.node_tree)
+    return ids
+
+
+def _node_trees_nodes(bpy: Any) -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = []
+    trees = [(f"node group {g.name!r}", g) for g in bpy.data.node_groups]
+    trees += [(f"material {m.name!r}", m.node_tree) for m in bpy.data.materials if getattr(m, "node_tree", None)]
+    trees += [(f"world {w.name!r}", w.node_tree) for w in bpy.data.worlds if getattr(w, "node_tree", None)]
+    for owner, t in trees:
+        out.extend((owner, n) for n in t.nodes)
+    return out
+
+
+def neutralise(bpy: Any, scratch: str | None = None) -> list[str]:
+    """Switch off, in the loaded file, every feature that would run stored code or write through a stored path,
+    before any render or bake in a trusted process; returns one line per change (empty for a clean scene).
+
+    Defence in depth behind the wall (`sandbox.wall`): Freestyle off where it runs Python style modules (and the
+    modules removed), text modules unregistered, Auto Run off, scripted drivers that are not simple expressions
+    muted and the driver namespace emptied, OSL off in Cycles, File Output nodes muted, unsafe point-cache names
+    cleared, the render output path moved into `scratch` (default: the temp folder)."""
+    import tempfile
+
+    done: list[str] = []
+    prefs = getattr(bpy.context, "preferences", None)
+    if prefs is not None:
+        prefs.filepaths.use_scripts_auto_execute = False
+    ns = bpy.app.driver_namespace
+    for k in [k for k in ns.keys() if not k.startswith("__")]:  # noqa: SIM118 - a bpy mapping, not a dict
+        del ns[k]
+    for sc in bpy.data.scenes:
+        for vl in sc.view_layers:
+            fs = getattr(vl, "freestyle_settings", None)
+            if fs is None:
+                continue
+            mods = list(getattr(fs, "modules", []) or [])
+            if mods or getattr(fs, "mode", "") == "SCRIPT":
+                for m in mods:
+                    m.use = False
+                    m.script = None
+                    fs.modules.remove(m)
+                with contextlib.suppress(TypeError, AttributeError):
+                    fs.mode = "EDITOR"
+                if sc.render.use_freestyle:
+                    sc.render.use_freestyle = False
+                done.append(f"freestyle python modules removed on view layer {vl.name!r} of {sc.name!r}")
+        cy = getattr(sc, "cycles", None)
+        if cy is not None and getattr(cy, "shading_system", False):
+            cy.shading_system = False
+            done.append(f"OSL off in scene {sc.name!r}")
+        out_dir = scratch or tempfile.gettempdir()
+        if sc.render.filepath and not sc.render.filepath.startswith(out_dir):
+            sc.render.filepath = out_dir.rstrip("/") + "/render_"
+    for t in bpy.data.texts:
+        if getattr(t, "use_module", False):
+            t.use_module = False
+            done.append(f"text {t.name!r} unregistered as a module")
+    for idb in _animated_ids(bpy):
+        ad = getattr(idb, "animation_data", None)
+        for fc in (getattr(ad, "drivers", None) or []) if ad is not None else []:
+            d = fc.driver
+            if d.type == "SCRIPTED" and not getattr(d, "is_simple_expression", False) and not fc.mute:
+                fc.mute = True
+                done.append(f"python driver {fc.data_path!r} of {idb.name!r} muted")
+    for n in file_output_nodes(bpy):
+        if not n.mute:
+            n.mute = True
+            done.append(f"file output node {n.name!r} muted")
+    for owner, pc in point_caches(bpy):
+        if cache_name_problem(pc):
+            pc.name = ""  # set through Python: Blender names the files after the owner instead
+            done.append(f"point cache name of {owner} replaced")
+    return done
+
+
+def install_load_guard(scratch: str | None = None) -> None:
+    """Run `neutralise` on every file this process opens from now on (a persistent load_post handler), so a
+    worker that opens a submitted scene through code that is not ours to change is covered too."""
+    import bpy
+    from bpy.app.handlers import persistent
+
+    @persistent
+    def _pcg_neutralise(*_a: Any) -> None:
+        neutralise(bpy, scratch)
+
+    hs = bpy.app.handlers.load_post
+    for h in list(hs):
+        if getattr(h, "__name__", "") == "_pcg_neutralise":
+            hs.remove(h)
+    hs.append(_pcg_neutralise)
+
+
+@contextmanager
+def no_stored_code() -> Iterator[list[str]]:
+    """While the body renders: Freestyle off in every scene where a view layer would run Python style modules, OSL
+    off in Cycles; put back afterwards (the panel renders the artist's live scene). Yields what was switched."""
+    import bpy
+
+    saved: list[tuple[Any, str, Any]] = []
+    for sc in bpy.data.scenes:
+        py = any(list(getattr(getattr(vl, "freestyle_settings", None), "modules", []) or [])
+                 or getattr(getattr(vl, "freestyle_settings", None), "mode", "") == "SCRIPT"
+                 for vl in sc.view_layers)
+        if py and sc.render.use_freestyle:
+            saved.append((sc.render, "use_freestyle", True))
+            sc.render.use_freestyle = False
+        cy = getattr(sc, "cycles", None)
+        if cy is not None and getattr(cy, "shading_system", False):
+            saved.append((cy, "shading_system", True))
+            cy.shading_system = False
+    try:
+        yield [f"{getattr(o, 'name', '') or type(o).__name__}.{a}" for o, a, _ in saved]
+    finally:
+        for o, a, v in saved:
+            with contextlib.suppress(Exception):
+                setattr(o, a, v)

@@ -34,6 +34,35 @@ def audit(blend: str, root: str, also_inside: tuple[str, ...] = ()) -> list[dict
     return scan_loaded_media(bpy, root, any_library=True, also_inside=also_inside)
 
 
+def scene_refusals(bpy: Any, root: str, also_inside: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """Why the loaded scene may not be opened by a trusted process at all (the run is `invalid`): a feature that
+    runs code stored in the scene (`probes.render_safety.code_features`), or a path it writes through that leads
+    outside the run folder after normalisation (point-cache names edited in the file's bytes, File Output nodes).
+    Paths it reads from outside are `scan_loaded_media`'s (policy breaches). The render output path is not
+    refused (Blender's default is '/tmp/'); every trusted renderer sets its own (`render_safety.neutralise`)."""
+    from physcodegym.probes.render_safety import cache_name_problem, code_features, file_output_nodes, point_caches
+
+    roots = [os.path.realpath(root), *(os.path.normpath(r) for r in also_inside)]
+
+    def outside(fp: str) -> bool:
+        ap = os.path.realpath(bpy.path.abspath(fp)) if fp else ""
+        return not any(ap == wd or ap.startswith(wd + "/") for wd in roots)
+
+    out = [{"rule": "code-in-scene", "detail": d} for d in code_features(bpy)]
+    for owner, pc in point_caches(bpy):
+        why = cache_name_problem(pc)
+        if why:
+            out.append({"rule": "path-outside-run", "detail": f"{owner}: {why} (its disk cache would be written "
+                        "outside the run folder)"})
+    for n in file_output_nodes(bpy):
+        for attr in ("directory", "base_path"):
+            fp = getattr(n, attr, None)
+            if isinstance(fp, str) and fp and outside(fp):
+                out.append({"rule": "path-outside-run",
+                            "detail": f"compositor File Output node {n.name!r} writes to {fp!r}"})
+    return out[:50]
+
+
 def scan_loaded_media(
     bpy: Any, root: str, any_library: bool, also_inside: tuple[str, ...] = ()
 ) -> list[dict[str, Any]]:
@@ -161,7 +190,10 @@ def main(argv: list[str]) -> int:
     os.dup2(2, 1)  # Blender's own prints go to stderr; stdout carries the one JSON line
     try:
         found = audit(a.blend, a.root, tuple(a.also_inside))
-        doc: dict[str, Any] = {"ok": True, "breaches": found}
+        import bpy
+
+        doc: dict[str, Any] = {"ok": True, "breaches": found,
+                               "refusals": scene_refusals(bpy, a.root, tuple(a.also_inside))}
         rc = 0
     except Exception as e:  # noqa: BLE001 - the parent turns this into the run's reason
         doc, rc = {"ok": False, "error": f"{type(e).__name__}: {e}"}, 3
@@ -170,43 +202,36 @@ def main(argv: list[str]) -> int:
     return rc
 
 
-def run_trusted(blend: str, root: str, timeout_s: float = TIMEOUT_S, memory_mb: int = MEMORY_MB) -> dict[str, Any]:
-    """Start the audit in a limited child; {"ok": bool, "breaches": [...], "error": str, "seconds": float}."""
-    import tempfile
+def run_trusted(blend: str, root: str, timeout_s: float = TIMEOUT_S, memory_mb: int = MEMORY_MB,
+                isolation: str = "bwrap") -> dict[str, Any]:
+    """Start the audit in a walled, limited child (`sandbox.wall`: the run folder read-only, one scratch folder);
+    {"ok": bool, "breaches": [...], "refusals": [...], "error": str, "seconds": float}. `isolation="none"` only
+    for a runner started with the unsafe flag; a host without bwrap otherwise gets ok False with the reason."""
+    from pathlib import Path
 
     from physcodegym.core import launch
-    from physcodegym.core.limits import run_limited
+    from physcodegym.sandbox import wall
     from physcodegym.sandbox.isolation import WALL_RUN
 
     cmd = launch.module_argv("physcodegym.sandbox.media_audit", [blend, "--root", root, "--also-inside", WALL_RUN])
-    parse = launch.last_json
-    with tempfile.TemporaryDirectory(prefix="pcg_media_audit_") as home:
-        env = {
-            k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "PHYSCODEGYM_BLENDER")
-        }
-        env.update(
-            {
-                "HOME": home,
-                "TMPDIR": home,
-                "BLENDER_USER_RESOURCES": os.path.join(home, "blender_user"),
-                "PYTHONDONTWRITEBYTECODE": "1",
-                "OMP_NUM_THREADS": "1",
-            }
-        )
-        res = run_limited(cmd, timeout_s=timeout_s, memory_mb=memory_mb, env=env, cwd=home)
-    doc = None
-    try:
-        doc = parse(res.stdout)
-    except (ValueError, TypeError):
-        doc = None
+    with wall.scratch_folder("pcg_media_audit_") as scratch:
+        try:
+            res = wall.run_walled(cmd, scratch=scratch, readonly=[Path(root)], isolation_mode=isolation,
+                                  timeout_s=timeout_s, memory_mb=memory_mb, max_output=1 << 20)
+        except wall.IsolationUnavailable as e:
+            return {"ok": False, "error": f"media audit: {e}", "seconds": 0.0}
+    doc = launch.last_json(res.stdout)
     if res.killed_reason:
         return {"ok": False, "error": f"media audit: {res.killed_reason}", "seconds": res.seconds}
-    if not isinstance(doc, dict):
+    if not isinstance(doc, dict) or not isinstance(doc.get("breaches", []), list) \
+            or not isinstance(doc.get("refusals", []), list):
         return {
             "ok": False,
             "error": f"media audit exited {res.returncode} without a result: {res.stderr.strip()[-300:]}",
             "seconds": res.seconds,
         }
+    doc["breaches"] = [b for b in doc.get("breaches") or [] if isinstance(b, dict)][:50]
+    doc["refusals"] = [b for b in doc.get("refusals") or [] if isinstance(b, dict)][:50]
     doc["seconds"] = res.seconds
     return doc
 

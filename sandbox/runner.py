@@ -56,6 +56,10 @@ class RunRecord(BaseModel):
     outputs: dict[str, Any] = Field(default_factory=dict)
     program_sha256: str | None = None
     bpy_version: str | None = None
+    # the Blender that ran (or would have run) the program: `bpy.app.version_string` as the child reported it before
+    # the program started, else the installed bpy package's version when no child ran (a static policy refusal)
+    blender_version: str | None = None
+    blender_version_source: str | None = None  # "child" | "bpy package" | None (unknown: a Blender binary not run)
     blender_binary: str | None = None
     timeout_s: float | None = None
     memory_mb: int | None = None
@@ -383,15 +387,65 @@ def run_program(
     barrier: bool = True,
     folder_cap_mb: int | None = FOLDER_CAP_MB,
 ) -> RunRecord:
-    """Run `program` in isolation; never raises for the program's faults.
+    """Run `program` in isolation; never raises for the program's faults, and always leaves a record.
 
     The child runs behind the operating-system wall of `sandbox.isolation` (`isolation="bwrap"`, the default;
     "none" is the explicit `--unsafe-no-isolation`), with `OUT/sandbox/` as its working folder and its only
     writable place. A host where bwrap cannot run gets status `failed` with the reason, never a weaker run.
     `barrier=False` disables the in-process audit hook (tests prove the wall holds without it).
-    """
+
+    Whatever goes wrong on the trusted side after the arguments are checked (a name the program chose that a
+    serializer cannot hold, a full disk, a bug), the run ends as a recorded `failed` with the reason: a run folder
+    without a record would otherwise be taken for a plain folder by the tools that read it."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    t0 = time.monotonic()
+    out = Path(out_dir).resolve()
+    try:
+        return _run_program(
+            program,
+            out_dir,
+            timeout_s,
+            memory_mb,
+            mode,
+            preview_frame,
+            expected_frames,
+            blender_binary,
+            isolation=isolation,
+            barrier=barrier,
+            folder_cap_mb=folder_cap_mb,
+        )
+    except Exception as e:  # noqa: BLE001 - the runner's own fault: recorded, never raised
+        rec = RunRecord(
+            status="failed",
+            mode=mode,
+            timeout_s=timeout_s,
+            memory_mb=memory_mb,
+            expected_frames=expected_frames,
+            preview_frame=preview_frame,
+            reason=f"the runner failed while handling this run: {type(e).__name__}: {artifacts.safe_name(str(e))}",
+        )
+        with contextlib.suppress(OSError):
+            out.mkdir(parents=True, exist_ok=True)
+            shutil.rmtree(out / artifacts.SCRATCH, ignore_errors=True)  # nothing unvalidated is left to read
+        return _finish(rec, out, t0)
+
+
+def _run_program(
+    program: Path,
+    out_dir: Path,
+    timeout_s: float = 1800,
+    memory_mb: int | None = 8192,
+    mode: str = "full",
+    preview_frame: int | None = None,
+    expected_frames: int = 240,
+    blender_binary: str | None = None,
+    *,
+    isolation: str = "bwrap",
+    barrier: bool = True,
+    folder_cap_mb: int | None = FOLDER_CAP_MB,
+) -> RunRecord:
+    """The body of `run_program` (which catches what this raises)."""
     program = Path(program)
     out_dir = Path(out_dir).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -413,6 +467,12 @@ def run_program(
         return _finish(rec, out_dir, t0)
     rec.program_sha256 = hashlib.sha256(src_bytes).hexdigest()
     _clear_outputs(out_dir)
+    # a provisional record first: if this process dies before the end (killed, a crash in the trusted code), the
+    # folder still says `failed` instead of looking like a folder of loose files
+    _write_record(rec, out_dir, provisional=True)
+    blender = configured_blender(blender_binary)
+    rec.blender_binary = blender
+    _package_blender_version(rec)
     copy = out_dir / "scene.py"
     if program.resolve() != copy.resolve():
         atomic.write_bytes(copy, src_bytes)  # O_EXCL | O_NOFOLLOW temp: a planted link is never written through
@@ -430,8 +490,6 @@ def run_program(
         )
         return _finish(rec, out_dir, t0)
 
-    blender = configured_blender(blender_binary)
-    rec.blender_binary = blender
     try:
         available = wall.require(isolation)
     except (wall.IsolationUnavailable, ValueError) as e:
@@ -540,7 +598,9 @@ def run_program(
         rec.peak_memory_mb = round(rusage.ru_maxrss / 1024.0, 1)
     for ev in events:
         if ev.get("event") == "start":
-            rec.bpy_version = ev.get("bpy_version")
+            if rec.blender_version_source != "child":  # the first start event: the bootstrap's, before the program
+                rec.bpy_version = ev.get("bpy_version") if isinstance(ev.get("bpy_version"), str) else None
+                rec.blender_version, rec.blender_version_source = rec.bpy_version, "child"
         elif ev.get("event") == "end" and isinstance(ev.get("peak_rss_mb"), int | float):
             # behind bwrap the waited process is bwrap itself; the child reports its own peak (informative only)
             rec.peak_memory_mb = max(rec.peak_memory_mb or 0.0, float(ev["peak_rss_mb"]))
@@ -626,18 +686,67 @@ def _media_audit(rec: RunRecord, out_dir: Path) -> list[dict]:
     """The post-run media audit in a separate trusted process (Auto Run off, time and memory limit)."""
     from physcodegym.sandbox.media_audit import run_trusted
 
-    doc = run_trusted(str(out_dir / "scene.blend"), str(out_dir))
+    doc = run_trusted(str(out_dir / "scene.blend"), str(out_dir),
+                      isolation="none" if (rec.isolation or "").startswith("none") else "bwrap")
     rec.validation["media_audit_s"] = doc.get("seconds")
     if not doc.get("ok"):
         rec.validation["media_audit_error"] = f"scene.blend cannot be opened by the trusted audit: {doc.get('error')}"
         return []
+    if doc.get("refusals"):  # code stored in the scene, or a path out of the run folder: invalid (issue 40)
+        r = doc["refusals"][0]
+        rec.validation["media_audit_error"] = (f"scene.blend refused ({len(doc['refusals'])} problem(s)); first: "
+                                               f"[{r.get('rule')}] {r.get('detail')}")
     return [{"rule": b.get("rule"), "detail": b.get("detail")} for b in doc.get("breaches") or []][:50]
+
+
+def _package_blender_version(rec: RunRecord) -> None:
+    """Until the child reports the Blender it runs: the installed bpy package's version (no import, no Blender
+    started), or nothing for a Blender binary."""
+    if rec.blender_binary or rec.blender_version_source == "child":
+        return
+    from importlib import metadata
+
+    with contextlib.suppress(metadata.PackageNotFoundError, ValueError):
+        rec.blender_version, rec.blender_version_source = metadata.version("bpy"), "bpy package"
+
+
+def _scrub(value: Any) -> Any:
+    """A JSON-safe copy: strings that cannot be encoded as UTF-8 (surrogate escapes of a non-UTF-8 name) become
+    their escaped repr (sandbox.artifacts.safe_name); containers are walked; other values are kept."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return repr(value.encode("utf-8", "surrogateescape"))
+    if isinstance(value, dict):
+        return {_scrub(str(k)): _scrub(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_scrub(v) for v in value]
+    return value
+
+
+def _record_json(rec: RunRecord) -> str:
+    """run.json text; never fails on a value the program influenced (names, log lines, violation details)."""
+    try:
+        return rec.model_dump_json(indent=2)
+    except Exception:  # noqa: BLE001 - e.g. PydanticSerializationError on a surrogate-escaped name
+        return json.dumps(_scrub(rec.model_dump(mode="python")), indent=2, default=str)
+
+
+def _write_record(rec: RunRecord, out_dir: Path, provisional: bool = False) -> None:
+    """Write run.json; a provisional one says the runner did not finish (replaced by the final one)."""
+    if provisional:
+        doc = rec.model_copy(update={"status": "failed", "reason": "the runner did not finish this run"})
+        atomic.write_text(out_dir / "run.json", _record_json(doc))
+    else:
+        atomic.write_text(out_dir / "run.json", _record_json(rec))
 
 
 def _finish(rec: RunRecord, out_dir: Path, t0: float) -> RunRecord:
     rec.seconds = round(time.monotonic() - t0, 3)
     try:
-        atomic.write_text(out_dir / "run.json", rec.model_dump_json(indent=2))
+        _write_record(rec, out_dir)
     except OSError as e:  # never silent: the caller gets the record, the folder has none (so it is never scored)
         rec.problems.append(f"run.json could not be written: {e}")
         if rec.status == "ok":

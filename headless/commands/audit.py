@@ -46,6 +46,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=6144,
         help="address-space limit of the audit's bpy child and its counterfactual workers in MiB (default 6144)",
     )
+    p.add_argument("--unsafe-no-isolation", action="store_true",
+                   help="run the audit's bpy child without the bubblewrap wall (scene code could then reach the host)")
     p.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)  # the limited child itself
 
 
@@ -109,22 +111,54 @@ def _human(doc: dict, path: Path) -> str:
     return "\n".join(lines)
 
 
-def _supervise(args: argparse.Namespace, path: Path) -> CommandResult:
-    """Run the audit's bpy work in a limited child and relay its document."""
+SAMPLES = "audit_samples.npz"
+MAX_SAMPLES_BYTES = 1 << 30  # decoded size of the samples a walled audit hands back (arrays of known shape)
+MAX_PLOT_BYTES = 16 << 20
+MAX_PLOTS = 200
+
+
+def _supervise(args: argparse.Namespace, path: Path, loaded_task: Any = None) -> CommandResult:
+    """Run the audit's bpy work in a walled, limited child (`sandbox.wall`) and relay its document.
+
+    The child sees the run folder (or the .blend) and the program read-only, the task only as its `task.json`
+    copied into the child's scratch folder (never the pack: no truth, no reference), and writes only to that
+    scratch folder. What it hands back is checked here: the JSON document, the samples (an .npz of arrays read
+    without pickles, re-saved into the run folder), the plots (PNG files copied by size cap)."""
     from physcodegym.core import launch
-    from physcodegym.core.limits import run_limited
+    from physcodegym.sandbox import wall
 
     if args.timeout <= 0:
         raise InputError("must be positive", field="--timeout")
-    fwd = ["audit", str(path.resolve()), "--json", "--in-process"]
-    for opt in ("program", "task", "plot", "save"):
-        v = getattr(args, opt)
-        if v:
-            fwd += [f"--{opt}", str(Path(v).resolve()) if opt != "task" or Path(v).exists() else str(v)]
-    if args.no_evidence:
-        fwd.append("--no-evidence")
-    res = run_limited(launch.cli_argv(fwd), timeout_s=args.timeout, memory_mb=args.memory_mb or None)
-    doc = launch.last_json(res.stdout)
+    mode = wall.mode_for(bool(getattr(args, "unsafe_no_isolation", False)))
+    try:
+        wall.require_wall(mode)
+    except wall.IsolationUnavailable as e:
+        raise InputError(str(e), field="--unsafe-no-isolation") from e
+    src = path.resolve()
+    with wall.scratch_folder("pcg_audit_") as scratch:
+        fwd = ["audit", str(src), "--json", "--in-process"]
+        readonly = [src]
+        if args.program:
+            fwd += ["--program", str(Path(args.program).resolve())]
+            readonly.append(Path(args.program).resolve())
+        if loaded_task is not None:
+            tdir = scratch / "task"
+            tdir.mkdir()
+            (tdir / "task.json").write_bytes((loaded_task.folder / "task.json").read_bytes())  # the rubric only
+            fwd += ["--task", str(tdir)]
+        if args.plot:
+            fwd += ["--plot", str(scratch / "plots")]
+        if args.save:
+            fwd += ["--save", str(scratch / "report.json")]
+        if args.no_evidence:
+            fwd.append("--no-evidence")
+        res = wall.run_walled(launch.cli_argv(fwd), scratch=scratch, readonly=readonly, isolation_mode=mode,
+                              timeout_s=args.timeout, memory_mb=args.memory_mb or None)
+        doc = launch.last_json(res.stdout)
+        if isinstance(doc, dict) and not res.killed_reason and res.returncode == 0:
+            _take_back(doc, scratch, path, args)
+    if isinstance(doc, dict):
+        doc["isolation"] = wall.describe(mode)
     if res.killed_reason or not isinstance(doc, dict):
         why = res.killed_reason or f"exited {res.returncode} without a result: {res.stderr.strip()[-400:]}"
         doc = {
@@ -147,6 +181,56 @@ def _supervise(args: argparse.Namespace, path: Path) -> CommandResult:
     return CommandResult(doc, human=_human(doc, path))
 
 
+def _take_back(doc: dict, scratch: Path, path: Path, args: argparse.Namespace) -> None:
+    """Bring what the walled child wrote into its scratch folder where the caller asked for it, validated:
+    nothing is trusted by its name. Problems are recorded in the document, never raised."""
+    import shutil
+    import zipfile
+
+    from physcodegym.core import atomic
+
+    doc.pop("report_path", None)
+    doc.pop("plots", None)
+    doc.pop("samples_path", None)
+    problems: list[str] = []
+    smp = scratch / SAMPLES
+    if path.is_dir() and smp.is_file() and not smp.is_symlink():
+        try:
+            with zipfile.ZipFile(smp) as z:
+                decoded = sum(i.file_size for i in z.infolist())
+            if decoded > MAX_SAMPLES_BYTES:
+                raise ValueError(f"{decoded} decoded bytes (limit {MAX_SAMPLES_BYTES})")
+            from physcodegym.samples import SceneSamples
+
+            SceneSamples.load_npz(smp).save_npz(path / SAMPLES)  # no pickles; re-written by this process
+            doc["samples_path"] = str(path / SAMPLES)
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile) as e:
+            problems.append(f"samples not kept: {e}")
+    if args.plot:
+        out, kept = Path(args.plot), []
+        for f in sorted((scratch / "plots").glob("*.png"))[:MAX_PLOTS] if (scratch / "plots").is_dir() else []:
+            st = f.lstat()
+            if f.is_symlink() or not f.is_file() or st.st_size > MAX_PLOT_BYTES:
+                continue
+            out.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(f, out / f.name)
+            kept.append(str(out / f.name))
+        doc["plots"] = kept
+    if args.save:
+        rep = scratch / "report.json"
+        try:
+            if rep.is_symlink() or rep.stat().st_size > 256 << 20:
+                raise ValueError("not a regular file within 256 MiB")
+            import json
+
+            atomic.write_json(Path(args.save), json.loads(rep.read_text(encoding="utf-8")), indent=1)
+            doc["report_path"] = str(args.save)
+        except (OSError, ValueError) as e:
+            problems.append(f"report not saved: {e}")
+    if problems:
+        doc["wall_problems"] = problems
+
+
 def run(args: argparse.Namespace) -> CommandResult:
     path = Path(args.path)
     if not os.path.lexists(path):
@@ -160,7 +244,7 @@ def run(args: argparse.Namespace) -> CommandResult:
     if invalid is not None:
         return CommandResult(invalid, human=_human(invalid, path))
     if not getattr(args, "in_process", False):
-        return _supervise(args, path)
+        return _supervise(args, path, loaded_task)
     early_resim = _start_resimulation(path)  # before Blender's import: the audit's longest worker
     try:
         return _audit_in_process(args, path, loaded_task, early_resim)
@@ -194,6 +278,9 @@ def _audit_in_process(args: argparse.Namespace, path: Path, loaded_task: Any, ea
     import bpy
 
     bpy.context.preferences.filepaths.use_scripts_auto_execute = False  # Auto Run off for every file opened here
+    from physcodegym.probes.render_safety import install_load_guard
+
+    install_load_guard(str(Path.cwd()))  # stored code and paths off in every file opened here (issue 40)
     from physcodegym.probes.audit import audit_path_full
 
     run_dir = path if path.is_dir() else None
@@ -206,12 +293,18 @@ def _audit_in_process(args: argparse.Namespace, path: Path, loaded_task: Any, ea
 
     try:
         report, samples, scene = audit_path_full(path, Path(args.program) if args.program else None,
+                                                 save_samples=False,
                                                  on_started=start_counterfactuals if loaded_task else None,
                                                  early_resim=early_resim)
     except BaseException:
         for p in early:
             p.close()
         raise
+    if run_dir is not None:  # the run folder is read-only here: the samples go to the scratch folder (cwd)
+        try:
+            samples.save_npz(Path.cwd() / SAMPLES)
+        except OSError as e:
+            report.meta["samples_error"] = str(e)
     doc = {
         "findings": [f.public(with_evidence=not args.no_evidence) for f in report.findings],
         "criteria": [],
