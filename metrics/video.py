@@ -132,7 +132,8 @@ def load_video(path: Path, expected_frames: int = FRAMES) -> np.ndarray:
 def is_run_dir(path: Path) -> bool:
     """A run folder (SPEC §3) as opposed to a bare folder of frames (links are not followed to decide)."""
     return any(
-        os.path.lexists(path / n) for n in ("run.json", "frames", "render.mp4", "scene.blend", "scene.py", "sandbox")
+        os.path.lexists(path / n)
+        for n in ("run.json", "run.log", "frames", "render.mp4", "scene.blend", "scene.py", "sandbox")
     )
 
 

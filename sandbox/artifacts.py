@@ -70,6 +70,23 @@ class ArtifactError(Exception):
     """One output breaks the contract; the message is the reason (it names the file)."""
 
 
+def safe_name(name: str | bytes) -> str:
+    """A file name the program chose, as text that every record and terminal can hold.
+
+    Names come from `os.scandir` as `str` with surrogate escapes where the bytes are not UTF-8; such a string cannot
+    be encoded as UTF-8 JSON (the runner once crashed on it and wrote no record). A plain printable name is kept as
+    it is; anything else (undecodable bytes, newlines and other control characters) is shown as its escaped Python
+    repr of the raw bytes, e.g. `b'bad\\xff'` or `'a\\nb'`, so that two different names never print the same."""
+    raw = name if isinstance(name, bytes) else os.fsencode(name)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return repr(raw)
+    if text.isprintable():
+        return text
+    return repr(text)
+
+
 def limits() -> dict[str, int]:
     """The bounds in force (recorded in run.json)."""
     return {
@@ -687,7 +704,7 @@ def _accept_outputs(scratch: Path, out: Path, mode: str, expected_frames: int) -
             | ({"frames", "render.mp4"} if mode == "full" else set())
             | ({"preview.png"} if mode == "preview" else set())
         )
-        acc.ignored = [n for n in top if n not in wanted][:50]
+        acc.ignored = [safe_name(n) for n in top if n not in wanted][:50]
         has_blend = "scene.blend" in top
         if has_blend or mode in ("full", "bake_only"):
             _accept_one(sfd, ofd, "scene.blend", MAX_BLEND_BYTES, _blend_check(expected_frames, acc), acc)
@@ -723,7 +740,7 @@ def _accept_render(sfd: int, ofd: int, top: list[str], expected_frames: int, acc
     if "render.mp4" in top:
         acc.ignored.append("render.mp4")  # frames/ wins, as before
     want = [f"{i:04d}.png" for i in range(1, expected_frames + 1)]
-    extra = sorted(set(frames_names) - set(want))
+    extra = sorted(safe_name(n) for n in set(frames_names) - set(want))
     if extra:
         acc.problems.append(
             f"{len(extra)} unexpected file(s) in frames/ (expected only 0001..{expected_frames:04d}.png): "
@@ -808,6 +825,18 @@ def read_record(run_dir: Path) -> dict[str, Any]:
     if not isinstance(doc, dict):
         raise ArtifactError("run.json is not a JSON object")
     return doc
+
+
+RUN_MARKERS = (RECORD, "run.log", SCRATCH, "scene.py")
+
+
+def is_run_folder(path: Path) -> bool:
+    """A folder the runner wrote (or began to write): it holds run.json, run.log, the scratch folder `sandbox/` or
+    the program copy `scene.py`. Such a folder is opened only through `validated_run`, never as a plain folder of
+    files to audit or score: a folder whose record is missing or unreadable is `invalid` (links are not followed
+    to decide)."""
+    path = Path(path)
+    return any(os.path.lexists(path / n) for n in RUN_MARKERS)
 
 
 def validated_run(run_dir: Path, *, verify_hashes: bool = True, require_ok: bool = True) -> ValidatedRun:
