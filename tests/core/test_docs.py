@@ -6,8 +6,10 @@ import importlib.util
 import re
 from pathlib import Path
 
+from physcodegym.testing.source_tree import project_files
+
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = [ROOT / "docs" / "ARCHITECTURE.md", ROOT / "docs" / "SPEC.md", ROOT / "README.md"]
+DOCS = [ROOT / "docs" / "ARCHITECTURE.md", ROOT / "docs" / "SPEC.md", ROOT / "docs" / "GUIDE.md", ROOT / "README.md"]
 
 
 def _section(text: str, number: int) -> str:
@@ -29,7 +31,7 @@ def test_spec_sections_cited_in_the_code_exist() -> None:
     spec = (ROOT / "docs" / "SPEC.md").read_text(encoding="utf-8")
     have = {int(n) for n in re.findall(r"^## (\d+)\. ", spec, flags=re.M)}
     cited: dict[int, set[str]] = {}
-    for path in [*ROOT.rglob("*.py"), *DOCS]:
+    for path in [*project_files(ROOT, (".py",)), *DOCS]:
         rel = path.relative_to(ROOT)
         if rel.parts[0] in {".venv", ".venv-harbor", ".git", "build", "dist"}:
             continue
@@ -63,7 +65,7 @@ def _outside_refs(text: str) -> list[str]:
 
 def _repo_text_files() -> list[Path]:
     skip = {".venv", ".venv-harbor", ".git", "build", "dist", ".ruff_cache", "physcodegym.egg-info"}
-    files = [*ROOT.rglob("*.py"), *ROOT.rglob("*.md")]
+    files = project_files(ROOT, (".py", ".md"))
     return sorted(p for p in files if p.relative_to(ROOT).parts[0] not in skip and p != Path(__file__).resolve())
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from physcodegym.core import launch
 from physcodegym.testing.blender_standin import BANNER, write_standin
+from physcodegym.testing.source_tree import project_files
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -177,7 +178,7 @@ def test_children_are_started_through_core_launch() -> None:
     """`[sys.executable, "-m", "physcodegym..."]` breaks inside a real Blender (its Python cannot import bpy)."""
     skip = {".venv", ".venv-harbor", "tests", "benchmarks", "submissions", "packs", "library", "scripts", ".git", "build", "dist"}
     bad = []
-    for path in ROOT.rglob("*.py"):
+    for path in project_files(ROOT, (".py",)):
         rel = path.relative_to(ROOT)
         if any(part in skip for part in rel.parts) or rel.parts[0] in OWN_CHILDREN or rel == Path("core/launch.py"):
             continue

@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from physcodegym.testing.source_tree import project_files
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # Lowest first. A package may import only packages before it in this list.
@@ -66,7 +68,7 @@ def _imports(path: Path, rel: Path) -> set[str]:
 
 def package_graph() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
-    for path in ROOT.rglob("*.py"):
+    for path in project_files(ROOT, (".py",)):
         rel = path.relative_to(ROOT)
         if any(part in SKIP for part in rel.parts):
             continue
