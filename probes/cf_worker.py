@@ -560,7 +560,9 @@ def main(argv: list[str] | None = None) -> int:
     handlers0 = None
     try:
         import bpy
+        from physcodegym.probes.render_safety import install_load_guard
 
+        install_load_guard()  # before any open: Blender writes a disk cache while it loads (issue 40)
         handlers0 = {n: list(getattr(bpy.app.handlers, n)) for n in HANDLER_LISTS}
     except ImportError:  # pragma: no cover - reported per job below
         pass

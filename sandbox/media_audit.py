@@ -24,13 +24,32 @@ TIMEOUT_S = 120.0
 MEMORY_MB = 4096
 
 
-def audit(blend: str, root: str, also_inside: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+def audit(blend: str, root: str, also_inside: tuple[str, ...] = (),
+          refusals: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """Open `blend` (Auto Run off) and scan it; `refusals`, when given, receives `scene_refusals` of the file as it
+    was saved: scanned from a load_post handler, before Blender evaluates the scene (a point cache on disk is
+    written while the file loads), and then neutralised (`probes.render_safety.neutralise`)."""
     import bpy
 
     with_prefs = getattr(bpy.context, "preferences", None)
     if with_prefs is not None:
         with_prefs.filepaths.use_scripts_auto_execute = False
-    bpy.ops.wm.open_mainfile(filepath=blend, load_ui=False, use_scripts=False)
+    guard = None
+    if refusals is not None:
+        from bpy.app.handlers import persistent
+        from physcodegym.probes.render_safety import neutralise
+
+        @persistent
+        def guard(*_a: Any) -> None:
+            refusals[:] = scene_refusals(bpy, root, also_inside)
+            neutralise(bpy)
+
+        bpy.app.handlers.load_post.append(guard)
+    try:
+        bpy.ops.wm.open_mainfile(filepath=blend, load_ui=False, use_scripts=False)
+    finally:
+        if guard is not None:
+            bpy.app.handlers.load_post.remove(guard)
     return scan_loaded_media(bpy, root, any_library=True, also_inside=also_inside)
 
 
@@ -189,11 +208,9 @@ def main(argv: list[str]) -> int:
     real_stdout = os.dup(1)
     os.dup2(2, 1)  # Blender's own prints go to stderr; stdout carries the one JSON line
     try:
-        found = audit(a.blend, a.root, tuple(a.also_inside))
-        import bpy
-
-        doc: dict[str, Any] = {"ok": True, "breaches": found,
-                               "refusals": scene_refusals(bpy, a.root, tuple(a.also_inside))}
+        refusals: list[dict[str, Any]] = []
+        found = audit(a.blend, a.root, tuple(a.also_inside), refusals=refusals)
+        doc: dict[str, Any] = {"ok": True, "breaches": found, "refusals": refusals}
         rc = 0
     except Exception as e:  # noqa: BLE001 - the parent turns this into the run's reason
         doc, rc = {"ok": False, "error": f"{type(e).__name__}: {e}"}, 3
