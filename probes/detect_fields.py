@@ -30,6 +30,7 @@ REST_COLLIDERS = "collider:+rest"  # ... the rest without all of them at once, i
 REST_CLEAR = "clear:+rest"
 JOINT_REACH_M = 0.05  # m: a joint's pivot farther than this from a joined body's material links them through nothing
 REST_FIELDS = "field:+rest"  # the fields past MEASURED_FIELDS, re-baked without all of them at once
+VARY_READS = 24  # frames a driven joint or field setting is read on (keyframed ones: every frame, from the curve)
 _OBJ_PATH = re.compile(r"bpy\.data\.objects\[['\"](.+?)['\"]\]")
 
 
@@ -199,12 +200,75 @@ class FieldDetectors(AuditBase):
             joined = sorted({o for n, recs in self.constrained.items() for r in recs if r["holder"] in holders
                              for o in (r["object1"], r["object2"]) if o})
             rows.append({"what": "joint", "type": kind, "objects": holders, "joins": joined,
+                         "varies": self.varying_settings(holders, "rigid_body_constraint."),
                          **self._measured(f"joint:{kind}")})
         for f in self.fields:
             rows.append({"what": "field", "type": f["type"], "objects": [f["field"]], "strength": f["strength"],
                          "targets": list(f["targets"]), "last_active_frame": f.get("last_active_frame"),
-                         "start_frame": int(self.scene.frame_start), **self._measured(f"field:{f['field']}")})
+                         "start_frame": int(self.scene.frame_start),
+                         "varies": self.varying_settings([f["field"]], "field."),
+                         **self._measured(f"field:{f['field']}")})
         self.actuators_doc = rows
+
+    def varying_settings(self, names: list[str], prefix: str) -> list[dict[str, Any]]:
+        """Settings under `prefix` (a joint's `rigid_body_constraint.`, a field's `field.`) of the objects `names`
+        that change during the run, keyed or driven: [{"path", "first", "last", "min", "max", "changes"}]. An
+        actuator whose setting changes mid-run (a motor whose target velocity follows the swing, a field whose
+        strength is keyed) is scripted whatever its effect: a motor that replays the free swing changes nothing a
+        re-bake without it could see. Keyframes are read from their F-curves on every frame of the run; a driven
+        setting is read on `VARY_READS` frames spread over it (then the scene is put back on its frame)."""
+        from physcodegym.probes.sources import object_fcurves
+
+        if not len(self.frames):
+            return []
+        f0, f1 = int(self.frames[0]), int(self.frames[-1])
+        out: list[dict[str, Any]] = []
+        for n in names:
+            ob = self.scene.objects.get(n)
+            if ob is None or ob.animation_data is None:
+                continue
+            curves = [(fc, False) for fc in object_fcurves(ob)] + [(fc, True) for fc in ob.animation_data.drivers]
+            seen: set[tuple[str, int]] = set()
+            for fc, driven in curves:
+                key = (fc.data_path, int(fc.array_index))
+                if not fc.data_path.startswith(prefix) or key in seen or getattr(fc, "mute", False):
+                    continue
+                seen.add(key)
+                if driven:
+                    at = sorted({int(round(x)) for x in np.linspace(f0, f1, VARY_READS)})
+                    vals = self._read_at(ob, fc.data_path, fc.array_index, at)
+                else:
+                    at = list(range(f0, f1 + 1))
+                    vals = [float(fc.evaluate(f)) for f in at]
+                a = np.asarray(vals, dtype=float)
+                if len(a) < 2 or not np.all(np.isfinite(a)):
+                    continue
+                ch = np.nonzero(np.abs(np.diff(a)) > 1e-6 * np.maximum(1.0, np.abs(a[:-1])))[0]
+                if not len(ch):
+                    continue
+                path = fc.data_path + (f"[{fc.array_index}]" if fc.array_index else "")
+                out.append({"object": n, "path": path, "how": "driven" if driven else "keyframed",
+                            "first": round(float(a[0]), 6), "last": round(float(a[-1]), 6),
+                            "min": round(float(a.min()), 6), "max": round(float(a.max()), 6),
+                            "changes": [int(at[ch[0] + 1]), int(at[ch[-1] + 1])]})
+        return out
+
+    def _read_at(self, ob: Any, path: str, index: int, frames: list[int]) -> list[float]:
+        """The value of `ob.path[index]` on each frame (the scene is put back on the frame it was on)."""
+        sc = self.scene
+        keep = sc.frame_current
+        vals = []
+        try:
+            for f in frames:
+                sc.frame_set(f)
+                try:
+                    v = ob.evaluated_get(self.bpy.context.evaluated_depsgraph_get()).path_resolve(path)
+                    vals.append(float(v[index]) if hasattr(v, "__len__") else float(v))
+                except (ValueError, TypeError, IndexError, AttributeError):
+                    vals.append(float("nan"))
+        finally:
+            sc.frame_set(keep)
+        return vals
 
     def _measured(self, label: str) -> dict[str, Any]:
         """{"acts_on": things it changes (None: not measured), "max_effect_m": the largest change}."""

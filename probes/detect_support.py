@@ -265,9 +265,17 @@ class SupportDetectors(AuditBase):
         pb = self.s.locations(body).astype(np.float64)
         pw = sm.locations(body).astype(np.float64)
         idx = np.arange(lo, hi + 1)
-        acc_b = (pb[idx + 1] - 2 * pb[idx] + pb[idx - 1]) * fps * fps @ ghat
-        acc_w = (pw[idx + 1] - 2 * pw[idx] + pw[idx - 1]) * fps * fps @ ghat
-        fall = float(np.median(acc_w - acc_b))
+        # the body's own linear damping slows the fall as it gains speed (Bullet: v *= (1 - d) ** dt), so it is put
+        # back, as the free-flight check does: what is left is what gravity and the field did
+        lin = float((self.info[body].get("rigid_body") or {}).get("linear_damping", 0.0))
+        k = np.log(max(1.0 - lin, 1e-6))
+
+        def accel(p: np.ndarray) -> np.ndarray:
+            a = (p[idx + 1] - 2 * p[idx] + p[idx - 1]) * fps * fps
+            v = (p[idx + 1] - p[idx - 1]) * fps / 2
+            return (a - k * v * ts) @ ghat
+
+        fall = float(np.median(accel(pw) - accel(pb)))
         return {"share": round(max(0.0, fall / g_eff), 4) if g_eff > 1e-9 else None,
                 "fall_mps2": round(fall, 4), "gravity_mps2": round(g_eff, 4),
                 "frames": [int(self.frames[lo]), int(self.frames[hi])],

@@ -34,6 +34,7 @@ KIND_TEXT = {
     "self_intersection": "Self-intersection: cloth or soft-body material crosses itself",
     "numerical_instability": "Numerical instability: NaN, explosion or jitter at rest",
     "not_simulated": "Not simulated: the core motion has no simulation at all",
+    "stale_cache": "Stale cache: the bake is not what the saved scene simulates (changed after baking): re-bake it",
 }
 
 UNITS = (("_mps", "m/s"), ("_m_s", "m/s"), ("_mm", "mm"), ("_m", "m"), ("_s", "s"), ("_j", "J"), ("_deg", "°"),

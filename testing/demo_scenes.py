@@ -814,3 +814,200 @@ def liquid_attractor(defect: bool = True, frames: int = 30) -> Any:
         f.field.keyframe_insert("strength", frame=8)
     bake()
     return sc
+
+
+# ---------------------------------------------------------------------------- validity classes (honest twins)
+def pinned_flag(pole: str = "curve", frames: int = 24, res: int = 10) -> Any:
+    """A cloth flag pinned along its left edge to a decorative pole with no physics settings. `pole`: "curve" (a
+    bevelled curve), "text" (a text object extruded into a post), "instance" (an empty instancing a collection
+    that holds a cylinder mesh), "mesh" (a cylinder mesh) or "none" (no pole: the pins hold the flag in mid-air).
+    Every pole renders, so only "none" hangs from nothing."""
+    import bpy
+
+    sc = reset(frames)
+    camera(sc)
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=res, y_subdivisions=res, size=2, location=(0, 0, 2),
+                                    rotation=(math.pi / 2, 0, 0))
+    fl = bpy.context.active_object
+    fl.name = "Flag"
+    xs = [v.co.x for v in fl.data.vertices]
+    vg = fl.vertex_groups.new(name="pin")
+    vg.add([v.index for v in fl.data.vertices if abs(v.co.x - min(xs)) < 1e-6], 1.0, "REPLACE")
+    if pole == "curve":
+        cu = bpy.data.curves.new("PoleCurve", "CURVE")
+        cu.dimensions = "3D"
+        sp = cu.splines.new("POLY")
+        sp.points.add(1)
+        sp.points[0].co = (-1.03, 0, 0, 1)
+        sp.points[1].co = (-1.03, 0, 3.2, 1)
+        cu.bevel_depth = 0.03
+        sc.collection.objects.link(bpy.data.objects.new("Pole", cu))
+    elif pole == "text":
+        tx = bpy.data.curves.new("PoleText", "FONT")
+        tx.body = "I"
+        tx.size = 4.6
+        tx.extrude = 0.03
+        ob = bpy.data.objects.new("Pole", tx)
+        sc.collection.objects.link(ob)
+        ob.rotation_euler = (math.pi / 2, 0, 0)
+        bpy.context.view_layer.update()
+        lo = min(c[0] for c in ob.bound_box)
+        hi = max(c[0] for c in ob.bound_box)
+        ob.location = (-1.0 - (hi - lo) / 2 - (lo + hi) / 2, 0, 0)  # the glyph's stem centred behind the pinned edge
+    elif pole in ("instance", "mesh"):
+        bpy.ops.mesh.primitive_cylinder_add(radius=0.03, depth=3.2, location=(0, 0, 1.6))
+        src = bpy.context.active_object
+        if pole == "mesh":
+            src.name = "Pole"
+            src.location.x = -1.03
+        else:
+            src.name = "PoleSource"
+            col = bpy.data.collections.new("Props")  # linked to no scene: it renders only through the instance
+            for c in list(src.users_collection):
+                c.objects.unlink(src)
+            col.objects.link(src)
+            inst = bpy.data.objects.new("Pole", None)
+            inst.instance_type = "COLLECTION"
+            inst.instance_collection = col
+            inst.location = (-1.03, 0, 0)
+            sc.collection.objects.link(inst)
+    cm = fl.modifiers.new("Cloth", "CLOTH")
+    cm.settings.vertex_group_mass = "pin"
+    cm.settings.quality = 4
+    cm.point_cache.frame_end = frames
+    bake()
+    return sc
+
+
+def field_lift(defect: bool = True, frames: int = 40) -> Any:
+    """A ball held still 2 m up. Defect: a FORCE field under it carries its weight (strength tuned to hover, damped
+    so it settles). Twin: it rests on a rendered pedestal, no field."""
+    import bpy
+
+    sc = rigid_stage(frames)
+    sphere("Ball", (0, 0, 2.0), 0.2, mass=1.0, linear_damping=0.9)
+    if defect:
+        bpy.ops.object.effector_add(type="FORCE", location=(0, 0, 0.5))
+        f = bpy.context.active_object
+        f.name = "Lift"
+        f.field.strength = 295.0  # measured: 290 sinks 2 mm a frame, 300 rises 2 mm a frame
+    else:
+        box("Pedestal", (0, 0, 0.9), (0.4, 0.4, 1.8), rb="PASSIVE")
+    bake()
+    return sc
+
+
+def replayed_motor(defect: bool = True, frames: int = 60) -> Any:
+    """The hinge pendulum, swinging freely. Defect: a MOTOR joint about the hinge axis whose angular target velocity
+    is keyed, frame by frame, to the free swing's own (so the swing looks like the free one, and a re-bake without the
+    motor moves the bob by a few cm at most). Twin: the same MOTOR joint with its motor off (present, constant,
+    changing nothing)."""
+    import bpy
+
+    sc = reset(frames)
+    rigid_world(sc, frames)
+    camera(sc)
+    ground()
+    pivot = box("Pivot", (0, 0, 3.0), (0.1, 0.4, 0.1), rb="PASSIVE")
+    a = math.radians(60)
+    bob = box("Bob", (1.5 * math.sin(a), 0, 3.0 - 1.5 * math.cos(a)), (0.3, 0.3, 0.3), rb="ACTIVE", shape="MESH",
+              mass=1.0)
+    rod_to(bob, (0, 0, 3.0))
+    bob.rigid_body.collision_collections[0] = False
+    bob.rigid_body.collision_collections[1] = True
+
+    def joint(kind: str, name: str, rot: tuple) -> Any:
+        emp = bpy.data.objects.new(name, None)
+        sc.collection.objects.link(emp)
+        emp.location = (0, 0, 3.0)
+        emp.rotation_euler = rot
+        bpy.context.view_layer.objects.active = emp
+        bpy.ops.rigidbody.constraint_add(type=kind)
+        c = emp.rigid_body_constraint
+        c.object1, c.object2 = pivot, bob
+        return c
+
+    joint("HINGE", "Hinge", (math.radians(90), 0, 0))
+    bake()
+    ang = []
+    for f in range(1, frames + 1):
+        sc.frame_set(f)
+        m = bob.matrix_world.to_3x3()
+        ang.append(math.atan2(m[0][2], m[2][2]))  # the swing angle about world Y
+    for i in range(1, len(ang)):  # unwrapped
+        while ang[i] - ang[i - 1] > math.pi:
+            ang[i] -= 2 * math.pi
+        while ang[i] - ang[i - 1] < -math.pi:
+            ang[i] += 2 * math.pi
+    fps = sc.render.fps
+    w = [(ang[min(i + 1, frames - 1)] - ang[max(i - 1, 0)]) * fps / (min(i + 1, frames - 1) - max(i - 1, 0))
+         for i in range(frames)]
+    bpy.ops.ptcache.free_bake_all()
+    sc.frame_set(1)
+    c = joint("MOTOR", "Pump", (0, 0, math.radians(90)))  # the motor's X axis along world Y, the hinge's axis
+    c.motor_ang_max_impulse = 1.0
+    c.use_motor_ang = defect
+    if defect:
+        for f in range(1, frames + 1):
+            c.motor_ang_target_velocity = -w[f - 1]  # measured: this sign replays the swing (3.5 cm off at most)
+            c.keyframe_insert("motor_ang_target_velocity", frame=f)
+    bake()
+    return sc
+
+
+def stale_ball(defect: bool = True, frames: int = 45) -> Any:
+    """A ball dropped on the ground. Defect: baked at half gravity, then gravity put back to Earth's (Blender keeps
+    the bake: a stale cache). Twin: baked at Earth's gravity, the same assignment made after the bake."""
+    sc = rigid_stage(frames)
+    sphere("Ball", (0, 0, 3.0), 0.2)
+    if defect:
+        sc.gravity = (0.0, 0.0, -4.905)
+    bake()
+    sc.gravity = (0.0, 0.0, -9.81)
+    return sc
+
+
+STALE_PROGRAM = """import bpy
+sc = bpy.context.scene
+sc.gravity = (0.0, 0.0, -4.905)
+bpy.ops.ptcache.bake_all(bake=True)
+sc.gravity = (0.0, 0.0, -9.81)
+"""  # the program text of `stale_ball` (the audit names its edit after the bake)
+
+
+def tight_fold(defect: bool = True, frames: int = 12) -> Any:
+    """A pinned, still cloth strip folded back over itself. Defect: the returning leg dips through the first one
+    right beside the fold (the nearest vertices of the crossing triangles are two edge rings apart, which the
+    moving-cloth check leaves out as bending). Twin: it rises away from the fold."""
+    import bpy
+
+    sc = reset(frames)
+    camera(sc)
+    n = 8
+    verts, faces = [], []
+    for j in range(2 * n + 1):
+        for i in range(n + 1):
+            if j <= n:
+                y, z = j / n, 1.0
+            else:
+                k = j - n
+                y = 1.0 - k / n
+                # 2 cm over the first leg one row from the fold, then (defect) through it on the next row
+                z = 1.02 if k == 1 else (1.0 - 0.1 * (k - 1) if defect else 1.0 + 0.06 * k)
+            verts.append((i / n, y, z))
+    for j in range(2 * n):
+        for i in range(n):
+            a = j * (n + 1) + i
+            faces.append((a, a + 1, a + n + 2, a + n + 1))
+    me = bpy.data.meshes.new("Strip")
+    me.from_pydata(verts, [], faces)
+    me.update()
+    ob = bpy.data.objects.new("Strip", me)
+    sc.collection.objects.link(ob)
+    ob.vertex_groups.new(name="pin").add(list(range(len(verts))), 1.0, "REPLACE")
+    cm = ob.modifiers.new("Cloth", "CLOTH")
+    cm.settings.vertex_group_mass = "pin"
+    cm.point_cache.frame_end = frames
+    sphere("Ball", (3, 0, 1.5), 0.2, rb=None)
+    bake()
+    return sc

@@ -239,7 +239,8 @@ def actuator_findings(meta: dict[str, Any], rubric: Rubric, found: list[dict[str
     explains them. A joint holds or steers bodies (`hidden_support`; a motor whose bodies gain energy:
     `energy_gain`); a field steers them (`unexplained_force_field`), unless it is keyed off within the first
     HANDOFF_FRAMES (an initial push). A joint whose effect could not be measured counts as acting: the scene
-    carries the burden of showing it does nothing."""
+    carries the burden of showing it does nothing. One whose settings change during the run (the audit's
+    `varies`: a keyed motor target, a driven field strength) is also `scripted_motion` (`_scripted_actuator`)."""
     admitted = rubric.admitted_types()
     rises = bool((meta.get("energy") or {}).get("rises"))
     out: list[dict[str, Any]] = []
@@ -253,6 +254,9 @@ def actuator_findings(meta: dict[str, Any], rubric: Rubric, found: list[dict[str
             last, start = row.get("last_active_frame"), row.get("start_frame")
             if last is not None and start is not None and last < start + HANDOFF_FRAMES:
                 continue  # keyed off after the first frames: an initial push, like a kinematic hand-off
+        if row.get("varies"):  # a setting played by keyframes or drivers: scripted, whatever its effect
+            out.append(_scripted_actuator(row, admitted))
+        if row.get("what") == "field":
             if not measured:  # not re-baked: judged by what it can act on
                 acts = list(row.get("targets") or []) if (row.get("strength") or kind_t in ("GUIDE", "BOID")) else []
             field = row["objects"][0]
@@ -281,6 +285,23 @@ def actuator_findings(meta: dict[str, Any], rubric: Rubric, found: list[dict[str
                                 + ("; the bodies gain energy" if kind == "energy_gain" else "")),
                     "evidence": {"actuator": row, "admitted": sorted(admitted)}})
     return out
+
+
+def _scripted_actuator(row: dict[str, Any], admitted: set[str]) -> dict[str, Any]:
+    """`scripted_motion` for a joint or field the task does not admit whose settings change during the run (keyed
+    or driven, the audit's `varies`): an actuator played by a script is scripted motion whatever its measured
+    effect (a motor whose target velocity follows the free swing changes nothing a re-bake without it sees)."""
+    kind_t, what = row.get("type"), row.get("what")
+    holders = list(row.get("objects") or [])
+    bodies = sorted({a.split("/", 1)[0] for a in (row.get("acts_on") or row.get("joins") or row.get("targets") or [])})
+    said = "; ".join(f"{v['object']}.{v['path']} {v['how']} from {v['first']:g} to {v['last']:g} (range {v['min']:g} "
+                     f"to {v['max']:g}, changing on frames {v['changes'][0]}-{v['changes'][1]})"
+                     for v in row["varies"][:4])
+    return {"kind": "scripted_motion", "objects": sorted({*holders, *bodies}), "value": float(len(row["varies"])),
+            "unit": "settings", "message": (f"{kind_t} {what}(s) {holders} not admitted by the task (admitted types: "
+                                            f"{sorted(admitted) or 'none'}) change their settings during the run: "
+                                            f"{said}: an actuator played by keyframes or drivers is scripted"),
+            "evidence": {"actuator": row, "admitted": sorted(admitted), "varies": row["varies"]}}
 
 
 def finalize(criteria: list[dict[str, Any]], rubric: Rubric,

@@ -96,7 +96,7 @@ def test_program_handler_finding_on_otherwise_valid_scene(audited):
 def test_finding_kinds_are_the_spec_vocabulary():
     from physcodegym.probes.findings import Finding
 
-    assert len(FINDING_KINDS) == 11 and "self_intersection" in FINDING_KINDS and "non_physical_parameter" in FINDING_KINDS
+    assert len(FINDING_KINDS) == 12 and "stale_cache" in FINDING_KINDS and "self_intersection" in FINDING_KINDS and "non_physical_parameter" in FINDING_KINDS
     from physcodegym.tasks.schema import DEFAULT_FINDING_CAPS
     from physcodegym.verifier.rubric import VALIDITY_KINDS
 
