@@ -14,7 +14,6 @@ import hashlib
 import json
 import re
 import shutil
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -529,13 +528,19 @@ class Toolbox:
         n = self.budget.use_launch("inspect_scene")
         out_dir = self._new_launch_dir("inspect_scene")
         out_json = out_dir / "structure.json"
-        cmd = launch.module_argv("physcodegym.agent.inspect_worker", [str(self.run_dir / blend), str(out_json)])
-        try:
-            cp = subprocess.run(cmd, capture_output=True, text=True, timeout=min(600, self.run_timeout_s), cwd=out_dir)
-            status = "ok" if cp.returncode == 0 and out_json.is_file() else "failed"
-            log = (cp.stdout or "") + (cp.stderr or "")
-        except subprocess.TimeoutExpired:
-            status, log = "timeout", "inspection timed out"
+        from physcodegym.sandbox import wall  # the saved scene may hold code or paths: read behind the wall
+
+        src = (self.run_dir / blend).resolve()
+        with wall.scratch_folder("pcg_inspect_") as scratch:
+            cmd = launch.module_argv("physcodegym.agent.inspect_worker", [str(src), str(scratch / "structure.json")])
+            res = wall.run_walled(cmd, scratch=scratch, readonly=[src.parent], timeout_s=min(600, self.run_timeout_s),
+                                  memory_mb=4096, max_output=1 << 20)
+            got = scratch / "structure.json"
+            ok = res.returncode == 0 and got.is_file() and not got.is_symlink() and got.stat().st_size < (16 << 20)
+            if ok:
+                shutil.copyfile(got, out_json)
+            status = "timeout" if res.timed_out else "ok" if ok else "failed"
+            log = "inspection timed out" if res.timed_out else res.stdout + res.stderr
         (out_dir / "inspect.log").write_text(log, encoding="utf-8")
         self.state["launches"].append(
             {

@@ -145,7 +145,8 @@ def _judge_results(
     return out
 
 
-def _validity(loaded_task: Any, candidate: Path, vr: artifacts.ValidatedRun | None, timeout_s: float) -> MetricResult:
+def _validity(loaded_task: Any, candidate: Path, vr: artifacts.ValidatedRun | None, timeout_s: float,
+              unsafe_no_isolation: bool = False) -> MetricResult:
     if vr is None:
         return MetricResult.missing(
             "S_val", MetricState.not_applicable, "candidate is a bare video: no native scene (scene.blend) to verify"
@@ -158,7 +159,7 @@ def _validity(loaded_task: Any, candidate: Path, vr: artifacts.ValidatedRun | No
         from physcodegym.verifier.validity import s_val_for_run
     except ImportError as e:
         return MetricResult.missing("S_val", MetricState.uncomputable, f"validity audit unavailable: {e}")
-    return s_val_for_run(loaded_task, candidate, timeout_s=timeout_s)
+    return s_val_for_run(loaded_task, candidate, timeout_s=timeout_s, unsafe_no_isolation=unsafe_no_isolation)
 
 
 def _decode_video_bytes(data: bytes, expected_frames: int) -> np.ndarray:
@@ -296,6 +297,7 @@ def score_run(
     val_timeout_s: float = 900,
     lpips_options: dict | None = None,
     codec_parity: bool = True,
+    unsafe_no_isolation: bool = False,
 ) -> dict:
     """The SPEC §7 score document for one candidate.
 
@@ -371,7 +373,8 @@ def score_run(
         timings["judges_s"] = time.perf_counter() - t
         if "S_val" in wanted:
             t = time.perf_counter()
-            results["S_val"] = _guard("S_val", lambda: _validity(loaded_task, candidate, vr, val_timeout_s))
+            results["S_val"] = _guard("S_val", lambda: _validity(loaded_task, candidate, vr, val_timeout_s,
+                                                                               unsafe_no_isolation))
             timings["S_val_s"] = time.perf_counter() - t
     for n in METRIC_NAMES:
         if n not in wanted:

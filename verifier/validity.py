@@ -13,24 +13,30 @@ AUDIT_MEMORY_MB = 6144  # address space of the audit child (bpy, sampling) and, 
 
 
 def s_val_for_run(loaded_task: Any, run_dir: Path, timeout_s: float = 900,
-                  memory_mb: int = AUDIT_MEMORY_MB) -> MetricResult:
+                  memory_mb: int = AUDIT_MEMORY_MB, unsafe_no_isolation: bool = False) -> MetricResult:
     """Run `physcodegym audit RUN_DIR --task ID --json` in a limited child and turn its document into 'S_val'.
 
     The audit command reads the run only through its validated artifact set (an invalid run gets no S_val) and
     runs its own bpy work in a child with `--timeout` / `--memory-mb`; this process adds a slightly longer wall.
     At that wall the audit's whole process tree ends, its counterfactual workers (each in its own session)
-    included (`core.limits.kill_tree`, tested in tests/core/test_limits.py)."""
+    included (`core.limits.kill_tree`, tested in tests/core/test_limits.py). The audit's bpy child runs behind the
+    wall of `sandbox.wall` (the scene may hold code or paths: issue 40); `unsafe_no_isolation` passes the audit's
+    `--unsafe-no-isolation` (only on a host without bubblewrap, by the caller's explicit choice)."""
     run_dir = Path(run_dir)
     blend = run_dir / "scene.blend" if run_dir.is_dir() else run_dir
     if not blend.is_file():
         return MetricResult.missing("S_val", MetricState.not_applicable,
                                     f"no native scene at {blend}: nothing to verify")
     cmd = launch.cli_argv(["audit", str(run_dir), "--task", str(loaded_task.folder), "--json",
-                           "--timeout", f"{float(timeout_s):g}", "--memory-mb", str(int(memory_mb))])
+                           "--timeout", f"{float(timeout_s):g}", "--memory-mb", str(int(memory_mb)),
+                           *(["--unsafe-no-isolation"] if unsafe_no_isolation else [])])
     res = run_limited(cmd, timeout_s=float(timeout_s) + 30, memory_mb=None)
     if res.killed_reason:
         return uncertified(f"audit stopped: {res.killed_reason}")
     doc = launch.last_json(res.stdout)  # a Blender binary prints a banner first
+    if res.returncode == 2 and isinstance(doc, dict) and "unsafe-no-isolation" in str(doc.get("error")):
+        return MetricResult.missing("S_val", MetricState.uncomputable,
+                                    f"the audit's wall is unavailable: {(doc.get('error') or {}).get('message')}")
     if not isinstance(doc, dict):
         return uncertified(f"audit exited {res.returncode} without JSON: {res.stderr.strip()[-400:]}")
     if doc.get("status") == "invalid":

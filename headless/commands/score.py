@@ -26,6 +26,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--val-timeout", type=float, default=900, help="seconds for the S_val audit child process")
     p.add_argument("--plot", default=None, help="write a PNG with per-frame curves and the motion masks")
     p.add_argument("--out", default=None, help="also write the JSON document to this file (atomically)")
+    p.add_argument("--unsafe-no-isolation", action="store_true",
+                   help="run the S_val audit's bpy child without the bubblewrap wall (hosts without bwrap only)")
     p.add_argument("--no-codec-parity", action="store_true",
                    help="compare lossless candidate frames as they are, not coded like the reference first")
 
@@ -53,6 +55,7 @@ def run(args: argparse.Namespace) -> CommandResult:
         progress=not getattr(args, "json", False),
         val_timeout_s=args.val_timeout,
         codec_parity=not args.no_codec_parity,
+        unsafe_no_isolation=bool(getattr(args, "unsafe_no_isolation", False)),
     )
     if args.out:
         out = Path(args.out)
