@@ -20,7 +20,6 @@ import html
 import io
 import json
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -335,18 +334,23 @@ class _Builder:
             except (OSError, ValueError, KeyError):
                 pass
         self.log(f"report: reading the findings of {c} / {tid} (audit of its scene, once)")
-        tmp = cache.with_name(cache.name + ".worker.json")
         cache.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            p = subprocess.run(launch.module_argv("physcodegym.report.evidence_worker", [str(rd), str(tmp)]),
-                               capture_output=True, text=True, timeout=900)
-        except subprocess.TimeoutExpired:
-            return [], "audit of the run timed out (900 s): findings shown by kind only"
-        if p.returncode != 0 or not tmp.is_file():
-            return ([{"kind": k, "objects": [], "frames": [], "message": "(details unavailable)"} for k in kinds],
-                    f"re-reading the findings failed (exit {p.returncode}): {p.stderr.strip()[-300:]}")
-        doc = json.loads(tmp.read_text())
-        tmp.unlink()
+        from physcodegym.sandbox import wall  # the run's scene may hold code or paths: audited behind the wall
+
+        with wall.scratch_folder("pcg_evidence_") as scratch:
+            p = wall.run_walled(launch.module_argv("physcodegym.report.evidence_worker",
+                                                   [str(rd.resolve()), str(scratch / "evidence.json")]),
+                                scratch=scratch, readonly=[rd.resolve()], timeout_s=900, memory_mb=6144,
+                                max_output=1 << 20)
+            if p.timed_out:
+                return [], "audit of the run timed out (900 s): findings shown by kind only"
+            got = scratch / "evidence.json"
+            if p.returncode != 0 or not got.is_file() or got.is_symlink() or got.stat().st_size > (64 << 20):
+                return ([{"kind": k, "objects": [], "frames": [], "message": "(details unavailable)"} for k in kinds],
+                        f"re-reading the findings failed (exit {p.returncode}): {p.stderr.strip()[-300:]}")
+            doc = json.loads(got.read_text())
+        if not isinstance(doc, dict) or not isinstance(doc.get("findings"), list):
+            return [], "re-reading the findings gave no findings list"
         atomic.write(cache, json.dumps({"key": key, "findings": doc["findings"]}))
         return doc["findings"], None
 

@@ -52,7 +52,9 @@ def main(argv: list[str] | None = None) -> int:
     a = sys.argv[1:] if argv is None else argv
     run_dir, out = Path(a[0]), Path(a[1])
     from physcodegym.probes.audit import audit_path_full
+    from physcodegym.probes.render_safety import install_load_guard
 
+    install_load_guard()  # stored code and paths off as the scene loads (issue 40)
     report, _samples, scene = audit_path_full(run_dir, save_samples=False)
     findings = []
     for f in report.findings:
