@@ -231,8 +231,14 @@ class PCG_OT_render_preview(JobOperator, bpy.types.Operator):
             sc.physcodegym.agent_status = f"preview ({prefs.preview_engine}): {job.message}"
 
         args = [str(blend), str(context.scene.frame_current), prefs.preview_engine, str(png)]
-        jobs.submit(jobs.Job(PREVIEW_JOB, launch.module_argv("physcodegym.physcodegym_addon.preview_worker", args),
-                             on_done=on_scene(context, done), cwd=str(d)))
+        from physcodegym.sandbox import wall  # the scene may be a loaded submission: rendered behind the wall
+
+        try:
+            argv, env = wall.job_command(launch.module_argv("physcodegym.physcodegym_addon.preview_worker", args), d)
+        except wall.IsolationUnavailable as e:
+            self.report({"ERROR"}, str(e))
+            return {"CANCELLED"}
+        jobs.submit(jobs.Job(PREVIEW_JOB, argv, on_done=on_scene(context, done), cwd=str(d), env=env))
         return {"FINISHED"}
 
 

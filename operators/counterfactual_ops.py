@@ -119,8 +119,15 @@ class PCG_OT_run_counterfactual(JobOperator, bpy.types.Operator):
                                                                            f"{(job.doc or {}).get('reason', '')}"
             )
 
-        jobs.submit(jobs.Job(JOB, launch.module_argv("physcodegym.physcodegym_addon.counterfactual_worker", args),
-                             on_done=on_scene(context, done), cwd=str(d)))
+        from physcodegym.sandbox import wall  # the scene may be a loaded submission: re-baked behind the wall
+
+        try:
+            argv, env = wall.job_command(
+                launch.module_argv("physcodegym.physcodegym_addon.counterfactual_worker", args), d)
+        except wall.IsolationUnavailable as e:
+            st.counterfactual_status = str(e)
+            return {"CANCELLED"}
+        jobs.submit(jobs.Job(JOB, argv, on_done=on_scene(context, done), cwd=str(d), env=env))
         st.counterfactual_status = f"running {iv.kind.value} on {', '.join(roles) or 'the scene'}..."
         return {"FINISHED"}
 

@@ -13,7 +13,9 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     blend, frame, engine, out = (argv or sys.argv[1:])[:4]
     import bpy
+    from physcodegym.probes.render_safety import install_load_guard
 
+    install_load_guard()  # stored code and paths off as the copy loads (issue 40); the wall is the first line
     bpy.ops.wm.open_mainfile(filepath=blend)
     sc = bpy.context.scene
     if sc.camera is None:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -86,6 +87,22 @@ def package_binds(root: Path = launch.PACKAGE_ROOT) -> list[Path]:
     return out
 
 
+def import_path_binds() -> list[Path]:
+    """This interpreter's import folders (inside a Blender binary: the extension's installed wheels), except any
+    that holds the package root or is HOME itself: those would bring the whole checkout (history, tests) along."""
+    home = os.environ.get("HOME")
+    out: list[Path] = []
+    for p in sys.path:
+        if not p or not os.path.isdir(p):
+            continue
+        r = Path(p).resolve()
+        if r == Path("/") or isolation._under(r, Path("/usr")) or isolation._under(launch.PACKAGE_ROOT, r) \
+                or (home and r == Path(home).resolve()):
+            continue
+        out.append(r)
+    return out
+
+
 def _hidden(binds: list[Path]) -> list[Path]:
     """Secret folders that lie inside a bound folder (task data, HOME, configs): covered by an empty folder."""
     hide = set(isolation.hidden_paths())
@@ -108,6 +125,7 @@ def bwrap_command(cmd: list[str], *, scratch: Path, readonly: list[Path] = (), b
     for r in isolation.interpreter_roots(blender_binary=launch.blender_binary()):
         ro.append(r)
     ro += package_binds()
+    ro += import_path_binds()
     for p in readonly:
         ro.append(Path(p).resolve())
     args = [exe, *isolation._namespace_args(), *isolation._system_args()]
@@ -218,3 +236,13 @@ def _counter() -> Iterator[int]:
 
 
 _SEQ = _counter()
+
+
+def job_command(cmd: list[str], work: Path) -> tuple[list[str], dict[str, str]]:
+    """(argv, env) for a panel background job that opens a scene copy in `work` and writes its result there: the
+    job runner (`physcodegym_addon.jobs`) starts it with its own time accounting; the wall makes `work` its only
+    writable folder (the scene copy inside it included) and hides everything else. Raises IsolationUnavailable
+    where bwrap cannot run (the panel reports it, as it does for a run)."""
+    require_wall("bwrap")
+    work = Path(work).resolve()
+    return bwrap_command(cmd, scratch=work), walled_env(work)
