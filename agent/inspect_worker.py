@@ -232,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     import bpy
     from physcodegym.probes.render_safety import install_load_guard
 
-    install_load_guard()  # stored code and paths off as the file loads (issue 40)
+    install_load_guard()  # stored code and paths off as the file loads (docs/THREAT_MODEL.md)
     bpy.ops.wm.open_mainfile(filepath=str(blend), load_ui=False, use_scripts=False)  # Auto Run off
     doc = describe(bpy)
     tmp = out.with_suffix(".tmp")

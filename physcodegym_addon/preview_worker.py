@@ -15,7 +15,7 @@ def main(argv: list[str] | None = None) -> int:
     import bpy
     from physcodegym.probes.render_safety import install_load_guard
 
-    install_load_guard()  # stored code and paths off as the copy loads (issue 40); the wall is the first line
+    install_load_guard()  # stored code and paths off as the copy loads (docs/THREAT_MODEL.md)
     bpy.ops.wm.open_mainfile(filepath=blend)
     sc = bpy.context.scene
     if sc.camera is None:

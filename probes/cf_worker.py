@@ -406,7 +406,7 @@ def run_job(blend: str, job: dict[str, Any], mapping: dict[str, str],
 
         # Auto Run off: the blend is a program's output
         bpy.ops.wm.open_mainfile(filepath=str(blend), use_scripts=False)
-        neutralise(bpy)  # stored code and paths off before any bake (issue 40)
+        neutralise(bpy)  # stored code and paths off before any bake (docs/THREAT_MODEL.md)
         rec["private_disk_cache"] = _private_disk_cache(blend)
         if handlers0 is not None:  # a previous job's handlers (persistent or not) never reach this one
             for name, keep in handlers0.items():
@@ -434,7 +434,7 @@ def run_job(blend: str, job: dict[str, Any], mapping: dict[str, str],
             # load, it is the bake bit for bit.
             used = rec.get("private_disk_cache")
             bpy.ops.wm.open_mainfile(filepath=str(blend), use_scripts=False)
-            neutralise(bpy)  # stored code and paths off before any bake (issue 40)
+            neutralise(bpy)  # stored code and paths off before any bake (docs/THREAT_MODEL.md)
             rec["private_disk_cache"] = _private_disk_cache(blend)
             if used:
                 import shutil
@@ -499,7 +499,7 @@ def run_job(blend: str, job: dict[str, Any], mapping: dict[str, str],
 
                 used = rec.get("private_disk_cache")  # the failed runs may have cleared frames of its copy
                 bpy.ops.wm.open_mainfile(filepath=str(blend), use_scripts=False)
-                neutralise(bpy)  # stored code and paths off before any bake (issue 40)
+                neutralise(bpy)  # stored code and paths off before any bake (docs/THREAT_MODEL.md)
                 rec["private_disk_cache"] = _private_disk_cache(blend)
                 if used:
                     shutil.rmtree(used, ignore_errors=True)
@@ -562,7 +562,7 @@ def main(argv: list[str] | None = None) -> int:
         import bpy
         from physcodegym.probes.render_safety import install_load_guard
 
-        install_load_guard()  # before any open: Blender writes a disk cache while it loads (issue 40)
+        install_load_guard()  # before any open: Blender writes a disk cache while it loads (docs/THREAT_MODEL.md)
         handlers0 = {n: list(getattr(bpy.app.handlers, n)) for n in HANDLER_LISTS}
     except ImportError:  # pragma: no cover - reported per job below
         pass

@@ -48,7 +48,7 @@ def no_file_outputs() -> Iterator[list[str]]:
             n.mute = m
 
 
-# -- code-running features and stored paths of a submitted scene (issue 40) ------------------------------------------
+# -- code-running features and stored paths of a submitted scene (docs/THREAT_MODEL.md) ----------------------------
 # Standard library only, no import of this package: `sandbox.media_audit` (the validation scan) and every trusted
 # worker that loads a submitted .blend (`neutralise`) share these lists.
 SAFE_CACHE_NAME = re.compile(r"^[A-Za-z0-9 _.\-]{0,63}$")

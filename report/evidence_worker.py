@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     from physcodegym.probes.audit import audit_path_full
     from physcodegym.probes.render_safety import install_load_guard
 
-    install_load_guard()  # stored code and paths off as the scene loads (issue 40)
+    install_load_guard()  # stored code and paths off as the scene loads (docs/THREAT_MODEL.md)
     report, _samples, scene = audit_path_full(run_dir, save_samples=False)
     findings = []
     for f in report.findings:

@@ -692,7 +692,7 @@ def _media_audit(rec: RunRecord, out_dir: Path) -> list[dict]:
     if not doc.get("ok"):
         rec.validation["media_audit_error"] = f"scene.blend cannot be opened by the trusted audit: {doc.get('error')}"
         return []
-    if doc.get("refusals"):  # code stored in the scene, or a path out of the run folder: invalid (issue 40)
+    if doc.get("refusals"):  # code stored in the scene, or a path out of the run folder: invalid (docs/THREAT_MODEL.md)
         r = doc["refusals"][0]
         rec.validation["media_audit_error"] = (f"scene.blend refused ({len(doc['refusals'])} problem(s)); first: "
                                                f"[{r.get('rule')}] {r.get('detail')}")

@@ -1,4 +1,4 @@
-"""The wall around every trusted process that opens a submitted scene (issue 40; docs/THREAT_MODEL.md).
+"""The wall around every trusted process that opens a submitted scene (docs/THREAT_MODEL.md).
 
 Why: a saved scene is not inert data. Blender runs Python stored in a scene at render time whatever Auto Run says
 (a Freestyle style module in Python-scripting mode is a text block executed on every render, per view layer, with

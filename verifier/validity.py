@@ -20,7 +20,7 @@ def s_val_for_run(loaded_task: Any, run_dir: Path, timeout_s: float = 900,
     runs its own bpy work in a child with `--timeout` / `--memory-mb`; this process adds a slightly longer wall.
     At that wall the audit's whole process tree ends, its counterfactual workers (each in its own session)
     included (`core.limits.kill_tree`, tested in tests/core/test_limits.py). The audit's bpy child runs behind the
-    wall of `sandbox.wall` (the scene may hold code or paths: issue 40); `unsafe_no_isolation` passes the audit's
+    wall of `sandbox.wall` (docs/THREAT_MODEL.md); `unsafe_no_isolation` passes the audit's
     `--unsafe-no-isolation` (only on a host without bubblewrap, by the caller's explicit choice)."""
     run_dir = Path(run_dir)
     blend = run_dir / "scene.blend" if run_dir.is_dir() else run_dir

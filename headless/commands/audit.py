@@ -280,7 +280,7 @@ def _audit_in_process(args: argparse.Namespace, path: Path, loaded_task: Any, ea
     bpy.context.preferences.filepaths.use_scripts_auto_execute = False  # Auto Run off for every file opened here
     from physcodegym.probes.render_safety import install_load_guard
 
-    install_load_guard(str(Path.cwd()))  # stored code and paths off in every file opened here (issue 40)
+    install_load_guard(str(Path.cwd()))  # stored code and paths off in every file opened here (docs/THREAT_MODEL.md)
     from physcodegym.probes.audit import audit_path_full
 
     run_dir = path if path.is_dir() else None

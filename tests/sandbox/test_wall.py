@@ -1,4 +1,4 @@
-"""The wall around trusted children that open a submitted scene (issue 40, `sandbox.wall`).
+"""The wall around trusted children that open a submitted scene (`sandbox.wall`, docs/THREAT_MODEL.md).
 
 Each class of escape has an unsandboxed control that shows the effect (a plain bpy child, as the trusted
 processes ran before the wall) and a walled or refused run that shows none:
