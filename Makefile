@@ -22,3 +22,13 @@ test:
 
 lint: setup
 	.venv/bin/ruff check .
+
+# A real Blender (Debian 13's 4.3.2 with Xvfb) in an ignored rootfs, run walled by scripts/blender (docs/BLENDER.md).
+.PHONY: blender test-blender
+blender:
+	bash scripts/blender_rootfs.sh
+
+# The real-window tests (tests/window): build the rootfs first if absent (about 8 minutes, 2.4 GB, once).
+test-blender: blender
+	bash scripts/setup.sh test
+	.venv/bin/python -m pytest -q tests/window

@@ -5,8 +5,15 @@ agent's HTTP client and the CLI's progress need requests and rich: those ("core"
 as wheels. Scoring and role mapping need opencv, scikit-image and scipy ("scoring", about 108 MB), LPIPS
 needs torch (GBs): optional, and the panel greys out what needs them with the reason.
 
+Blender 4.2-5.0 embed Python 3.11, Blender 5.1 and later Python 3.13: the binary wheels are fetched for every
+version of `--python` (default both) and all listed in one manifest; Blender installs only the wheels of its own
+Python and platform (bl_pkg's wheel filter), and refuses a zip with no wheel for its Python ("This Python version
+isn't compatible"). `--wheels none` is the build for a Blender whose Python packages come from its distribution
+(Debian's blender with python3-pydantic & co., scripts/blender_rootfs.sh): no wheels, no Python or platform limit.
+
     python -m physcodegym.physcodegym_addon.package validate
     python -m physcodegym.physcodegym_addon.package build --out DIR [--wheels none|core|scoring] [--platform linux-x64]
+        [--python 3.11,3.13]
 
 The repository's manifest carries no wheel list (wheel files are not committed): `build` stages a copy
 of the source, downloads the pinned wheels there with pip, adds `wheels`/`platforms` to the staged
@@ -72,6 +79,8 @@ PLATFORMS = {  # Blender platform -> pip platform tags
 STAGE_IGNORE = (
     ".git",
     ".venv",
+    ".venv-*",
+    ".blender-rootfs*",  # scripts/blender_rootfs.sh's Debian rootfs (GBs)
     "tests",
     "benchmarks",
     "results",
@@ -103,8 +112,19 @@ def validate(source: Path = ROOT) -> dict:
     return {"ok": p.returncode == 0, "output": (p.stdout + p.stderr).strip()[-2000:]}
 
 
-def fetch_wheels(dest: Path, pins: list[str], platform: str) -> list[Path]:
+PYTHONS = ("3.11", "3.13")  # Blender 4.2-5.0, and 5.1 on
+
+
+def fetch_wheels(dest: Path, pins: list[str], platform: str, pythons: tuple[str, ...] = PYTHONS) -> list[Path]:
+    """Binary-only wheels of `pins` for each CPython version in `pythons` (pure wheels once: same file name)."""
     dest.mkdir(parents=True, exist_ok=True)
+    for py in pythons:
+        _fetch_wheels_for(dest, pins, platform, py)
+    return sorted(dest.glob("*.whl"))
+
+
+def _fetch_wheels_for(dest: Path, pins: list[str], platform: str, python: str) -> None:
+    abi = "cp" + python.replace(".", "")
     cmd = [
         sys.executable,
         "-m",
@@ -114,11 +134,11 @@ def fetch_wheels(dest: Path, pins: list[str], platform: str) -> list[Path]:
         "--only-binary=:all:",
         "--no-deps",
         "--python-version",
-        "3.11",
+        python,
         "--implementation",
         "cp",
         "--abi",
-        "cp311",
+        abi,
         "--abi",
         "abi3",
         "--abi",
@@ -130,8 +150,7 @@ def fetch_wheels(dest: Path, pins: list[str], platform: str) -> list[Path]:
         cmd += ["--platform", tag]
     p = subprocess.run(cmd + ["--platform", "any", *pins], capture_output=True, text=True)
     if p.returncode != 0:
-        raise RuntimeError(f"pip download failed: {p.stderr[-1500:]}")
-    return sorted(dest.glob("*.whl"))
+        raise RuntimeError(f"pip download for Python {python} failed: {p.stderr[-1500:]}")
 
 
 def staged_manifest(text: str, wheels: list[str], platform: str | None) -> str:
@@ -148,14 +167,14 @@ def staged_manifest(text: str, wheels: list[str], platform: str | None) -> str:
     return text[:at] + "\n".join(lines) + "\n\n" + text[at:]
 
 
-def build(out: Path, wheel_set: str = "core", platform: str = "linux-x64") -> dict:
+def build(out: Path, wheel_set: str = "core", platform: str = "linux-x64", pythons: tuple[str, ...] = PYTHONS) -> dict:
     t0 = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     pins = {"none": [], "core": CORE_WHEELS, "scoring": CORE_WHEELS + SCORING_WHEELS}[wheel_set]
     with tempfile.TemporaryDirectory(prefix="pcg_ext_") as tmp:
         stage = Path(tmp) / "physcodegym"
         shutil.copytree(ROOT, stage, ignore=shutil.ignore_patterns(*STAGE_IGNORE))
-        wheels = fetch_wheels(stage / "wheels", pins, platform) if pins else []
+        wheels = fetch_wheels(stage / "wheels", pins, platform, pythons) if pins else []
         wheel_bytes = sum(w.stat().st_size for w in wheels)
         man = stage / "blender_manifest.toml"
         binary = any(not w.name.endswith("-none-any.whl") for w in wheels)
@@ -178,6 +197,7 @@ def build(out: Path, wheel_set: str = "core", platform: str = "linux-x64") -> di
         "wheels": [w.name for w in wheels],
         "wheel_bytes": wheel_bytes,
         "platform": platform if binary else "any",
+        "pythons": list(pythons) if binary else "any",
         "seconds": round(time.perf_counter() - t0, 2),
     }
 
@@ -190,9 +210,14 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--out", required=True)
     b.add_argument("--wheels", choices=("none", "core", "scoring"), default="core")
     b.add_argument("--platform", choices=sorted(PLATFORMS), default="linux-x64")
+    b.add_argument("--python", default=",".join(PYTHONS), help="CPython versions of the binary wheels (comma list)")
     a = ap.parse_args(argv)
     try:
-        doc = validate() if a.cmd == "validate" else build(Path(a.out), a.wheels, a.platform)
+        doc = (
+            validate()
+            if a.cmd == "validate"
+            else build(Path(a.out), a.wheels, a.platform, tuple(v.strip() for v in a.python.split(",") if v.strip()))
+        )
     except RuntimeError as e:
         doc = {"ok": False, "error": str(e)}
     print(json.dumps(doc))
