@@ -60,14 +60,56 @@ def _watch_lifeline(fd: int) -> None:
     threading.Thread(target=watch, name="pcg-lifeline", daemon=True).start()
 
 
-def _install_barrier(workdir: str, program: str, status_fd: int | None) -> None:
-    """Install the audit hook; nothing of it is returned or kept in this module (the program runs after this frame)."""
+NATIVE_MODULES = ("ctypes", "_ctypes", "cffi", "_cffi_backend")  # sandbox.barrier.NATIVE_MODULES
+
+
+def _bar_native_modules() -> None:
+    """Before bpy and numpy import: no module that reads and writes raw memory without an audited event is loaded.
+
+    numpy imports ctypes if it can and keeps it (`numpy.core._internal.ctypes`): a program could take it from there
+    (no import event for a module already loaded). With these entries None, `import ctypes` fails and numpy runs
+    without it (measured: bpy 5.0.1 / numpy 1.26 and bpy 5.2.3 / numpy 2 import and bake the same)."""
+    for name in NATIVE_MODULES:
+        sys.modules.setdefault(name, None)
+
+
+def _native_sources(bpy) -> list[str]:
+    """Blender's own binary: the bpy extension module (`bpy/__init__*.so`, as mapped into this process: `bpy.__file__`
+    names the scripts package that replaces it) or the blender executable. Its C string literals are the Python
+    source Blender compiles itself (sandbox.barrier)."""
+    out: list[str] = []
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                path = line.split(None, 5)[-1].strip() if line.count(" ") >= 5 else ""
+                head, name = os.path.split(path)
+                if os.path.basename(head) == "bpy" and name.startswith("__init__") and ".so" in name:
+                    out.append(path)
+    except OSError:
+        pass
+    if bpy.app.binary_path:
+        out.append(bpy.app.binary_path)
+    return sorted(set(out))
+
+
+def _install_barrier(workdir: str, program: str, status_fd: int | None, ours: list, native: list[str]) -> None:
+    """Install the audit hook; nothing of it is returned or kept in this module (the program runs after this frame).
+
+    `ours`: our modules loaded without sys.modules and this file's functions (trusted code, handed over by
+    identity); `native`: Blender's binary."""
     barrier_mod = _load("barrier")
     roots = [*barrier_mod.default_read_roots(), HERE]
     trusted = [r for r in roots if not r.startswith(("/usr/share", "/etc"))]
     tmp = os.environ.get("TMPDIR")
     barrier_mod.install(
-        workdir, status_fd, roots, program=program, write_roots=[tmp] if tmp else [], trusted_roots=trusted
+        workdir,
+        status_fd,
+        roots,
+        program=program,
+        write_roots=[tmp] if tmp else [],
+        trusted_roots=trusted,
+        trusted_modules=ours,
+        native_sources=native,
     )
 
 
@@ -124,6 +166,8 @@ def main(argv: list[str]) -> int:
         if d not in sys.path:
             sys.path.append(d)
     t0 = time.time()
+    if not a.no_barrier:
+        _bar_native_modules()
     import bpy  # preloaded before the barrier: their import reads files everywhere
 
     for extra in (
@@ -200,7 +244,9 @@ def main(argv: list[str]) -> int:
     glb[rewrite_mod.HELPER] = pcg_render
 
     if not a.no_barrier:
-        _install_barrier(workdir, program, status_fd)  # from here on, to the end of the process, with no way back
+        ours = [media_mod, rewrite_mod, main, _load, _install_barrier, _widen_cpus_when_rendering]
+        # from here on, to the end of the process, with no way back
+        _install_barrier(workdir, program, status_fd, ours, _native_sources(bpy))
     emit({"event": "program", "mode": a.mode, "rewritten_render_calls": n_rewritten, "barrier": not a.no_barrier})
     sys.argv = [program]
     rc = 0
