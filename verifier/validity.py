@@ -39,6 +39,8 @@ def s_val_for_run(loaded_task: Any, run_dir: Path, timeout_s: float = 900,
                                     f"the audit's wall is unavailable: {(doc.get('error') or {}).get('message')}")
     if not isinstance(doc, dict):
         return uncertified(f"audit exited {res.returncode} without JSON: {res.stderr.strip()[-400:]}")
+    if doc.get("status") == "invalid" and doc.get("limit"):  # the scene outgrew the audit: not certified
+        return uncertified(f"invalid run: {doc.get('invalid_reason')}")
     if doc.get("status") == "invalid":
         return MetricResult.missing("S_val", MetricState.not_applicable, f"invalid run: {doc.get('invalid_reason')}")
     if res.returncode != 0:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -159,6 +160,12 @@ def _supervise(args: argparse.Namespace, path: Path, loaded_task: Any = None) ->
             _take_back(doc, scratch, path, args)
     if isinstance(doc, dict):
         doc["isolation"] = wall.describe(mode)
+    mem = _past_memory_limit(res, doc)
+    if mem:  # the scene is too big for the audit: a recorded verdict on the run, never a retry or a hang
+        doc = _invalid_doc(f"the scene took the audit past its memory limit ({args.memory_mb} MiB): {mem}",
+                           loaded_task.id if loaded_task is not None else None)
+        doc["limit"] = "memory"
+        return CommandResult(doc, human=_human(doc, path))
     if res.killed_reason or not isinstance(doc, dict):
         why = res.killed_reason or f"exited {res.returncode} without a result: {res.stderr.strip()[-400:]}"
         doc = {
@@ -179,6 +186,22 @@ def _supervise(args: argparse.Namespace, path: Path, loaded_task: Any = None) ->
     doc.setdefault("status", "ok")
     doc.setdefault("limits", {"timeout_s": args.timeout, "memory_mb": args.memory_mb})
     return CommandResult(doc, human=_human(doc, path))
+
+
+def _past_memory_limit(res: Any, doc: Any) -> str | None:
+    """Why the audit child ended past its memory limit (killed by the kernel or the cgroup, MemoryError or a
+    failed allocation under RLIMIT_AS), or None. A timeout is not this."""
+    if res.timed_out or not res.memory_mb:
+        return None
+    err = doc.get("error") if isinstance(doc, dict) else None
+    text = f"{(err or {}).get('message', '') if isinstance(err, dict) else ''}\n{res.stderr[-4000:]}"
+    if any(m in text for m in ("MemoryError", "bad_alloc", "Cannot allocate memory", "failed to map segment")):
+        return "an allocation failed"
+    rc = res.returncode
+    sig = -rc if rc is not None and rc < 0 else rc - 128 if rc is not None and 128 < rc < 160 else None  # bwrap: 128+N
+    if sig in (signal.SIGKILL, signal.SIGSEGV, signal.SIGABRT):
+        return f"killed by signal {sig} (address space {res.memory_mb} MiB)"
+    return None
 
 
 def _take_back(doc: dict, scratch: Path, path: Path, args: argparse.Namespace) -> None:

@@ -246,3 +246,20 @@ def test_an_unknown_isolation_mode_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         wall.run_walled([sys.executable, "-c", "pass"], scratch=tmp_path, isolation_mode="chroot", timeout_s=10,
                         memory_mb=None)
+
+
+def test_the_walled_audit_writes_nothing_outside_and_past_its_memory_limit_records_invalid(
+        scenes: dict[str, Path]) -> None:
+    """`physcodegym audit` of the scene whose cache name escapes (a plain child wrote outside: the test above):
+    walled, it ends `ok` and nothing appears outside; with an address space too small for bpy it ends at once
+    with status `invalid` and the reason, not an error or a hang."""
+    esc = scenes["pc"].parent.parent / "esc"
+    cli = [sys.executable, "-m", "physcodegym", "audit", str(scenes["pc"]), "--json", "--timeout", "300"]
+    res = run_limited(cli, timeout_s=400, memory_mb=None)
+    doc = json.loads(res.stdout)
+    assert res.returncode == 0 and doc["status"] == "ok" and doc["isolation"].startswith("bwrap"), res.stderr[-800:]
+    assert not esc.exists()
+    res = run_limited([*cli, "--memory-mb", "700"], timeout_s=120, memory_mb=None)
+    doc = json.loads(res.stdout)
+    assert doc["status"] == "invalid" and doc["limit"] == "memory", (doc.get("S_val_reason"), res.stderr[-600:])
+    assert "memory limit (700 MiB)" in doc["invalid_reason"] and res.seconds < 60
