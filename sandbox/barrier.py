@@ -117,10 +117,13 @@ UNTRUSTED_EVENTS = {
 }
 # refused when the nearest frame is the program's: its own frame's code (logging reads its caller's f_code)
 FRAME_ATTRS = frozenset({"f_code"})
-# refused whenever the program is on the stack: other frames (a traceback's reach the hook's own) and code objects
-STRICT_FRAME_ATTRS = frozenset(
-    {"tb_frame", "gi_frame", "cr_frame", "ag_frame", "__code__", "gi_code", "cr_code", "ag_code"}
-)
+# refused whenever the program is on the stack: code objects (a genuine library code object under the program's
+# own globals would run as library code)
+STRICT_FRAME_ATTRS = frozenset({"__code__", "gi_code", "cr_code", "ag_code"})
+# frames handed out by tracebacks and generators: never one of the barrier's own (a refusal's traceback passes
+# through the hook, whose frame holds its state), whoever asks; the program may not read them itself (a library
+# formatting the program's own traceback may)
+HANDED_FRAMES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
 # raw memory with no audited event once loaded: refused whoever asks, by module name or extension file name
 NATIVE_MODULES = frozenset({"ctypes", "_ctypes", "cffi", "_cffi_backend"})
 PATH_EVENTS_ONE = {  # event -> index of the path argument; any use outside the folder is refused
@@ -270,6 +273,9 @@ def install(
     flag_bits = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
     blocked_events, path_events, blocked_imports = dict(BLOCKED_EVENTS), dict(PATH_EVENTS_ONE), dict(BLOCKED_IMPORTS)
     untrusted_events, frame_attrs, strict_attrs = dict(UNTRUSTED_EVENTS), FRAME_ATTRS, STRICT_FRAME_ATTRS
+    handed_frames = HANDED_FRAMES
+    frame_holders = (types.TracebackType, types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
+    frame_type = types.FrameType
     native_modules = frozenset(NATIVE_MODULES)
     import _thread
 
@@ -363,9 +369,12 @@ def install(
     source_loader = _mach.SourceFileLoader
     get_frozen_object = _imp.get_frozen_object
     try:
+        import ast as _ast
         import collections
 
-        generators = {id(collections.namedtuple.__code__)}  # its names are checked identifiers
+        # namedtuple's names are checked identifiers; ast.parse makes a tree, never code (traceback's caret
+        # positions parse a line of the failing file with it)
+        generators = {id(collections.namedtuple.__code__), id(_ast.parse.__code__)}
     except Exception:  # pragma: no cover
         generators = set()
 
@@ -588,7 +597,15 @@ def install(
         if event == "object.__getattr__":
             name = str_join((args[1],)) if len(args) > 1 and is_a(args[1], str) else ""
             if name in strict_attrs and tainted():
-                refuse("reflection", event, f"reading {name} (interpreter frames and code) with the program below")
+                refuse("reflection", event, f"reading {name} (code objects) with the program below")
+            elif name in handed_frames:
+                # the real getter of a real traceback/generator (C; its own audit event is not re-entered); a
+                # made-up event with an object of the program's is judged without touching that object
+                fr = getattr(args[0], name, None) if type(args[0]) in frame_holders else None
+                if fr is not None and type(fr) is frame_type and id(fr.f_code) in own_codes:
+                    refuse("reflection", event, f"reading {name}: a frame of the sandbox's barrier")
+                if untrusted():
+                    refuse("reflection", event, f"reading {name} (interpreter frames and code)")
             elif name in frame_attrs and untrusted():
                 refuse("reflection", event, f"reading {name} (interpreter frames and code)")
             return
