@@ -26,6 +26,13 @@ if TYPE_CHECKING:
 STRIP_NAME = "PCG Reference"
 
 
+def vse_strips(sed: Any) -> Any:
+    """The sequence editor's top-level strip collection, on every Blender the manifest accepts: `strips` from
+    Blender 5.0 on, `sequences` in 4.2-4.5 (the 5.0 rename; the old name is gone in 5.x)."""
+    strips = getattr(sed, "strips", None)
+    return strips if strips is not None else sed.sequences
+
+
 def resolve_task(context: Any, ref: str) -> LoadedTask:
     """Load a task by folder, task.json path, or id (the preferences' library first, then the shipped packs);
     a skeleton whose checklist, events or criteria are still empty loads as a draft."""
@@ -98,7 +105,7 @@ def attach_reference(context: Any, scene: Any, video: Path, sync_range: bool = T
     clip.name = f"PCG {video.stem}"
     sed = scene.sequence_editor or scene.sequence_editor_create()
     st.prev_use_sequencer = scene.render.use_sequencer
-    strip = sed.strips.new_movie(name=STRIP_NAME, filepath=str(video), channel=1, frame_start=scene.frame_start)
+    strip = vse_strips(sed).new_movie(name=STRIP_NAME, filepath=str(video), channel=1, frame_start=scene.frame_start)
     # The strip is for viewing: renders of the reconstruction must stay the 3D scene, not the video.
     scene.render.use_sequencer = False
     st.reference_strip, st.reference_clip = strip.name, clip.name
@@ -120,9 +127,9 @@ def detach_reference(scene: Any) -> None:
     st = scene.physcodegym
     sed = scene.sequence_editor
     if sed is not None and st.reference_strip:
-        s = sed.strips.get(st.reference_strip)
+        s = vse_strips(sed).get(st.reference_strip)
         if s is not None:
-            sed.strips.remove(s)
+            vse_strips(sed).remove(s)
         scene.render.use_sequencer = st.prev_use_sequencer
     cam = bpy.data.objects.get(st.reference_camera) if st.reference_camera else None
     clip = bpy.data.movieclips.get(st.reference_clip) if st.reference_clip else None
