@@ -357,6 +357,10 @@ MEDIA_METHOD_PAIRS = {
 }
 MEDIA_METHODS = frozenset({"new_movie", "new_image", "new_sound", "gl_load", "gl_touch"})
 
+# numpy's array protocols that take a raw address (`{"data": (address, readonly), ...}` / a capsule): an array over
+# any memory of the process, with no audited event (docs/THREAT_MODEL.md). No scene needs to define them.
+RAW_MEMORY_NAMES = frozenset({"__array_interface__", "__array_struct__"})
+
 # Attribute names that are gateways to interpreter internals.
 DANGEROUS_ATTRS = frozenset(
     {
@@ -730,13 +734,28 @@ class _Checker(ast.NodeVisitor):
             self.add("process", node, "changing bpy.app.binary_path prepares a process launch")
 
     # -- names and attributes --------------------------------------------------------------
+    def _raw_memory(self, node: ast.AST, name: str | None) -> None:
+        if name in RAW_MEMORY_NAMES:
+            self.add("native-code", node, f"{name!r} hands numpy a raw memory address ({RULES['native-code']})")
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        self._raw_memory(node, node.name)
+        self.generic_visit(node)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        self._raw_memory(node, node.value if isinstance(node.value, str) else None)
+
     def visit_Name(self, node: ast.Name) -> None:
+        self._raw_memory(node, node.id)
         if node.id in DANGEROUS_NAMES:
             self.add("reflection", node, f"{node.id!r} reaches the interpreter's builtins/import machinery")
         self.generic_visit(node)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         attr = node.attr
+        self._raw_memory(node, attr)
         if attr in DANGEROUS_ATTRS:
             ctx = _CONTEXT_ATTRS.get(attr)
             owner = self.dotted(node.value) or ""

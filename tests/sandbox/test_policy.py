@@ -69,6 +69,10 @@ BAD = [
     ("import shutil\nshutil.copy('/etc/passwd', 'x')", "file-outside-workdir"),
     ("import bpy\nbpy.ops.preferences.addon_install(filepath='a.zip')", "dynamic-import"),
     ("def f(:\n  pass", "syntax-error"),
+    # numpy's array protocols over a raw address (issue 40.5: no audited event at run time)
+    ("import numpy\nclass M:\n    @property\n    def __array_interface__(self):\n        return {}\n", "native-code"),
+    ("import numpy\nnumpy.asarray(type('M', (), {'__array_interface__': {}})())", "native-code"),
+    ("import numpy\nx = numpy.zeros(1).__array_struct__", "native-code"),
 ]
 
 
