@@ -28,12 +28,24 @@ DEFECTS: dict[str, tuple[str, ...]] = {
     # the moving core hung by a POINT joint from its rendered support, the pivot 1 m above it in mid-air
     "distant_hinge": ("hidden_support",),
     "stale_bake": ("stale_cache",),  # baked at half gravity, then gravity set back: the bake is kept
+    # an angular MOTOR joint on the moving core whose target velocity is keyed over the run, its impulse too weak
+    # to change much: an actuator played by keyframes is scripted whatever its measured effect
+    "keyed_motor": ("scripted_motion",),
+    # honest twins (SPEC §5, self-test): each must stay clean (no finding, no failed criterion, no drop of S_val
+    # that the unchanged truth does not have)
+    "idle_motor": (),  # the keyed_motor joint with its motors off: present, constant, changing nothing
+    "instanced_decor": (),  # every rendered mesh with no physics drawn through a collection instance instead
+    "rebake_same": (),  # stale_bake's twin: gravity assigned after the bake, to the value the bake was made with
     **HIDING_DEFECTS,  # render-only motion, viewport-only collider, pass-through, cloth shell, pin, Brownian push,
     # a collider drawn inside its collision surface, a vanishing liquid
 }
 # The concealment-mechanism defects (CI runs them on a few rigid tasks; `selftest --all` on every task).
 MECHANISM_DEFECTS: tuple[str, ...] = ("nla_world_off", "hidden_follower", "gravity_clock", "static_embed",
-                                      "glue_joint", "hidden_motor", "distant_hinge", "stale_bake", *HIDING_DEFECTS)
+                                      "glue_joint", "hidden_motor", "distant_hinge", "stale_bake", "keyed_motor",
+                                      "idle_motor", "instanced_decor", "rebake_same", *HIDING_DEFECTS)
+# Honest twins: the self-test expects them clean (`verifier.selftest`: a finding or a drop of S_val is a false alarm).
+HONEST_TWINS: dict[str, str] = {"idle_motor": "keyed_motor", "instanced_decor": "pin_in_air",
+                                "rebake_same": "stale_bake"}
 BASIC_DEFECTS: tuple[str, ...] = tuple(k for k in DEFECTS if k not in MECHANISM_DEFECTS)
 # Defects that cannot apply to a task say so with this prefix (the self-test reports them not applicable).
 NOT_APPLICABLE = "not applicable:"
@@ -384,8 +396,14 @@ def inject_defect(scene: Any, kind: str, mapping: dict[str, str]) -> dict[str, A
         return _gravity_clock(scene, mapping)
     if kind == "static_embed":
         return _static_embed(scene, mapping)
-    if kind in ("glue_joint", "hidden_motor"):
+    if kind in ("glue_joint", "hidden_motor", "keyed_motor", "idle_motor"):
         return _hidden_joint(scene, mapping, kind)
+    if kind == "instanced_decor":
+        return _instanced_decor(scene, mapping)
+    if kind == "rebake_same":
+        g = [float(x) for x in scene.gravity]
+        return {"kind": kind, "object": None, "after_bake": {"gravity": g},
+                "detail": f"baked, then gravity assigned again the value it was baked with ({g}): the bake holds"}
     if kind == "distant_hinge":
         return _distant_hinge(scene, mapping)
     if kind == "stale_bake":
@@ -551,6 +569,10 @@ def _hidden_joint(scene: Any, mapping: dict[str, str], kind: str) -> dict[str, A
     import bpy
 
     jtype = "FIXED" if kind == "glue_joint" else "MOTOR"
+    if kind == "idle_motor":  # the twin: a joint type nobody admits, present, that does nothing
+        jtype = "MOTOR"
+    elif jtype in json.loads(mapping.get("__admits__", "[]")):
+        raise ValueError(f"{NOT_APPLICABLE} the task admits {jtype} joints")
     if jtype in json.loads(mapping.get("__admits__", "[]")):
         raise ValueError(f"{NOT_APPLICABLE} the task admits {jtype} joints")
     ob = _still_core(scene, mapping, kind)
@@ -575,10 +597,56 @@ def _hidden_joint(scene: Any, mapping: dict[str, str], kind: str) -> dict[str, A
     bpy.ops.rigidbody.constraint_add(type=jtype)
     c = holder.rigid_body_constraint
     c.object1, c.object2 = anchor, ob
-    if jtype == "MOTOR":
+    if kind in ("keyed_motor", "idle_motor"):  # keep their collision: a joint disables it by default, and a ball
+        c.disable_collisions = False  # that falls through its table is another defect than the one named here
+    how = ""
+    if kind == "hidden_motor":
         c.use_motor_lin = True
         c.motor_lin_target_velocity = 1.0
         c.motor_lin_max_impulse = 5.0
+        how = " (linear motor 1 m/s)"
+    elif kind == "keyed_motor":
+        c.use_motor_ang = True
+        c.motor_ang_max_impulse = 0.002
+        f0, f1 = scene.frame_start, scene.frame_end
+        for f, w in ((f0, 0.0), ((f0 + f1) // 2, 0.5), (f1, -0.5)):
+            c.motor_ang_target_velocity = w
+            c.keyframe_insert("motor_ang_target_velocity", frame=f)
+        how = " (angular motor, impulse 0.002, target velocity keyed 0 -> 0.5 -> -0.5 rad/s)"
+    elif kind == "idle_motor":
+        c.use_motor_lin = c.use_motor_ang = False
+        how = " (motors off)"
     return {"kind": kind, "object": holder.name,
-            "detail": f"{jtype} joint {holder.name} between {anchor.name} and {ob.name}"
-            + (" (linear motor 1 m/s)" if jtype == "MOTOR" else "")}
+            "detail": f"{jtype} joint {holder.name} between {anchor.name} and {ob.name}{how}"}
+
+
+def _instanced_decor(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
+    """Every rendered mesh with no physics settings, no animation, no parent and no children (a pole, a stand, a
+    backdrop) is moved into a collection of its own that no scene links and drawn by an empty that instances that
+    collection: every frame shows the same material, so the audit must find nothing new (`instanced_decor`)."""
+    import bpy
+
+    roles = {v for k, v in mapping.items() if not k.startswith("__")}
+    physics = {"CLOTH", "SOFT_BODY", "COLLISION", "FLUID", "DYNAMIC_PAINT", "PARTICLE_SYSTEM"}
+    drawn = {ps.settings.instance_object.name for o in scene.objects for ps in o.particle_systems
+             if ps.settings.instance_object is not None}  # particle drops: they render where the particles are
+    roles |= drawn
+    decor = [o for o in scene.objects if o.type == "MESH" and o.name not in roles and not o.hide_render
+             and o.rigid_body is None and o.rigid_body_constraint is None and o.parent is None and not o.children
+             and o.animation_data is None and not o.particle_systems
+             and (o.field is None or o.field.type == "NONE") and not any(m.type in physics for m in o.modifiers)]
+    if not decor:
+        raise ValueError(f"{NOT_APPLICABLE} no rendered mesh without physics to draw through an instance")
+    done = []
+    for o in decor:
+        col = bpy.data.collections.new(f"Decor_{o.name}")
+        for c in list(o.users_collection):
+            c.objects.unlink(o)
+        col.objects.link(o)
+        inst = bpy.data.objects.new(f"{o.name}_instance", None)
+        inst.instance_type = "COLLECTION"
+        inst.instance_collection = col
+        scene.collection.objects.link(inst)
+        done.append(o.name)
+    return {"kind": "instanced_decor", "object": None,
+            "detail": f"{len(done)} rendered mesh(es) without physics drawn through collection instances: {done}"}

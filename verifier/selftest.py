@@ -17,7 +17,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from physcodegym.probes.defects import DEFECTS, NOT_APPLICABLE, inject_defect  # noqa: F401  (re-exported for the CLI)
+from physcodegym.probes.defects import (  # noqa: F401  (re-exported for the CLI)
+    DEFECTS,
+    HONEST_TWINS,
+    NOT_APPLICABLE,
+    inject_defect,
+)
 from physcodegym.tasks.loader import LoadedTask
 
 # ------------------------------------------------------------------ orchestration (bpy in this process)
@@ -184,11 +189,32 @@ def changes_nothing(loaded_task: LoadedTask, defect_npz: Path) -> str | None:
             f"departure {worst:.4f} m): nothing here is moved by what the defect changed")
 
 
+def _twin_row(row: dict[str, Any], doc: dict[str, Any], base: dict[str, Any], failed: list[str], scan: list[str],
+              resimulated: bool, twin_of: str) -> dict[str, Any]:
+    """An honest twin's row: clean when the audit, the rubric scan and the charges find nothing the unchanged
+    truth does not have, no criterion fails that passes on the truth, and S_val does not drop. `caught` then says
+    the expectation was met (it stayed clean), so `all_caught` covers defects and twins alike."""
+    new_audit = sorted(set(doc["audit_kinds"]) - set(base.get("audit_kinds") or []))
+    base_charges = {(r["kind"], tuple(r.get("objects") or [])) for r in base.get("finding_charges") or []}
+    new_charges = [{k: r[k] for k in ("kind", "objects", "cap")} for r in doc.get("finding_charges", [])
+                   if (r["kind"], tuple(r.get("objects") or [])) not in base_charges]
+    dropped = doc["S_val"] is not None and base["S_val"] is not None and doc["S_val"] < base["S_val"] - 1e-9
+    clean = not (new_audit or scan or new_charges or failed or dropped)
+    row.update(honest_twin=True, twin_of=twin_of, clean=clean, caught=clean, penalised=dropped,
+               new_audit_kinds=new_audit, scan_kinds=scan, new_charges=new_charges, by_rubric=failed,
+               S_val=doc["S_val"], resimulated=resimulated, audit_error=doc.get("audit_error"),
+               reasons={c["id"]: c["reason"] for c in doc["criteria"] if c["id"] in failed})
+    return row
+
+
 def cell(row: dict[str, Any]) -> str:
     """One matrix cell: "+P" caught and S_val dropped, "+" caught but not penalised, "MISSED", "n/a" (the defect
-    has nothing to act on in this task; the row says why) or "ERROR" (the injection itself failed)."""
+    has nothing to act on in this task; the row says why) or "ERROR" (the injection itself failed). An honest twin
+    (`probes.defects.HONEST_TWINS`) is "clean" when it stayed clean, "FALSE ALARM" when anything was charged."""
     if row.get("not_applicable"):
         return "n/a"
+    if row.get("honest_twin"):
+        return "clean" if row.get("clean") else "FALSE ALARM"
     if row.get("caught") is None:
         return "ERROR"
     if not row["caught"]:
@@ -267,6 +293,11 @@ def run_selftest(loaded_task: LoadedTask, defects: list[str] | None = None, work
                                  decided_by=DEFECTS[kind], resimulate=resim)
             failed = sorted(c["id"] for c in doc["criteria"] if c["passed"] is False and c["id"] not in base_failed)
             scan = sorted({f["kind"] for f in doc.get("scan_findings", [])})
+            if kind in HONEST_TWINS:
+                out["defects"][kind] = _twin_row(row, doc, base, failed, scan, resim is True, HONEST_TWINS[kind])
+                if progress:
+                    progress(kind, out["defects"][kind])
+                continue
             by_audit = sorted(set(doc["audit_kinds"]) & set(DEFECTS[kind]))
             by_scan = sorted(set(scan) & set(DEFECTS[kind]))
             # rubric-level findings: the audit's measurements judged against what the task admits (joints, fields)

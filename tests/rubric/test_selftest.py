@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from physcodegym.probes.defects import BASIC_DEFECTS, MECHANISM_DEFECTS, NOT_APPLICABLE
+from physcodegym.probes.defects import BASIC_DEFECTS, HONEST_TWINS, MECHANISM_DEFECTS, NOT_APPLICABLE
 from physcodegym.tasks.loader import load_task
 from physcodegym.verifier.selftest import DEFECTS, run_selftest
 
@@ -27,7 +27,8 @@ def test_selftest_catches_every_defect_on_test_task(billiard_task, tmp_path: Pat
     assert set(doc["defects"]) == set(DEFECTS)
     # the billiard table has no cloth and no liquid: only those defects have nothing to act on
     na = {k for k, v in doc["defects"].items() if v.get("not_applicable")}
-    assert na == set(RIGID_ONLY_NA), {k: doc["defects"][k].get("error") for k in na}
+    # an honest twin with nothing to act on (no mesh without physics to instance) is n/a too, with its reason
+    assert na - set(HONEST_TWINS) == set(RIGID_ONLY_NA), {k: doc["defects"][k].get("error") for k in na}
     missed = {k: v for k, v in doc["defects"].items() if not v.get("caught") and k not in na}
     assert not missed, missed
     d = {k: v for k, v in doc["defects"].items() if k not in na}
@@ -43,7 +44,11 @@ def test_selftest_catches_every_defect_on_test_task(billiard_task, tmp_path: Pat
     assert d["pass_through"]["by_audit"], d["pass_through"]  # the balls sink into the table they no longer meet
     # the self-test's own bake needs no re-simulation; a scene edited after its bake does
     assert d["stale_bake"]["resimulated"] and not d["keyframe_core"]["resimulated"]
+    assert "scripted_motion" in d["keyed_motor"]["by_charge"] + d["keyed_motor"]["by_audit"], d["keyed_motor"]
     for k, v in d.items():
+        if k in HONEST_TWINS:  # must stay clean: nothing found, nothing charged, S_val as the truth's
+            assert v["clean"] and doc["cells"][k] == "clean", (k, v)
+            continue
         assert v["penalised"] and v["S_val"] < 0.9, (k, v)
         assert v["reasons"] or v["charges"], (k, v)
 
@@ -55,6 +60,9 @@ def test_mechanism_defects_caught_and_penalised_on_rigid_tasks(task_id: str, tru
     for k, v in doc["defects"].items():
         if k in RIGID_ONLY_NA:  # cloth and liquid defects: nothing to act on in a rigid task
             assert v.get("not_applicable") and NOT_APPLICABLE in v["error"], (task_id, k, v)
+            continue
+        if k in HONEST_TWINS:  # an honest twin stays clean (or has nothing to act on, and says why)
+            assert v.get("clean") or (v.get("not_applicable") and NOT_APPLICABLE in v["error"]), (task_id, k, v)
             continue
         assert v.get("caught") and v.get("penalised"), (task_id, k, v)
         assert v["S_val"] < 0.9, (task_id, k, v["S_val"])
@@ -130,3 +138,5 @@ def test_matrix_cell_says_what_happened() -> None:
     assert cell({"caught": False, "penalised": False}) == "MISSED"
     assert cell({"caught": None, "not_applicable": True, "error": f"{NOT_APPLICABLE} nothing to remove"}) == "n/a"
     assert cell({"caught": None, "not_applicable": False, "error": "RuntimeError: bake failed"}) == "ERROR"
+    assert cell({"honest_twin": True, "clean": True, "caught": True}) == "clean"
+    assert cell({"honest_twin": True, "clean": False, "caught": False}) == "FALSE ALARM"
