@@ -244,3 +244,86 @@ def no_stored_code() -> Iterator[list[str]]:
         for o, a, v in saved:
             with contextlib.suppress(Exception):
                 setattr(o, a, v)
+
+
+PATH_SUBTYPES = frozenset({"FILE_PATH", "DIR_PATH"})
+# paths `sandbox.media_audit.scan_loaded_media` already judges (reads: a policy breach), and the render output path
+# (not refused: Blender's default is '/tmp/'; every trusted renderer sets its own)
+SCANNED_ELSEWHERE = frozenset({"images", "movieclips", "sounds", "libraries", "volumes", "fonts", "texts",
+                               "cache_files",
+                               "screens", "window_managers", "workspaces"})  # the UI: not saved data a worker uses
+MAX_PATHS = 5000
+
+
+def _struct_paths(owner: str, st: Any, out: list[tuple[str, str]], depth: int, seen: set[int]) -> None:
+    """String properties of subtype FILE_PATH / DIR_PATH of `st` and of the structs it points to or holds (small
+    collections only), down to `depth`; IDs are not followed (each is visited from its own collection)."""
+    if st is None or depth < 0 or len(out) >= MAX_PATHS:
+        return
+    try:
+        key = st.as_pointer()
+    except (AttributeError, ReferenceError):
+        return
+    if key in seen:
+        return
+    seen.add(key)
+    for p in st.bl_rna.properties:
+        ident = p.identifier
+        if ident in ("rna_type", "library_weak_reference"):  # the latter: an asset's origin, never loaded by a worker
+            continue
+        try:
+            if p.type == "STRING" and p.subtype in PATH_SUBTYPES:
+                v = getattr(st, ident)
+                if isinstance(v, str) and v:
+                    out.append((f"{owner}.{ident}", v))
+            elif p.type == "POINTER" and depth > 0 and not p.fixed_type.bl_rna.identifier == "ID" \
+                    and not isinstance(getattr(st, ident), _id_type()):
+                _struct_paths(f"{owner}.{ident}", getattr(st, ident), out, depth - 1, seen)
+            elif p.type == "COLLECTION" and depth > 0:
+                coll = getattr(st, ident)
+                if len(coll) <= 64:
+                    for i, item in enumerate(coll):
+                        if not isinstance(item, _id_type()):
+                            _struct_paths(f"{owner}.{ident}[{i}]", item, out, depth - 1, seen)
+        except (AttributeError, ReferenceError, TypeError, RuntimeError):
+            continue
+
+
+def _id_type() -> type:
+    import bpy
+
+    return bpy.types.ID
+
+
+def stored_paths(bpy: Any) -> list[tuple[str, str]]:
+    """(owner, path) of every file or folder path the loaded file carries, found by RNA subtype (FILE_PATH,
+    DIR_PATH) rather than by a list of features: every ID's own properties and the structs under them (modifiers
+    and their settings, nodes, strips, ...), except the media kinds `media_audit.scan_loaded_media` judges and
+    the render output path. Large collections (mesh elements) are not walked; nothing is evaluated."""
+    out: list[tuple[str, str]] = []
+    seen: set[int] = set()
+    for coll_name in dir(bpy.data):
+        if coll_name in SCANNED_ELSEWHERE or coll_name.startswith("_"):
+            continue
+        coll = getattr(bpy.data, coll_name, None)
+        if not hasattr(coll, "rna_type") or not hasattr(coll, "__iter__") or isinstance(coll, str):
+            continue
+        try:
+            items = list(coll)
+        except TypeError:
+            continue
+        for idb in items:
+            if not isinstance(idb, bpy.types.ID):
+                break
+            _struct_paths(f"{coll_name}[{idb.name!r}]", idb, out, 3, seen)
+            for m in getattr(idb, "modifiers", None) or []:
+                _struct_paths(f"{coll_name}[{idb.name!r}].modifiers[{m.name!r}]", m, out, 3, seen)
+            tree = getattr(idb, "node_tree", None)
+            for n in (getattr(tree, "nodes", None) or []) if tree is not None else []:
+                _struct_paths(f"{coll_name}[{idb.name!r}].node_tree.nodes[{n.name!r}]", n, out, 2, seen)
+            for n in getattr(idb, "nodes", None) or []:
+                _struct_paths(f"{coll_name}[{idb.name!r}].nodes[{n.name!r}]", n, out, 2, seen)
+            sed = getattr(idb, "sequence_editor", None)
+            for s in list(getattr(sed, "strips_all", None) or [])[:1000] if sed is not None else []:
+                _struct_paths(f"{coll_name}[{idb.name!r}].strips[{s.name!r}]", s, out, 2, seen)
+    return [(o, p) for o, p in out if not o.endswith(".render.filepath")]

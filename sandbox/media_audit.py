@@ -59,12 +59,25 @@ def scene_refusals(bpy: Any, root: str, also_inside: tuple[str, ...] = ()) -> li
     outside the run folder after normalisation (point-cache names edited in the file's bytes, File Output nodes).
     Paths it reads from outside are `scan_loaded_media`'s (policy breaches). The render output path is not
     refused (Blender's default is '/tmp/'); every trusted renderer sets its own (`render_safety.neutralise`)."""
-    from physcodegym.probes.render_safety import cache_name_problem, code_features, file_output_nodes, point_caches
+    from physcodegym.probes.render_safety import (
+        cache_name_problem,
+        code_features,
+        file_output_nodes,
+        point_caches,
+        stored_paths,
+    )
 
     roots = [os.path.realpath(root), *(os.path.normpath(r) for r in also_inside)]
 
     def outside(fp: str) -> bool:
-        ap = os.path.realpath(bpy.path.abspath(fp)) if fp else ""
+        """`fp` normalised: '//' from the saved file's folder, a plain relative path from the run folder."""
+        if fp.startswith("//"):
+            ap = bpy.path.abspath(fp)
+        elif os.path.isabs(fp):
+            ap = fp
+        else:
+            ap = os.path.join(roots[0], fp)
+        ap = os.path.realpath(os.path.normpath(ap))
         return not any(ap == wd or ap.startswith(wd + "/") for wd in roots)
 
     out = [{"rule": "code-in-scene", "detail": d} for d in code_features(bpy)]
@@ -73,10 +86,15 @@ def scene_refusals(bpy: Any, root: str, also_inside: tuple[str, ...] = ()) -> li
         if why:
             out.append({"rule": "path-outside-run", "detail": f"{owner}: {why} (its disk cache would be written "
                         "outside the run folder)"})
+    told: set[str] = set()
+    for owner, fp in stored_paths(bpy):
+        if outside(fp):
+            told.add(fp)
+            out.append({"rule": "path-outside-run", "detail": f"{owner} is {fp!r}, outside the run folder"})
     for n in file_output_nodes(bpy):
         for attr in ("directory", "base_path"):
             fp = getattr(n, attr, None)
-            if isinstance(fp, str) and fp and outside(fp):
+            if isinstance(fp, str) and fp and fp not in told and outside(fp):
                 out.append({"rule": "path-outside-run",
                             "detail": f"compositor File Output node {n.name!r} writes to {fp!r}"})
     return out[:50]
