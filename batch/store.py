@@ -37,6 +37,7 @@ CREATE TABLE IF NOT EXISTS units (
     finished_at TEXT,
     worker TEXT,
     task_set TEXT,                   -- "<set>@<version>" the unit was scored on (tasks/manifest.py)
+    blender_version TEXT,            -- the Blender that ran the program (run.json blender_version)
     PRIMARY KEY (config, task_id, attempt)
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -44,7 +45,7 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 
 COLUMNS = ("config", "task_id", "attempt", "status", "run_status", "artifact", "reason", "metrics", "score", "evidence",
            "seconds_run", "seconds_score", "seconds_total", "peak_memory_mb", "program_sha256", "task_sha256",
-           "started_at", "finished_at", "worker", "task_set")
+           "started_at", "finished_at", "worker", "task_set", "blender_version")
 JSON_COLUMNS = ("metrics", "score", "evidence")
 
 
@@ -67,6 +68,8 @@ class ResultsStore:
             have = {r[1] for r in self.db.execute("PRAGMA table_info(units)")}
             if "task_set" not in have:  # a store written before rows named their task set
                 self.db.execute("ALTER TABLE units ADD COLUMN task_set TEXT")
+            if "blender_version" not in have:  # a store written before rows named their Blender
+                self.db.execute("ALTER TABLE units ADD COLUMN blender_version TEXT")
             self.db.commit()
         self.db.row_factory = sqlite3.Row
 

@@ -235,7 +235,8 @@ def execute_unit(spec_d: dict) -> dict:
         run_dir = unit_dir / "run"
         rec = run_program(Path(spec.program), run_dir, timeout_s=spec.timeout_s, memory_mb=spec.memory_mb,
                           expected_frames=spec.expected_frames)
-        row.update(run_status=rec.status, seconds_run=rec.seconds, peak_memory_mb=rec.peak_memory_mb)
+        row.update(run_status=rec.status, seconds_run=rec.seconds, peak_memory_mb=rec.peak_memory_mb,
+                   blender_version=rec.blender_version)
         # one verdict vocabulary (SPEC §3): only an `ok` run has a valid artifact; anything else scores 0 where counted
         artifact = rec.status == "ok"
         row["artifact"] = artifact
