@@ -40,6 +40,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="measure every counterfactual criterion on TASK's truth scene; write truth_counterfactuals.json",
     )
     p.add_argument("--work-dir", help="keep branch samples here (default: a temporary folder)")
+    p.add_argument("--unsafe-no-isolation", action="store_true",
+                   help="re-bake without the bubblewrap wall (the scene's stored code and paths could reach the host)")
+    p.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)  # the walled child itself
 
 
 def _num(v: str) -> Any:
@@ -123,6 +126,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if not args.intervention:
         raise InputError("--intervention SPEC is required", field="--intervention")
     blend = _blend(args.target)
+    from physcodegym.sandbox import wall
+
+    if not getattr(args, "in_process", False) and not wall.inside_wall():
+        return _walled(args, blend)
     iv = parse_spec(args.intervention)
     ctrl = parse_spec(args.control, "--control") if args.control else None
     exp = _expected(args.expected) if args.expected else None
@@ -157,3 +164,77 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if mdoc is not None:
         out["mapping_detail"] = mdoc
     return out
+
+
+WALLED_TIMEOUT_S = 3600.0
+WALLED_MEMORY_MB = 6144
+MAX_KEPT_BYTES = 256 << 20
+
+
+def _walled(args: argparse.Namespace, blend: Path) -> dict[str, Any]:
+    """The command run again as a walled child (`sandbox.wall`, docs/THREAT_MODEL.md): the scene's folder read-only,
+    the task as its task.json and every spec file copied into the child's scratch folder, the plot and the branch
+    samples brought back from there (regular files, size-capped); the JSON document is the child's."""
+    import shutil
+
+    from physcodegym.core import launch
+    from physcodegym.sandbox import wall
+
+    mode = wall.mode_for(bool(getattr(args, "unsafe_no_isolation", False)))
+    try:
+        wall.require_wall(mode)
+    except wall.IsolationUnavailable as e:
+        raise InputError(str(e), field="--unsafe-no-isolation") from e
+    src = blend.resolve()
+    with wall.scratch_folder("pcg_counterfactual_") as scratch:
+        fwd = ["counterfactual", str(src), "--json", "--in-process"]
+        for opt in ("intervention", "control", "expected", "roles"):
+            v = getattr(args, opt)
+            if not v:
+                continue
+            if os.path.isfile(v):  # a spec file: its bytes, not its place
+                dst = scratch / f"{opt}.json"
+                shutil.copyfile(v, dst)
+                v = str(dst)
+            fwd += [f"--{opt}", v]
+        if args.task:
+            from physcodegym.tasks.loader import load_task
+
+            lt = load_task(args.task)
+            (scratch / "task").mkdir()
+            (scratch / "task" / "task.json").write_bytes((lt.folder / "task.json").read_bytes())  # the rubric only
+            fwd += ["--task", str(scratch / "task")]
+        if args.frames:
+            fwd += ["--frames", args.frames]
+        if args.plot:
+            fwd += ["--plot", str(scratch / "plot.png")]
+        if args.work_dir:
+            fwd += ["--work-dir", str(scratch / "work")]
+        res = wall.run_walled(launch.cli_argv(fwd), scratch=scratch, readonly=[src.parent], isolation_mode=mode,
+                              timeout_s=WALLED_TIMEOUT_S, memory_mb=WALLED_MEMORY_MB)
+        doc = launch.last_json(res.stdout)
+        if res.killed_reason or not isinstance(doc, dict):
+            why = res.killed_reason or f"exited {res.returncode} without a result: {res.stderr.strip()[-400:]}"
+            raise RuntimeError(f"counterfactual child stopped: {why}")
+        err = doc.get("error")
+        if res.returncode == 2 and isinstance(err, dict):
+            raise InputError(err.get("message") or "bad input", file=err.get("file"), field=err.get("field"))
+        if res.returncode != 0:
+            raise RuntimeError(f"counterfactual child exited {res.returncode}: {err or doc}")
+        doc.pop("plot", None)
+        got = scratch / "plot.png"
+        if args.plot and got.is_file() and not got.is_symlink() and got.stat().st_size < MAX_KEPT_BYTES:
+            Path(args.plot).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(got, args.plot)
+            doc["plot"] = args.plot
+        if args.work_dir and (scratch / "work").is_dir():
+            kept = 0
+            for f in sorted((scratch / "work").rglob("*")):
+                if f.is_symlink() or not f.is_file() or kept + f.stat().st_size > MAX_KEPT_BYTES:
+                    continue
+                dst = Path(args.work_dir) / f.relative_to(scratch / "work")
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(f, dst)
+                kept += f.stat().st_size
+        doc["isolation"] = wall.describe(mode)
+    return doc
