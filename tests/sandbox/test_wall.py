@@ -263,3 +263,47 @@ def test_the_walled_audit_writes_nothing_outside_and_past_its_memory_limit_recor
     doc = json.loads(res.stdout)
     assert doc["status"] == "invalid" and doc["limit"] == "memory", (doc.get("S_val_reason"), res.stderr[-600:])
     assert "memory limit (700 MiB)" in doc["invalid_reason"] and res.seconds < 60
+
+
+CACHE_PROG = textwrap.dedent(
+    '''
+    import bpy
+    import os
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    sc = bpy.context.scene
+    sc.frame_start, sc.frame_end = 1, 2
+    bpy.ops.mesh.primitive_plane_add()
+    ob = bpy.context.object
+    ob.modifiers.new("P", "PARTICLE_SYSTEM")
+    ob.particle_systems[0].settings.count = 5
+    bpy.ops.wm.save_as_mainfile(filepath=os.path.abspath("scene.blend"), compress=False)
+    pc = ob.particle_systems[0].point_cache
+    pc.use_disk_cache = True
+    pc.name = "PCGCACHENAME"
+    bpy.ops.wm.save_as_mainfile(filepath=os.path.abspath("scene.blend"), compress=False)
+    {edit}
+    '''
+)
+EDIT = ('data = open("scene.blend", "rb").read()\n'
+        'open("scene.blend", "wb").write(data.replace(b"PCGCACHENAME", b"../../esc/xx"))')
+
+
+@pytest.mark.parametrize("edited", [True, False])
+def test_a_run_whose_saved_cache_name_leads_outside_is_invalid_with_the_reason(tmp_path: Path, edited: bool) -> None:
+    """The program edits the cache name in its saved file's bytes (Blender cleans it only through Python): the run
+    is `invalid` with the media audit's reason, and `audit` reports the same; the unedited twin is `ok`."""
+    from physcodegym.sandbox.runner import run_program
+
+    prog = tmp_path / "scene.py"
+    prog.write_text(CACHE_PROG.format(edit=EDIT if edited else ""))
+    rec = run_program(prog, tmp_path / "run", timeout_s=120, mode="bake_only", expected_frames=2)
+    if not edited:
+        assert rec.status == "ok", (rec.reason, rec.log_tail)
+        return
+    assert rec.status == "invalid" and "[path-outside-run]" in rec.reason and "../../esc/xx" in rec.reason, rec.reason
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["reason"] == rec.reason
+    res = run_limited([sys.executable, "-m", "physcodegym", "audit", str(tmp_path / "run"), "--json"], timeout_s=120,
+                      memory_mb=None)
+    doc = json.loads(res.stdout)
+    assert doc["status"] == "invalid" and rec.reason in doc["invalid_reason"]
+    assert not (tmp_path / "esc").exists()
