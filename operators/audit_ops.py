@@ -70,6 +70,9 @@ class PCG_OT_run_audit(JobOperator, bpy.types.Operator):
                 apply_audit(sc, job.doc)
                 (d / "audit.json").write_text(json.dumps(job.doc, default=str))
                 s.audit_status = f"{len(s.findings)} findings ({job.seconds:.1f} s)"
+                if job.doc.get("status") not in (None, "ok"):  # an audit that stopped is not a clean one
+                    why = job.doc.get("S_val_reason") or job.doc.get("reason") or ""
+                    s.audit_status = f"audit {job.doc['status']}: {why}"[:400]
             else:
                 s.audit_status = f"audit failed: {job.message}"
 
