@@ -31,4 +31,4 @@ blender:
 # The real-window tests (tests/window): build the rootfs first if absent (about 8 minutes, 2.4 GB, once).
 test-blender: blender
 	bash scripts/setup.sh test
-	.venv/bin/python -m pytest -q tests/window
+	PHYSCODEGYM_WINDOW_TESTS=1 .venv/bin/python -m pytest -q tests/window
