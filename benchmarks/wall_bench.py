@@ -4,7 +4,8 @@ For each task: its truth is run once (`physcodegym run TRUTH --mode full`, kept 
 `physcodegym audit RUN --task T --json` and `physcodegym score --task T --candidate RUN --json --metrics ...` are
 timed walled (the default) and with `--unsafe-no-isolation`, alternating, N times each; the medians are reported
 with the overhead in seconds and as a share of the walled score's time. Also checks what must not change: S_val
-1.0 and no finding, walled or not.
+1.0 and no finding, walled or not. Whole commands are noisy on a shared machine, so `start_cost` also measures the
+wall's own cost per walled child (bwrap's namespaces and binds around a bpy start), alternating with a bare start.
 
 Usage: `python benchmarks/wall_bench.py [--tasks ball_bounce,ball_dominoes] [--n 2] [--work DIR]
 [--metrics ssim,motion,val]`. Prints one JSON document.
@@ -46,6 +47,24 @@ def _s_val(doc: dict) -> tuple[float | None, list[str]]:
     return (doc.get("metrics") or {}).get("S_val"), list(det.get("findings") or [])
 
 
+def start_cost(n: int) -> dict:
+    """The wall's own cost per walled child, which is what it adds to an audit (one walled child) and a score (one
+    audit): `python -c "import bpy"` behind the wall vs the same child with the same environment unwalled,
+    alternating, medians of n. Much less noisy than whole commands on a shared machine."""
+    from physcodegym.core.limits import run_limited
+    from physcodegym.sandbox import wall
+
+    code = [sys.executable, "-c", "import bpy"]
+    w, b = [], []
+    for _ in range(n):
+        with wall.scratch_folder() as s:
+            w.append(wall.run_walled(code, scratch=s, readonly=[ROOT / "tasks"], timeout_s=120, memory_mb=4096).seconds)
+        with wall.scratch_folder() as s:
+            b.append(run_limited(code, timeout_s=120, memory_mb=4096, env=wall.walled_env(s), cwd=str(s)).seconds)
+    return {"walled_s": round(statistics.median(w), 3), "bare_s": round(statistics.median(b), 3),
+            "overhead_s": round(statistics.median(w) - statistics.median(b), 3), "n": n}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--tasks", default="ball_bounce,ball_dominoes")
@@ -54,7 +73,7 @@ def main() -> int:
     ap.add_argument("--metrics", default="ssim,motion,val", help="score metrics (LPIPS adds time on both sides)")
     a = ap.parse_args()
     work = Path(a.work or tempfile.mkdtemp(prefix="pcg_wall_bench_"))
-    out: dict = {"n": a.n, "metrics": a.metrics, "tasks": {}}
+    out: dict = {"n": a.n, "metrics": a.metrics, "start_cost": start_cost(max(5, 3 * a.n)), "tasks": {}}
     for task in a.tasks.split(","):
         run = work / task
         if not (run / "run.json").is_file():
@@ -83,6 +102,7 @@ def main() -> int:
                          "findings": sorted({k for c in checks for k in c[2]})}
         row["audit_overhead_share_of_score"] = round(row["audit"]["overhead_s"] / row["score"]["walled_s"], 4)
         row["score_overhead_share"] = round(row["score"]["overhead_s"] / row["score"]["walled_s"], 4)
+        row["start_cost_share_of_score"] = round(out["start_cost"]["overhead_s"] / row["score"]["walled_s"], 4)
         out["tasks"][task] = row
     print(json.dumps(out, indent=1))
     return 0
