@@ -322,7 +322,12 @@ class SupportDetectors(AuditBase):
             beyond = inside = 0.0
             if shape in ("BOX", "SPHERE", "CYLINDER", "CAPSULE"):
                 sdf, surf = _proxy(shape, np.array(info["dimensions"]) / 2)
-                inside = float(max(0.0, sdf(mg.local).max()))  # mesh pokes out of the proxy
+                # Bullet builds the shape from the object's own mesh: what it instances is judged as material
+                # elsewhere (support, contacts), not as part of this collider
+                own = mg.local if mg.instanced is None else mg.local[~mg.instanced]
+                if not len(own):
+                    continue
+                inside = float(max(0.0, sdf(own).max()))  # mesh pokes out of the proxy
                 if mg.closed:
                     beyond = self._outside_mesh(n, surf)
             elif shape in SOLVER_SHAPES_WITH_OUTER_MARGIN and rb["collision_margin"] > max(SHELL_MIN, SHELL_REL * size):

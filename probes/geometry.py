@@ -80,6 +80,8 @@ class MeshGeom:
     closed: bool  # every edge shared by exactly two triangles (inside/outside is meaningful)
     deforming: bool
     clear_tris: int = 0  # triangles left out: their material renders nothing (rigid meshes only)
+    instanced: np.ndarray | None = None  # (V,) bool: vertices of what the object instances, not of its own mesh (a
+    # collision shape is built from its own mesh only; None: it instances nothing)
     local: np.ndarray | None = None  # (V, 3) scaled-local vertices (rigid only)
     scale: np.ndarray | None = None  # (3,) object scale removed from the world matrix (rigid only)
     _tree: Any = None
@@ -159,9 +161,12 @@ class SceneGeometry:
                 # what the object instances (a collection on an empty, vertex / face or geometry-nodes instances)
                 # renders as its material too, in its own frame (held rigid with it)
                 it, ic = instanced[name]
+                inst_mask = np.concatenate([np.zeros(len(co), bool), np.ones(len(ic), bool)])
                 tris = np.concatenate([tris, it + len(co)])
                 co = np.concatenate([co, ic])
                 mat = np.concatenate([mat, np.full(len(it), -1, dtype=np.int64)])
+            else:
+                inst_mask = None
             if len(tris) == 0 or len(co) == 0:
                 continue
             deforming = name in samples.verts and samples.verts[name].shape[1] == len(co)
@@ -174,7 +179,9 @@ class SceneGeometry:
                 n_clear = int((~shown).sum())
                 used, tris = np.unique(tris[shown], return_inverse=True)
                 tris, co = tris.reshape(-1, 3), co[used]
-            mg = MeshGeom(name=name, tris=tris, closed=_is_closed(tris), deforming=deforming, clear_tris=n_clear)
+                inst_mask = None if inst_mask is None else inst_mask[used]
+            mg = MeshGeom(name=name, tris=tris, closed=_is_closed(tris), deforming=deforming, clear_tris=n_clear,
+                          instanced=inst_mask)
             if not deforming:
                 m0 = samples.matrices[samples.index(name), 0]
                 scale = np.linalg.norm(m0[:3, :3], axis=0)
