@@ -210,6 +210,9 @@ def install(
     s_islnk = __import__("stat").S_ISLNK
     now, getframe, compile_ = time.time, sys._getframe, compile
     open_ = _io.open
+    from _struct import error as struct_error
+    from _struct import unpack_from
+
     code_type, func_type, str_join, bytes_join = types.CodeType, types.FunctionType, "".join, b"".join
     fs_enc = sys.getfilesystemencoding()
     type_name = type.__dict__["__name__"].__get__
@@ -445,14 +448,35 @@ def install(
             for p in sources:
                 try:
                     with open_(p, "rb") as fh, _mmap.mmap(fh.fileno(), 0, access=_mmap.ACCESS_READ) as m:
-                        if m.find(needle) >= 0:
+                        if any(m.find(needle, a, b) >= 0 for a, b in literal_ranges(p, m)):
                             hit = True
                             break
-                except (OSError, ValueError):
+                except (OSError, ValueError, struct_error):
                     continue
             if len(literal_cache) < 512:
                 literal_cache[src] = hit
         return hit
+
+    range_cache: dict[str, list] = {}
+
+    def literal_ranges(p: str, m: object) -> list:
+        """Where C string literals live: the ELF `.rodata` section (a tenth of the file: ~0.06 s to search instead
+        of ~0.6 s); the whole file where that cannot be read."""
+        got = range_cache.get(p)
+        if got is None:
+            got = [(0, len(m))]
+            if m[:4] == b"\x7fELF" and m[4] == 2 and m[5] == 1:  # 64-bit little-endian
+                (shoff,) = unpack_from("<Q", m, 0x28)
+                shentsize, shnum, shstrndx = unpack_from("<HHH", m, 0x3A)
+                stroff = unpack_from("<IIQQQQ", m, shoff + shstrndx * shentsize)[4]
+                found = []
+                for i in range(shnum):
+                    name, _t, _f, _a, off, size = unpack_from("<IIQQQQ", m, shoff + i * shentsize)
+                    if m[stroff + name : stroff + name + 8] == b".rodata\0":
+                        found.append((max(0, off - 1), off + size + 1))
+                got = found or got
+            range_cache[p] = got
+        return got
 
     literal_token: set[int] = set()  # threads whose last compile was an allowed Blender literal (its exec follows)
 
