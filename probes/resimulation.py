@@ -389,6 +389,8 @@ def departing_particles(doc: dict[str, Any]) -> list[str]:
 
 # Calls that bake a cache (a program that edits the scene after one of these and saves keeps a stale bake).
 _BAKE_CALLS = ("bake_all", "bake")
+# edits no bake reads (output paths, display, the current frame)
+_NOT_PHYSICS = ("save_as_mainfile", "render.", "filepath", "image_settings", "display.", "frame_current")
 _REMOVING_CALLS = ("remove", "unlink", "delete", "constraint_remove", "object_remove", "modifier_remove", "free_bake")
 
 
@@ -405,19 +407,35 @@ def edits_after_bake(program_text: str | None, limit: int = 12) -> list[str]:
         tree = ast.parse(program_text)
     except (SyntaxError, ValueError):
         return []
-    bake_line = None
+    # a bake inside a function happens where the function is called (a program that defines `bake_and_save()`
+    # near its top and builds the scene below it edits nothing after the bake)
+    funcs = [f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    bake_line, wrapper, inner = None, None, 0
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _BAKE_CALLS:
             path = ast.unparse(node.func)
             if "ptcache" in path or "point_cache" in path:
-                bake_line = node.lineno if bake_line is None else min(bake_line, node.lineno)
+                owner = next((f for f in funcs if f.lineno <= node.lineno <= (f.end_lineno or f.lineno)), None)
+                line = node.lineno
+                if owner is not None:
+                    calls = [c.lineno for c in ast.walk(tree) if isinstance(c, ast.Call)
+                             and getattr(c.func, "id", getattr(c.func, "attr", None)) == owner.name
+                             and not owner.lineno <= c.lineno <= (owner.end_lineno or owner.lineno)]
+                    if not calls:
+                        continue
+                    line = min(calls)
+                if bake_line is None or line < bake_line:
+                    bake_line, wrapper, inner = line, owner, node.lineno
     if bake_line is None:
         return []
     out: list[tuple[int, str]] = []
     for node in ast.walk(tree):
         line = getattr(node, "lineno", 0)
-        if line <= bake_line:
-            continue
+        in_func = [f for f in funcs if f.lineno <= line <= (f.end_lineno or f.lineno)]
+        after = (wrapper in in_func and line > inner) if wrapper is not None and in_func else (
+            line > bake_line and not in_func)
+        if not after:
+            continue  # a function's statements count where it is called: only the bake's own function is read
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in targets):
@@ -427,7 +445,7 @@ def edits_after_bake(program_text: str | None, limit: int = 12) -> list[str]:
     seen: set[str] = set()
     rows = []
     for line, text in sorted(out):
-        if "save_as_mainfile" in text or text in seen:
+        if any(w in text for w in _NOT_PHYSICS) or text in seen:
             continue
         seen.add(text)
         rows.append(f"line {line}: {text[:120]}")

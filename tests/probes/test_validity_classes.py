@@ -133,3 +133,26 @@ def test_a_still_pinned_cloth_crossing_itself_beside_a_fold_is_a_self_intersecti
     assert hits and hits[0].objects == ["Strip"] and hits[0].evidence.get("static"), _said(rep)
     twin = audit_of("fold_twin", lambda: D.tight_fold(False))
     assert not twin.findings, _said(twin)
+
+
+def test_the_edits_after_a_bake_are_read_where_the_bake_runs() -> None:
+    """A bake inside a function happens where the function is called: the scene built below the function's
+    definition is not 'after the bake', the edits that follow the call (and the function's own after its bake call)
+    are; output paths are no physics."""
+    from physcodegym.probes.resimulation import edits_after_bake
+
+    prog = '''import bpy
+def go():
+    sc = bpy.context.scene
+    bpy.ops.ptcache.bake_all(bake=True)
+    sc.gravity = (0, 0, -9.81)
+    sc.render.filepath = "//frames/"
+sc = bpy.context.scene
+sc.gravity = (0, 0, -2)
+go()
+bpy.data.objects.remove(bpy.data.objects["Plank"])
+'''
+    assert edits_after_bake(prog) == ["line 5: sc.gravity = (0, 0, -9.81)",
+                                      "line 10: bpy.data.objects.remove(bpy.data.objects['Plank'])"]
+    assert edits_after_bake(prog.replace("go()\n", "")) == []  # never called: nothing was baked
+    assert edits_after_bake("import bpy\nbpy.context.scene.gravity = (0, 0, -9.81)\n") == []
