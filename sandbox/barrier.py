@@ -337,13 +337,18 @@ def install(
     def in_roots(rp: str, roots: tuple) -> bool:
         return any(rp == r or rp.startswith(r.rstrip("/") + "/") for r in roots)
 
+    dir_trust: dict[str, bool] = {}
+
     def from_trusted_file(mod: object) -> bool:
         fn = getattr(mod, "__file__", None)
         if not isinstance(fn, str):
             spec = getattr(mod, "__spec__", None)
             origin = getattr(spec, "origin", None)
             return origin in ("frozen", "built-in") or fn is None
-        return in_roots(real(fn), trusted)
+        d = fn.rsplit("/", 1)[0]  # one resolution per folder, not per module (hundreds share a few folders)
+        if d not in dir_trust:
+            dir_trust[d] = in_roots(real(d), trusted)
+        return dir_trust[d]
 
     seen: set[int] = set()
     for mod in [*list(sys.modules.values()), *trusted_modules]:
