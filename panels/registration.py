@@ -7,11 +7,35 @@ every module, whichever way Blender imported us).
 
 from __future__ import annotations
 
+import re
 import sys
+from pathlib import Path
 from typing import Any
 
 _ROOT = __package__.rsplit(".", 1)[0]
 _REGISTERED: list[Any] = []
+_MANIFEST = Path(__file__).resolve().parent.parent / "blender_manifest.toml"
+
+
+def minimum_version() -> tuple[int, int, int]:
+    """`blender_version_min` of the manifest (one source of truth: Blender's installer reads the same line)."""
+    m = re.search(r'^blender_version_min\s*=\s*"(\d+)\.(\d+)\.(\d+)"', _MANIFEST.read_text(), flags=re.M)
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else (0, 0, 0)
+
+
+def refusal(version: tuple[int, ...]) -> str | None:
+    """Why this Blender cannot run the extension, or None. The extension installer refuses an older Blender by the
+    manifest, but the legacy add-on route (a folder in scripts/addons, `addon_utils.enable`, the bpy module) does
+    not read it: register() says it in one line instead of failing later on a missing API."""
+    need = minimum_version()
+    if tuple(version[:3]) < need:
+        have = ".".join(str(v) for v in version[:3])
+        return f"PhysCodeGym needs Blender {'.'.join(map(str, need))} or newer; this is Blender {have}"
+    return None
+
+
+class UnsupportedBlender(RuntimeError):
+    """Raised by register() on a Blender older than the manifest's minimum; the message is the whole story."""
 
 
 def _ensure_alias() -> None:
@@ -41,8 +65,13 @@ def classes() -> list[Any]:
 
 
 def register() -> None:
-    _ensure_alias()
     import bpy
+
+    why = refusal(tuple(bpy.app.version))
+    if why:
+        print(f"PhysCodeGym: {why}", file=sys.stderr)
+        raise UnsupportedBlender(why) from None
+    _ensure_alias()
     from physcodegym.physcodegym_addon import properties
 
     if _REGISTERED:
