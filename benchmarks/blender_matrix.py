@@ -20,6 +20,7 @@ venvs are set-up outside the repository.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -76,6 +77,45 @@ def _last_json(text: str) -> dict | None:
             except json.JSONDecodeError:
                 continue
     return None
+
+
+def _run_watch(cmd: list[str], env: dict, cwd: Path, timeout: float, grace: float = 30.0) -> dict:
+    """Run `cmd` in its own process group with stdout/stderr in files. When a JSON document is complete on stdout
+    but the process (or its children) does not exit within `grace` seconds, the group is killed and `hung_at_exit`
+    set: bpy 4.5 modules were measured to block in a futex at interpreter exit after their work was done."""
+    import signal
+
+    out_f = tempfile.NamedTemporaryFile("w+", suffix=".out", delete=False)  # noqa: SIM115
+    err_f = tempfile.NamedTemporaryFile("w+", suffix=".err", delete=False)  # noqa: SIM115
+    p = subprocess.Popen(cmd, stdout=out_f, stderr=err_f, env=env, cwd=cwd, start_new_session=True)
+    t0 = time.monotonic()
+    done_at: float | None = None
+    hung = timed_out = False
+    while p.poll() is None:
+        time.sleep(1.0)
+        if done_at is None and _last_json(Path(out_f.name).read_text(errors="replace")) is not None:
+            done_at = time.monotonic()
+        if done_at is not None and time.monotonic() - done_at > grace:
+            hung = True
+        elif time.monotonic() - t0 > timeout:
+            timed_out = True
+        if hung or timed_out:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    # the group's other members (workers the child started) too
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(p.pid, signal.SIGKILL)
+    res = {
+        "stdout": Path(out_f.name).read_text(errors="replace"),
+        "stderr": Path(err_f.name).read_text(errors="replace"),
+        "returncode": p.returncode,
+        "hung_at_exit": hung,
+        "timed_out": timed_out,
+    }
+    for f in (out_f, err_f):
+        f.close()
+        os.unlink(f.name)
+    return res
 
 
 def _launcher_env(*writable: Path, user: Path | None = None) -> dict[str, str]:
@@ -140,8 +180,8 @@ def run_truth(name: str, target: dict, task: str, work: Path) -> dict:
         env = _launcher_env(work)
         env["PHYSCODEGYM_BLENDER"] = str(LAUNCHER)
         cwd = work
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=cwd, timeout=3600)
-    rec = _last_json(p.stdout) or {}
+    p = _run_watch(cmd, env, cwd, timeout=3600)
+    rec = _last_json(p["stdout"]) or {}
     row.update(
         run_status=rec.get("status"),
         run_reason=rec.get("reason"),
@@ -150,19 +190,19 @@ def run_truth(name: str, target: dict, task: str, work: Path) -> dict:
     )
     if rec.get("status") != "ok":
         if not rec:
-            row["run_error"] = (p.stdout + p.stderr)[-1500:]
+            row["run_error"] = (p["stdout"] + p["stderr"])[-1500:]
         return row
     t1 = time.perf_counter()
     args = ["audit", str(out), "--task", task, "--json", "--no-evidence"]
     if "python" in target:
-        a = subprocess.run([py, "-m", "physcodegym", *args], capture_output=True, text=True, env=env, timeout=3600)
+        a = _run_watch([py, "-m", "physcodegym", *args], env, work, timeout=1800)
     else:
         expr = _bootstrap_expr()
-        a = subprocess.run(
+        a = _run_watch(
             [str(LAUNCHER), "-b", "--factory-startup", "--python-exit-code", "1", "--python-expr", expr, "--", *args],
-            capture_output=True, text=True, env=_launcher_env(work), cwd=work, timeout=3600,
+            _launcher_env(work), work, timeout=1800,
         )  # fmt: skip
-    doc = _last_json(a.stdout) or {}
+    doc = _last_json(a["stdout"]) or {}
     findings = doc.get("findings") or []
     row.update(
         s_val=doc.get("S_val"),
@@ -170,8 +210,11 @@ def run_truth(name: str, target: dict, task: str, work: Path) -> dict:
         findings=[f"{f.get('kind')}:{f.get('objects')}" for f in findings],
         audit_seconds=round(time.perf_counter() - t1, 2),
     )
+    row["audit_status"] = doc.get("status")
+    if a["hung_at_exit"] or a["timed_out"]:
+        row["audit_process"] = "hung at exit after its result (killed)" if a["hung_at_exit"] else "timed out (killed)"
     if not doc:
-        row["audit_error"] = (a.stdout + a.stderr)[-1500:]
+        row["audit_error"] = (a["stdout"] + a["stderr"])[-1500:]
     return row
 
 
