@@ -7,7 +7,7 @@ interpreter's own folders, which bpy and numpy need). Every refusal is appended 
 descriptor the parent handed over, before the PermissionError is raised, so a program that catches
 the error is still recorded as a breach.
 
-Trust is by where code was really loaded from, never by a claim (issue 40.5): a code object is library code when
+Trust is by where code was really loaded from, never by a claim: a code object is library code when
 it existed before the program (every function of the modules imported so far, walked at install, and the frames on
 the stack then), or when the import system executes it for a real file under a trusted root and it equals our own
 compilation of that file. A `co_filename` the program wrote (`compile(src, "/usr/lib/...")`,

@@ -34,7 +34,7 @@ def test_faulty_submissions_are_recorded_and_good_ones_scored(baseline: Path) ->
     assert by_attempt[("mini_a", "1")]["run_status"] == "failed" and "exited" in by_attempt[("mini_a", "1")]["reason"]
     assert by_attempt[("mini_b", "2")]["run_status"] == "timeout"
     assert by_attempt[("mini_a", "3")]["run_status"] == "policy"
-    assert all(r["blender_version"] for r in rows.values())  # each row names the Blender that ran it (issue 41)
+    assert all(r["blender_version"] for r in rows.values())  # each row names the Blender that ran it
     partial = rows[("partial", "mini_b", "1")]
     assert partial["status"] == "invalid" and partial["run_status"] == "invalid" and "frames/0238.png" in partial["reason"]
     for r in rows.values():

@@ -1,4 +1,4 @@
-"""The run-time barrier trusts no claim and leaves no raw-memory route (issue 40.5), and lets Blender's own code be.
+"""The run-time barrier trusts no claim and leaves no raw-memory route, and lets Blender's own code be.
 
 One program tries every route (each attempt reports `ok ...` or `blocked ...` on stdout). It passes the static
 check (names spelled by character codes through a getattr trampoline): the barrier is what must stop it. The same

@@ -1,4 +1,4 @@
-"""Every file name a program can leave is handled (issue 40.4): the runner always writes its record.
+"""Every file name a program can leave is handled: the runner always writes its record.
 
 A name that is not UTF-8, one with a newline, names that differ only in case: the run ends with its record written
 (`ok` when the contract outputs are fine: the other names are listed as ignored, escaped, never read; `invalid`

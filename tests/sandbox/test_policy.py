@@ -69,7 +69,7 @@ BAD = [
     ("import shutil\nshutil.copy('/etc/passwd', 'x')", "file-outside-workdir"),
     ("import bpy\nbpy.ops.preferences.addon_install(filepath='a.zip')", "dynamic-import"),
     ("def f(:\n  pass", "syntax-error"),
-    # numpy's array protocols over a raw address (issue 40.5: no audited event at run time)
+    # numpy's array protocols over a raw address (no audited event at run time: docs/THREAT_MODEL.md)
     ("import numpy\nclass M:\n    @property\n    def __array_interface__(self):\n        return {}\n", "native-code"),
     ("import numpy\nnumpy.asarray(type('M', (), {'__array_interface__': {}})())", "native-code"),
     ("import numpy\nx = numpy.zeros(1).__array_struct__", "native-code"),

@@ -58,7 +58,7 @@ def test_static_policy_stops_before_running(tmp_path: Path) -> None:
     assert rec.status == "policy" and rec.returncode is None
     assert {"rule": "network", "line": 2} == {k: rec.violations[0][k] for k in ("rule", "line")}
     assert _record(out).status == "policy"
-    # no child ran: the Blender version is the installed bpy package's (issue 41: every record names it)
+    # no child ran: the Blender version is the installed bpy package's (every record names it)
     assert rec.blender_version and rec.blender_version_source == "bpy package"
 
 
