@@ -49,6 +49,7 @@ IsolationUnavailable = isolation.IsolationUnavailable
 # top-level entries of the package root that a trusted child never needs: history (holds every truth.py ever
 # committed), tests and their fixtures, other submissions, local environments other than the interpreter's own
 EXCLUDED_TOP = frozenset({".git", "tests", "submissions", ".ci", ".ruff_cache", ".venv-harbor", "benchmarks"})
+FILE_CAP_BYTES = 8 << 30  # RLIMIT_FSIZE of a walled child: no single file past this in its scratch folder
 ENV_PASSTHROUGH = ("PHYSCODEGYM_BLENDER",)  # names, never values that could hold a secret (keys are not listed)
 
 
@@ -218,8 +219,16 @@ def start_walled(
     require_wall(isolation_mode)
     groups = isolation.make_cgroups(f"{os.getpid()}-t{next(_SEQ)}", memory_mb)
     argv = bwrap_command(cmd, scratch=scratch, readonly=list(readonly))
+
+    def after_fork() -> None:  # in the child, before exec: no file past FILE_CAP, then into the cgroups
+        import resource
+
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_CAP_BYTES, FILE_CAP_BYTES))
+        isolation.join_cgroups(groups)
+
     return start_limited(argv, timeout_s=timeout_s, memory_mb=memory_mb, env=env, cwd=str(scratch),
-                         after_fork=(lambda: isolation.join_cgroups(groups)) if groups else None,
+                         after_fork=after_fork,
                          on_exit=(lambda: isolation.remove_cgroups(groups)) if groups else None, **limits)
 
 
