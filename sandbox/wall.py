@@ -108,6 +108,7 @@ def _hidden(binds: list[Path]) -> list[Path]:
     """Secret folders that lie inside a bound folder (task data, HOME, configs): covered by an empty folder."""
     hide = set(isolation.hidden_paths())
     hide.update(launch.PACKAGE_ROOT / "tasks" / d for d in isolation.TASK_DATA_DIRS)
+    hide.add(launch.PACKAGE_ROOT / ".git")  # history holds every truth ever committed (an input holding the checkout)
     out = []
     for h in sorted(hide):
         if any(isolation._under(h, b) and h != b for b in binds if b.is_dir()) and os.path.lexists(h):
@@ -141,11 +142,16 @@ def bwrap_command(cmd: list[str], *, scratch: Path, readonly: list[Path] = (), b
             args += ["--perms", "0555", "--tmpfs", str(h)]
         else:
             args += ["--ro-bind", "/dev/null", str(h)]
-    # the submitted input again, last: a hidden folder cannot cover it (a run folder inside HOME stays visible)
-    for p in readonly:
-        p = Path(p).resolve()
-        if p.exists():
-            args += ["--ro-bind", str(p), str(p)]
+    # the submitted input again, after the covers: a hidden folder cannot cover it (a run folder inside HOME stays
+    # visible); then the covers of secrets inside the input itself (an input that holds a task pack shows none)
+    inputs = [Path(p).resolve() for p in readonly if Path(p).exists()]
+    for p in inputs:
+        args += ["--ro-bind", str(p), str(p)]
+    for h in _hidden(inputs):
+        if h.is_dir():
+            args += ["--perms", "0555", "--tmpfs", str(h)]
+        else:
+            args += ["--ro-bind", "/dev/null", str(h)]
     args += ["--bind", str(scratch), str(scratch), "--remount-ro", "/", "--chdir", str(scratch), "--"]
     return [*args, *cmd]
 

@@ -307,3 +307,16 @@ def test_a_run_whose_saved_cache_name_leads_outside_is_invalid_with_the_reason(t
     doc = json.loads(res.stdout)
     assert doc["status"] == "invalid" and rec.reason in doc["invalid_reason"]
     assert not (tmp_path / "esc").exists()
+
+
+def test_an_input_that_holds_the_checkout_still_shows_no_task_pack_or_history(tmp_path: Path) -> None:
+    """A trusted command pointed at a folder that contains secrets (here: the checkout itself) gets the folder
+    read-only with the task data and the git history still covered."""
+    probe = ("import os, sys; r = sys.argv[1]; "
+             "print(os.listdir(os.path.join(r, 'tasks', 'packs')), os.listdir(os.path.join(r, '.git')))")
+    plain = run_limited([sys.executable, "-c", probe, str(ROOT)], timeout_s=60, memory_mb=None)
+    assert "ball_bounce" in plain.stdout  # control
+    with wall.scratch_folder() as scratch:
+        res = wall.run_walled([sys.executable, "-c", probe, str(ROOT)], scratch=scratch, readonly=[ROOT],
+                              timeout_s=60, memory_mb=2048)
+    assert res.returncode == 0 and res.stdout.strip() == "[] []", (res.stdout, res.stderr[-500:])
