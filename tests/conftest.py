@@ -7,6 +7,9 @@ The suite runs under pytest-xdist (`make test`: `-n 2 --dist loadgroup`). Every 
 - tests that bake one shipped task's truth into `truth_work` (self-test, truth counterfactuals) are grouped by
   that task, so the baseline bake of a task is made once and re-used by every test of that task;
 - everything else is spread test by test.
+Groups are handed out longest first (their summed seconds in benchmarks/results/test_durations.json, written by
+benchmarks/test_durations.py from a measured run; a test not measured there counts as one second), so the run
+does not end with one worker finishing a long group alone.
 Tests marked `alone` (they need the machine to themselves, e.g. a CPU-pinning choice that other pinned workers
 would skew) are left out of the parallel run and run after it, serially (`-m alone`).
 
@@ -73,12 +76,40 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "alone: needs the machine to itself; runs after the parallel run, serially")
 
 
+DURATIONS = REPO / "benchmarks" / "results" / "test_durations.json"
+UNMEASURED_S = 1.0
+
+
+def measured_seconds() -> dict[str, float]:
+    """Seconds per test node id from the last measured run (empty when there is none or it is unreadable)."""
+    import json
+
+    try:
+        per_test = json.loads(DURATIONS.read_text()).get("per_test", {})
+        return {str(k): float(v) for k, v in per_test.items()}
+    except (OSError, ValueError, AttributeError, TypeError):
+        return {}
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    seconds = measured_seconds()
+    unit: dict[str, str] = {}  # node id -> the unit xdist hands out (its group, or the test itself)
+    cost: dict[str, float] = {}
     for item in items:
-        if item.get_closest_marker("xdist_group") is None:
+        marker = item.get_closest_marker("xdist_group")
+        group = (marker.args[0] if marker and marker.args else marker.kwargs.get("name")) if marker else None
+        if group is None:
             group = xdist_group_of(item)
             if group is not None:
                 item.add_marker(pytest.mark.xdist_group(group))
+        key = group or item.nodeid
+        unit[item.nodeid] = key
+        cost[key] = cost.get(key, 0.0) + seconds.get(item.nodeid, UNMEASURED_S)
+    order = {item.nodeid: i for i, item in enumerate(items)}
+    first = {}
+    for item in items:  # ties keep collection order, and a group stays in one piece
+        first.setdefault(unit[item.nodeid], order[item.nodeid])
+    items.sort(key=lambda it: (-cost[unit[it.nodeid]], first[unit[it.nodeid]], order[it.nodeid]))
 
 
 @pytest.fixture(scope="session")
