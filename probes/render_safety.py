@@ -203,6 +203,9 @@ def neutralise(bpy: Any, scratch: str | None = None) -> list[str]:
     return done
 
 
+NEUTRALISED: list[str] = []  # what the load guard switched off in this process, for the worker's report
+
+
 def install_load_guard(scratch: str | None = None) -> None:
     """Run `neutralise` on every file this process opens from now on (a persistent load_post handler), so a
     worker that opens a submitted scene through code that is not ours to change is covered too."""
@@ -211,7 +214,9 @@ def install_load_guard(scratch: str | None = None) -> None:
 
     @persistent
     def _pcg_neutralise(*_a: Any) -> None:
-        neutralise(bpy, scratch)
+        done = neutralise(bpy, scratch)
+        if done and len(NEUTRALISED) < 200:
+            NEUTRALISED.extend(done[: 200 - len(NEUTRALISED)])
 
     hs = bpy.app.handlers.load_post
     for h in list(hs):

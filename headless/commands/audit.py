@@ -323,6 +323,10 @@ def _audit_in_process(args: argparse.Namespace, path: Path, loaded_task: Any, ea
         for p in early:
             p.close()
         raise
+    from physcodegym.probes.render_safety import NEUTRALISED
+
+    if NEUTRALISED:  # stored code or paths the load guard switched off (such a run is refused at validation)
+        report.meta["neutralised"] = list(NEUTRALISED)
     if run_dir is not None:  # the run folder is read-only here: the samples go to the scratch folder (cwd)
         try:
             samples.save_npz(Path.cwd() / SAMPLES)
@@ -335,6 +339,7 @@ def _audit_in_process(args: argparse.Namespace, path: Path, loaded_task: Any, ea
         "scene": report.scene,
         "timings": report.timings,
         "samples_path": report.samples_path,
+        "neutralised": report.meta.get("neutralised", []),
     }
     if loaded_task is not None:
         try:

@@ -258,6 +258,7 @@ def test_the_walled_audit_writes_nothing_outside_and_past_its_memory_limit_recor
     res = run_limited(cli, timeout_s=400, memory_mb=None)
     doc = json.loads(res.stdout)
     assert res.returncode == 0 and doc["status"] == "ok" and doc["isolation"].startswith("bwrap"), res.stderr[-800:]
+    assert any("point cache name" in n for n in doc["neutralised"]), doc["neutralised"]  # the load guard's record
     assert not esc.exists()
     res = run_limited([*cli, "--memory-mb", "700"], timeout_s=120, memory_mb=None)
     doc = json.loads(res.stdout)
