@@ -827,14 +827,15 @@ def read_record(run_dir: Path) -> dict[str, Any]:
     return doc
 
 
-RUN_MARKERS = (RECORD, "run.log", SCRATCH, "scene.py")
+RUN_MARKERS = (RECORD, "run.log", SCRATCH)
 
 
 def is_run_folder(path: Path) -> bool:
-    """A folder the runner wrote (or began to write): it holds run.json, run.log, the scratch folder `sandbox/` or
-    the program copy `scene.py`. Such a folder is opened only through `validated_run`, never as a plain folder of
-    files to audit or score: a folder whose record is missing or unreadable is `invalid` (links are not followed
-    to decide)."""
+    """A folder the runner wrote (or began to write): it holds run.json, run.log or the scratch folder `sandbox/`
+    (the program writes only inside `sandbox/`, so it can remove none of them). A `scene.py` beside a `scene.blend`
+    is not a marker: that is also how a user hands in a hand-made folder to audit. Such a folder is opened only
+    through `validated_run`, never as a plain folder of files to audit or score: a folder whose record is missing
+    or unreadable is `invalid` (links are not followed to decide)."""
     path = Path(path)
     return any(os.path.lexists(path / n) for n in RUN_MARKERS)
 
