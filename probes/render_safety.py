@@ -258,6 +258,13 @@ SCANNED_ELSEWHERE = frozenset({"images", "movieclips", "sounds", "libraries", "v
                                "cache_files",
                                "screens", "window_managers", "workspaces"})  # the UI: not saved data a worker uses
 MAX_PATHS = 5000
+# Not walked: `library_weak_reference` (an asset's origin, never loaded by a worker) and `tool_settings` (editing
+# tools' state: no bake or render reads a path there, and Blender 4.2 crashes reading some of its tool slots).
+SKIPPED_PROPERTIES = frozenset({"rna_type", "library_weak_reference", "tool_settings"})
+# `all_ids` (Blender 5.2+) lists every ID again, UI ones included; each ID is visited from its own collection.
+SKIPPED_COLLECTIONS = frozenset({"all_ids"})
+# UI data (windows, screens, workspaces and their file browsers' folders): not saved data a worker uses.
+UI_ID_TYPES = ("Screen", "WorkSpace", "WindowManager")
 
 
 def _struct_paths(owner: str, st: Any, out: list[tuple[str, str]], depth: int, seen: set[int]) -> None:
@@ -274,7 +281,7 @@ def _struct_paths(owner: str, st: Any, out: list[tuple[str, str]], depth: int, s
     seen.add(key)
     for p in st.bl_rna.properties:
         ident = p.identifier
-        if ident in ("rna_type", "library_weak_reference"):  # the latter: an asset's origin, never loaded by a worker
+        if ident in SKIPPED_PROPERTIES:
             continue
         try:
             if p.type == "STRING" and p.subtype in PATH_SUBTYPES:
@@ -308,7 +315,7 @@ def stored_paths(bpy: Any) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     seen: set[int] = set()
     for coll_name in dir(bpy.data):
-        if coll_name in SCANNED_ELSEWHERE or coll_name.startswith("_"):
+        if coll_name in SCANNED_ELSEWHERE or coll_name in SKIPPED_COLLECTIONS or coll_name.startswith("_"):
             continue
         coll = getattr(bpy.data, coll_name, None)
         if not hasattr(coll, "rna_type") or not hasattr(coll, "__iter__") or isinstance(coll, str):
@@ -317,9 +324,12 @@ def stored_paths(bpy: Any) -> list[tuple[str, str]]:
             items = list(coll)
         except TypeError:
             continue
+        ui = tuple(t for t in (getattr(bpy.types, n, None) for n in UI_ID_TYPES) if t is not None)
         for idb in items:
             if not isinstance(idb, bpy.types.ID):
                 break
+            if isinstance(idb, ui):
+                continue
             _struct_paths(f"{coll_name}[{idb.name!r}]", idb, out, 3, seen)
             for m in getattr(idb, "modifiers", None) or []:
                 _struct_paths(f"{coll_name}[{idb.name!r}].modifiers[{m.name!r}]", m, out, 3, seen)
