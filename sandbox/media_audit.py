@@ -197,7 +197,9 @@ def _import_nodes(bpy: Any) -> list[tuple[str, str | None]]:
 
 def _point_caches(bpy: Any) -> list[tuple[str, Any]]:
     """Every point cache in the file, with a name for its owner: rigid-body worlds, solver modifiers (cloth, soft
-    body, dynamic paint surfaces) and particle systems, on every object of every scene."""
+    body, dynamic paint surfaces) and particle systems, on every object of every scene. The same walk as
+    `probes.render_safety.point_caches`, kept here because the sandbox child loads this file by path, before
+    anything of the package can be imported there."""
     out: list[tuple[str, Any]] = []
     for sc in bpy.data.scenes:
         rbw = sc.rigidbody_world
