@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sys
 import textwrap
 from pathlib import Path
@@ -190,7 +191,7 @@ def test_the_folder_cap_counts_a_sparse_file_by_its_apparent_size(tmp_path: Path
 PROBE = textwrap.dedent(
     """
     import json, os, socket, sys
-    run, packs, home = sys.argv[-3:]
+    run, packs, home, port = sys.argv[-4:]
     out = {"packs": sorted(os.listdir(packs)) if os.path.isdir(packs) else None,
            "home": sorted(os.listdir(home)) if os.path.isdir(home) else [],
            "git": os.path.exists(os.path.join(os.path.dirname(os.path.dirname(packs)), ".git")),
@@ -200,7 +201,7 @@ PROBE = textwrap.dedent(
     except OSError:
         out["run_writable"] = False
     try:
-        socket.create_connection(("1.1.1.1", 53), timeout=2); out["network"] = True
+        socket.create_connection(("127.0.0.1", int(port)), timeout=2); out["network"] = True
     except OSError:
         out["network"] = False
     open("scratch_ok", "w").write("x")
@@ -222,19 +223,25 @@ def test_a_walled_child_sees_no_secrets_writes_only_its_scratch_and_is_memory_bo
     bound = {Path(r).relative_to(home).parts[0] for r in isolation.interpreter_roots()
              if Path(r).is_relative_to(home) and Path(r) != Path(home)}
     env = {**os.environ, "PCG_TEST_API_KEY": "secret"}
-    plain = run_limited([sys.executable, "-c", PROBE, str(run), str(packs), home], timeout_s=60, memory_mb=None, env=env)
+    # the network probe: a listener on this host's loopback (a walled child has a loopback of its own, so it
+    # cannot reach it); no test traffic leaves the machine
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = str(listener.getsockname()[1])
+    plain = run_limited([sys.executable, "-c", PROBE, str(run), str(packs), home, port], timeout_s=60, memory_mb=None,
+                        env=env, cwd=str(tmp_path))
     p = json.loads(plain.stdout.strip().splitlines()[-1])
-    assert "ball_bounce" in p["packs"] and p["run_writable"] and p["env_keys"]  # control: a plain child sees all
+    assert "ball_bounce" in p["packs"] and p["run_writable"] and p["env_keys"] and p["network"]  # control: sees all
     assert set(p["home"]) - bound or not p["home"]
     (run / "written").unlink()
     os.environ["PCG_TEST_API_KEY"] = "secret"
     try:
         with wall.scratch_folder() as scratch:
-            res = wall.run_walled([sys.executable, "-c", PROBE, str(run), str(packs), home], scratch=scratch,
+            res = wall.run_walled([sys.executable, "-c", PROBE, str(run), str(packs), home, port], scratch=scratch,
                                   readonly=[run], timeout_s=60, memory_mb=1024)
             assert (scratch / "scratch_ok").is_file()
     finally:
         del os.environ["PCG_TEST_API_KEY"]
+        listener.close()
     w = json.loads(res.stdout.strip().splitlines()[-1])
     assert w["packs"] == [] and set(w["home"]) <= bound and not w["git"] and w["env_keys"] == []
     assert w["run_writable"] is False and w["network"] is False
