@@ -18,6 +18,7 @@ from physcodegym.probes.audit_base import (
     _rendered,
     _series,
 )
+from physcodegym.probes.detect_switches import draws
 
 
 class MotionDetectors(AuditBase):
@@ -36,8 +37,8 @@ class MotionDetectors(AuditBase):
         scripted: dict[str, list[str]] = {}
         self.sim_moved: set[str] = set()
         owner = self.owner or {}
-        rendered_movers = [
-            n for n in self.moving if self.info[n]["type"] in ph.GEOMETRY_TYPES and _rendered(self.info[n])]
+        # everything that renders is judged: geometry, and an empty that draws an instanced collection
+        rendered_movers = [n for n in self.moving if draws(self, n) and _rendered(self.info[n])]
         # an emitter of rendered particles places where they are born, rendered or not: its motion is judged too
         emitters = [n for n in self.moving if self._emits_rendered(n)]
         # ... and one, moving or not, whose rendered particles move with no solver (placed or steered by rules)
@@ -334,7 +335,7 @@ class MotionDetectors(AuditBase):
 
     def not_simulated(self) -> None:
         movers = list(dict.fromkeys([n for n in self.core if self.info[n]["type"] not in ("CAMERA", "LIGHT")]
-                                    + [n for n in self.moving if self.info[n]["type"] in ph.GEOMETRY_TYPES
+                                    + [n for n in self.moving if draws(self, n)
                                        and _rendered(self.info[n])]))
         particles_move = self._solver_particles_move()
         # rendered particles that move with no solver (placed, steered) are motion, none of it simulated

@@ -29,12 +29,24 @@ CUT_SPIKE = 4.0  # ... that is this many times its largest step on the `CUT_AROU
 CUT_AROUND = 3  # (a dolly, a pan or a zoom moves about as much on every frame: no cut)
 
 
+def draws(a: Any, name: str) -> bool:
+    """Does the object put material in the frames: an object of a geometry type, or one that draws what it
+    instances (an EMPTY instancing a collection, vertex or face instances; `probes.geometry` holds their material
+    under the instancer's name)? Why: a detector that picks its objects by geometry type alone misses a ball whose
+    only rendered copy is an instanced collection carried by a keyed or switching empty."""
+    info = a.info.get(name) or {}
+    if info.get("type") in GEOMETRY_TYPES or info.get("instance_type") in {"COLLECTION", "VERTS", "FACES"}:
+        return True
+    geom = getattr(a, "geom", None)
+    return geom is not None and name in geom.meshes
+
+
 def visibility_switches(a: Any) -> None:
-    """`scripted_motion` (cause `visibility_switch`) for each geometry object that renders on some sampled frames
-    and not on others, in the camera's view."""
+    """`scripted_motion` (cause `visibility_switch`) for each object that draws material (`draws`) and renders on
+    some sampled frames and not on others, in the camera's view."""
     for name, info in a.info.items():
         hf = (info.get("render") or {}).get("hidden_frames")
-        if not hf or info.get("type") not in GEOMETRY_TYPES or not 0 < hf["count"] < hf["of"]:
+        if not hf or not draws(a, name) or not 0 < hf["count"] < hf["of"]:
             continue
         if name in a.geom.meshes and not a._in_view(name):
             continue  # nothing the frames show changes

@@ -299,6 +299,8 @@ def object_info(ob: Any) -> dict[str, Any]:
         "materials": mats,
         "has_animation": bool(ob.animation_data and (ob.animation_data.action or len(ob.animation_data.drivers))),
     }
+    if getattr(ob, "instance_type", "NONE") not in ("NONE", None):  # an empty drawing a collection renders too
+        info["instance_type"] = ob.instance_type
     if ob.field is not None and ob.field.type != "NONE":
         f = ob.field
         info["field"] = {"type": f.type, "strength": float(f.strength), "flow": float(getattr(f, "flow", 0.0)),
@@ -626,7 +628,8 @@ def _sample_scene(scene: Any, frames: range | list[int] | None, objects: list[st
     lens_tracks: dict[str, list[list[float]]] = {o.name: [] for o in lens_cams}
     # what renders can change per frame: then visibility is read on every frame, and the worst frame counts
     varies = appearance_varies(scene)
-    seen = [o for o in obs if o.type in GEOMETRY_TYPES] if varies else []
+    # ... of everything that renders: geometry, and an object that instances geometry (a collection on an empty)
+    seen = [o for o in obs if o.type in GEOMETRY_TYPES or o.instance_type != "NONE"] if varies else []
     worst: dict[str, dict[str, Any]] = {}
     hidden_at: dict[str, list[int]] = {}
     for fi, f in enumerate(frames):

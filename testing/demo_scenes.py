@@ -1011,3 +1011,37 @@ def tight_fold(defect: bool = True, frames: int = 12) -> Any:
     sphere("Ball", (3, 0, 1.5), 0.2, rb=None)
     bake()
     return sc
+
+
+def instanced_ball(how: str = "keyed", frames: int = 30) -> Any:
+    """A ball with no physics drawn only through an EMPTY that instances its collection (the ball's own collection
+    is linked to no scene), resting on the ground. `how`: "keyed" the empty's location is keyed, sliding the ball
+    1.5 m along the ground (scripted motion carried by an object of no geometry type); "switch" the empty's
+    hide_render is keyed off at mid-run (the ball vanishes); "still" the honest twin, an instancing empty that
+    never changes (the instanced decor of an artist's scene)."""
+    import bpy
+
+    sc = rigid_stage(frames)
+    sphere("Drop", (1.5, 0, 1.0), 0.2)  # a simulated body beside it: the scene is not static as a whole
+    ball = sphere("Ball", (0, 0, 0), 0.2, rb=None)
+    col = bpy.data.collections.new("BallSet")
+    for c in list(ball.users_collection):
+        c.objects.unlink(ball)
+    col.objects.link(ball)
+    carrier = bpy.data.objects.new("Carrier", None)
+    carrier.instance_type = "COLLECTION"
+    carrier.instance_collection = col
+    sc.collection.objects.link(carrier)
+    carrier.location = (-0.75, 0.0, 0.2)
+    if how == "keyed":
+        carrier.keyframe_insert("location", frame=1)
+        carrier.location.x = 0.75
+        carrier.keyframe_insert("location", frame=frames)
+    elif how == "switch":
+        carrier.hide_render = False
+        carrier.keyframe_insert("hide_render", frame=1)
+        carrier.hide_render = True
+        carrier.keyframe_insert("hide_render", frame=frames // 2)
+        hold_keys(carrier)
+    bake()
+    return sc
