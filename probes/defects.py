@@ -36,16 +36,26 @@ DEFECTS: dict[str, tuple[str, ...]] = {
     "idle_motor": (),  # the keyed_motor joint with its motors off: present, constant, changing nothing
     "instanced_decor": (),  # every rendered mesh with no physics drawn through a collection instance instead
     "rebake_same": (),  # stale_bake's twin: gravity assigned after the bake, to the value the bake was made with
+    # a FORCE field far under the moving rigid core, its strength tuned to carry the core's whole weight: the body
+    # floats where it should fall (the finding names the field and the share of the weight it carries)
+    "field_lift": ("hidden_support",),
+    "field_far": (),  # field_lift's twin: the same field, its reach cut to 1 m, 100 m away: it acts on nothing
+    # a spare of the task's cloth, pinned and still on a rendered crate, folded back over itself so that its
+    # returning leg passes through the first one beside the fold: a static defect though nothing moves
+    "still_cloth_crossing": ("self_intersection",),
+    "still_cloth_fold": (),  # its twin: the same spare folded with its returning leg 2 cm above the first one
     **HIDING_DEFECTS,  # render-only motion, viewport-only collider, pass-through, cloth shell, pin, Brownian push,
     # a collider drawn inside its collision surface, a vanishing liquid
 }
 # The concealment-mechanism defects (CI runs them on a few rigid tasks; `selftest --all` on every task).
 MECHANISM_DEFECTS: tuple[str, ...] = ("nla_world_off", "hidden_follower", "gravity_clock", "static_embed",
                                       "glue_joint", "hidden_motor", "distant_hinge", "stale_bake", "keyed_motor",
-                                      "idle_motor", "instanced_decor", "rebake_same", *HIDING_DEFECTS)
+                                      "idle_motor", "instanced_decor", "rebake_same", "field_lift", "field_far",
+                                      "still_cloth_crossing", "still_cloth_fold", *HIDING_DEFECTS)
 # Honest twins: the self-test expects them clean (`verifier.selftest`: a finding or a drop of S_val is a false alarm).
 HONEST_TWINS: dict[str, str] = {"idle_motor": "keyed_motor", "instanced_decor": "pin_in_air",
-                                "rebake_same": "stale_bake"}
+                                "rebake_same": "stale_bake", "field_far": "field_lift",
+                                "still_cloth_fold": "still_cloth_crossing"}
 BASIC_DEFECTS: tuple[str, ...] = tuple(k for k in DEFECTS if k not in MECHANISM_DEFECTS)
 # Defects that cannot apply to a task say so with this prefix (the self-test reports them not applicable).
 NOT_APPLICABLE = "not applicable:"
@@ -400,6 +410,10 @@ def inject_defect(scene: Any, kind: str, mapping: dict[str, str]) -> dict[str, A
         return _hidden_joint(scene, mapping, kind)
     if kind == "instanced_decor":
         return _instanced_decor(scene, mapping)
+    if kind in ("field_lift", "field_far"):
+        return _field_lift(scene, mapping, kind)
+    if kind in ("still_cloth_crossing", "still_cloth_fold"):
+        return _still_cloth(scene, mapping, kind)
     if kind == "rebake_same":
         g = [float(x) for x in scene.gravity]
         return {"kind": kind, "object": None, "after_bake": {"gravity": g},
@@ -650,3 +664,108 @@ def _instanced_decor(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
         done.append(o.name)
     return {"kind": "instanced_decor", "object": None,
             "detail": f"{len(done)} rendered mesh(es) without physics drawn through collection instances: {done}"}
+
+
+FIELD_DROP_M = 100.0  # m: field_lift's field sits this far under the core (its push is vertical wherever it goes)
+
+
+def _field_lift(scene: Any, mapping: dict[str, str], kind: str) -> dict[str, Any]:
+    """A FORCE field `FIELD_DROP_M` under the moving rigid core's start, constant falloff, its strength tuned so
+    its push carries the core's whole weight: the body, which starts at rest, floats where it starts
+    (`field_lift`). Bullet receives a FORCE field's strength as a force of strength / fps newtons (measured in bpy
+    5.0.1: 295 holds 1 kg at 30 fps, the same at 24 fps rises, 2 kg falls; substeps change nothing), scaled by the
+    rigid-body world's force weight, while gravity is scaled by its gravity weight. The twin `field_far` is the
+    same field 100 m to the side with its reach cut to 1 m: present, strong, acting on nothing. Not applicable
+    where the task admits force fields (then a field is no cheat) or the core is no rigid body."""
+    import bpy
+    from mathutils import Vector
+
+    if "FORCE" in json.loads(mapping.get("__admits__", "[]")):
+        raise ValueError(f"{NOT_APPLICABLE} the task admits force fields")
+    ob = _still_core(scene, mapping, kind)
+    w = scene.rigidbody_world
+    if ob.rigid_body is None or w is None or ob.rigid_body.type != "ACTIVE":
+        raise ValueError(f"{NOT_APPLICABLE} the moving core {ob.name} is not an active rigid body (a field's push "
+                         "on a cloth or a liquid is no one number to tune)")
+    ew = w.effector_weights
+    g = float(Vector(scene.gravity).length) * ew.gravity * ew.all
+    if ew.force * ew.all <= 0 or g <= 0:
+        raise ValueError(f"{NOT_APPLICABLE} the rigid-body world takes no force fields or has no gravity")
+    fps = scene.render.fps / scene.render.fps_base
+    strength = ob.rigid_body.mass * g * fps / (ew.force * ew.all)
+    scene.frame_set(scene.frame_start)
+    p = ob.matrix_world.translation.copy()
+    bpy.ops.object.effector_add(type="FORCE", location=(p.x, p.y, p.z - FIELD_DROP_M))
+    f = bpy.context.active_object
+    f.name = "Lift"
+    f.field.strength = strength
+    f.field.falloff_power = 0.0
+    where = f"{FIELD_DROP_M:.0f} m under {ob.name}"
+    if kind == "field_far":
+        f.location = (p.x + FIELD_DROP_M, p.y, p.z - FIELD_DROP_M)
+        f.field.use_max_distance = True
+        f.field.distance_max = 1.0
+        where = f"{FIELD_DROP_M:.0f} m to the side of and under {ob.name}, its reach cut to 1 m (it acts on nothing)"
+    return {"kind": kind, "object": f.name,
+            "detail": f"FORCE field {f.name} strength {strength:.2f} ({ob.rigid_body.mass:g} kg x {g:.2f} m/s^2 x "
+                      f"{fps:g} fps), {where}"}
+
+
+FOLD_LEG_M, FOLD_ROWS = 0.5, 8  # the spare cloth: each leg of the fold 0.5 m long, 8 rows of quads (0.0625 m)
+
+
+def _still_cloth(scene: Any, mapping: dict[str, str], kind: str) -> dict[str, Any]:
+    """A spare of the task's cloth (a new strip with the core cloth's quality and mass), every vertex pinned, lying
+    on a rendered crate (no physics) beside the scene's support, folded back over itself: its first leg 2 cm over
+    the crate, the returning leg 1 cm over it one row from the fold, then (`still_cloth_crossing`) 1.5 cm under
+    it from the next row on, so its triangles pass through the first leg beside the fold, where the crossing
+    triangles' nearest vertices are two edge rings apart; (`still_cloth_fold`, the twin) 2 cm over it. Every pin
+    stays within 5 cm of the crate (a pin farther from material would be a hidden support, another defect).
+    Why a spare and not the core cloth: pinning the core stops the motion the task's criteria judge, so its twin
+    could never be clean. Not applicable where no core object is a cloth."""
+    import bpy
+    import mathutils
+    from physcodegym.probes.defects_hiding import _cloth_core
+
+    _core, cm0 = _cloth_core(scene, mapping, kind)
+    sups = _support_objects(scene, mapping) or _core_objects(scene, mapping)
+    scene.frame_set(scene.frame_start)
+    bb = [sups[0].matrix_world @ mathutils.Vector(c) for c in sups[0].bound_box]
+    x0, y0, top = max(v.x for v in bb) + 0.8, min(v.y for v in bb) - 0.8, max(v.z for v in bb) + 0.3
+    L, n = FOLD_LEG_M, FOLD_ROWS
+    crate = bpy.data.objects.new("SpareCrate", bpy.data.meshes.new("SpareCrate"))
+    h = 0.05
+    cv = [(a, b, c) for a in (-0.05, L + 0.05) for b in (-0.05, L + 0.05) for c in (-2 * h, 0.0)]
+    crate.data.from_pydata(cv, [], [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4),
+                                    (1, 5, 7, 3)])
+    crate.data.update()
+    scene.collection.objects.link(crate)
+    crate.location = (x0, y0, top)
+    verts = []
+    for j in range(2 * n + 1):
+        for i in range(n + 1):
+            if j <= n:
+                y, z = j * L / n, 0.02
+            else:
+                k = j - n
+                y = L - k * L / n
+                z = 0.03 if k == 1 else (0.005 if kind == "still_cloth_crossing" else 0.04)
+            verts.append((i * L / n, y, z))
+    faces = [(j * (n + 1) + i, j * (n + 1) + i + 1, (j + 1) * (n + 1) + i + 1, (j + 1) * (n + 1) + i)
+             for j in range(2 * n) for i in range(n)]
+    me = bpy.data.meshes.new("SpareCloth")
+    me.from_pydata(verts, [], faces)
+    me.update()
+    ob = bpy.data.objects.new("SpareCloth", me)
+    scene.collection.objects.link(ob)
+    ob.location = (x0, y0, top)
+    ob.vertex_groups.new(name="pin").add(list(range(len(verts))), 1.0, "REPLACE")
+    cm = ob.modifiers.new("Cloth", "CLOTH")
+    cm.settings.vertex_group_mass = "pin"
+    cm.settings.quality = cm0.settings.quality
+    cm.settings.mass = cm0.settings.mass
+    cm.point_cache.frame_start, cm.point_cache.frame_end = scene.frame_start, scene.frame_end
+    how = "dips 1.5 cm under its first leg (crossing it)" if kind == "still_cloth_crossing" else "stays 2 cm over it"
+    return {"kind": kind, "object": ob.name,
+            "detail": f"{ob.name}: a pinned, still spare of {cm0.name}'s cloth on {crate.name}, folded back over "
+                      f"itself; its returning leg {how} one row from the fold"}
