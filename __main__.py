@@ -3,4 +3,6 @@
 from physcodegym.headless.cli import main
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from physcodegym.core.exit import exit_child
+
+    exit_child(main())

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import ast
 import os
-import sys
 from pathlib import Path
 
 RENDER_CALL = "bpy.ops.render.render"
@@ -77,4 +76,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from physcodegym.core.exit import exit_child
+
+    exit_child(main())

@@ -115,4 +115,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from physcodegym.core.exit import exit_child
+
+    exit_child(main())

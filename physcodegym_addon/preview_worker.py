@@ -41,4 +41,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from physcodegym.core.exit import exit_child
+
+    exit_child(main())

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 import traceback
 from pathlib import Path
@@ -573,4 +572,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from physcodegym.core.exit import exit_child
+
+    exit_child(main())

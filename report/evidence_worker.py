@@ -82,4 +82,6 @@ def _default(o):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from physcodegym.core.exit import exit_child
+
+    exit_child(main())

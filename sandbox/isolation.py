@@ -58,7 +58,7 @@ ETC_ENTRIES = (
     "nsswitch.conf",
     # public CA certificates (never /etc/ssl/private): Debian's python3-requests reads its bundle there at import
     # (certifi -> /etc/ssl/certs/ca-certificates.crt), so without it a child in Debian's Blender cannot even import
-    # the CLI (issue 41: the panel's audit in Blender 4.3.2 of scripts/blender_rootfs.sh)
+    # the CLI (the panel's audit in the Blender 4.3.2 of scripts/blender_rootfs.sh)
     "ssl/certs",
 )
 TOP_LEVEL_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")

@@ -274,4 +274,6 @@ def run_trusted(blend: str, root: str, timeout_s: float = TIMEOUT_S, memory_mb: 
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    from physcodegym.core.exit import exit_child
+
+    exit_child(main(sys.argv[1:]))

@@ -1,4 +1,4 @@
-"""register() refuses a Blender older than the manifest's blender_version_min with one clear line (issue 41)."""
+"""register() refuses a Blender older than the manifest's blender_version_min with one clear line."""
 
 from __future__ import annotations
 
