@@ -101,3 +101,34 @@ if [ "$profile" = test ]; then
     fi
   fi
 fi
+if [ "$profile" = test ]; then
+  # A second Blender for the tests: bpy 5.2.3 LTS, which exists only for Python 3.13 (Blender 5.1+ embed 3.13),
+  # in .venv-bpy52/; the package is found through a .pth naming .venv-bpy52/pkgroot/physcodegym -> this checkout.
+  # tests/core/test_other_blender.py runs a shipped truth and its audit there. Pins: the set measured together.
+  bstamp=.venv-bpy52/.installed
+  bwant="bpy==5.2.3 set 1"  # raise the set number when the pins below change
+  if [ "$(cat "$bstamp" 2>/dev/null)" != "$bwant" ]; then
+    B313=""
+    for c in ${BPY52_PYTHON:-} python3.13 "$(pyenv root 2>/dev/null)"/versions/3.13*/bin/python3; do
+      [ -n "$c" ] || continue
+      if "$c" -c 'import sys; raise SystemExit(sys.version_info[:2] != (3, 13))' >/dev/null 2>&1; then B313=$c; break; fi
+    done
+    if [ -n "$B313" ]; then
+      t0=$SECONDS
+      rm -rf .venv-bpy52
+      say "installing bpy 5.2.3 (Python 3.13) into .venv-bpy52 for the second-Blender test ..."
+      if "$B313" -m venv .venv-bpy52 && pipq .venv-bpy52/bin/python install \
+           "bpy==5.2.3" "pydantic==2.14.4" "requests==2.34.2" "rich==15.0.0" "tomli_w==1.2.0" \
+           "opencv-python-headless==5.1.0.95" "scikit-image==0.26.0" "matplotlib==3.11.2" "scipy==1.18.1"; then
+        mkdir -p .venv-bpy52/pkgroot && ln -sfn "$PWD" .venv-bpy52/pkgroot/physcodegym
+        echo "$PWD/.venv-bpy52/pkgroot" > "$(.venv-bpy52/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/physcodegym-src.pth"
+        echo "$bwant" > "$bstamp"
+        say ".venv-bpy52 ready ($((SECONDS - t0)) s)"
+      else
+        say "installing bpy 5.2.3 failed: the second-Blender test will fail with that reason"
+      fi
+    else
+      say "no Python 3.13 on this machine: the second-Blender test will fail (it needs bpy 5.2.3, which is 3.13 only)"
+    fi
+  fi
+fi
