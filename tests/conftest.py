@@ -91,6 +91,7 @@ def measured_seconds() -> dict[str, float]:
         return {}
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups into the node ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     seconds = measured_seconds()
     unit: dict[str, str] = {}  # node id -> the unit xdist hands out (its group, or the test itself)

@@ -62,3 +62,11 @@ def test_groups_keep_shared_fixtures_on_one_worker(request: pytest.FixtureReques
     assert conf.xdist_group_of(item("report/test_z.py", plain)) == "area:report"
     assert conf.xdist_group_of(item("rubric/test_s.py", plain, ("truth_work",), {"task_id": "pendulum"})) == "task:pendulum"
     assert conf.xdist_group_of(item("rubric/test_s.py", plain, (), {"task_id": "pendulum"})) is None
+
+
+def test_groups_are_set_before_xdist_reads_them(request: pytest.FixtureRequest) -> None:
+    """xdist's worker turns `xdist_group` marks into node-id suffixes in its own collection hook; a conftest hook
+    that runs after it sets marks nobody reads (measured: each of milk_pour's truth bakes ran on both workers)."""
+    impls = request.config.hook.pytest_collection_modifyitems.get_hookimpls()
+    ours = [h for h in impls if str(getattr(h, "plugin_name", "")).endswith("tests/conftest.py")]
+    assert len(ours) == 1 and ours[0].tryfirst, [(h.plugin_name, h.tryfirst) for h in impls]
