@@ -13,7 +13,7 @@ PYTEST = PHYSCODEGYM_AUDIT_ALL=1 PHYSCODEGYM_HARBOR_PYTHON=$(CURDIR)/.venv-harbo
 TEST_WORKERS ?= 2
 # Files that hold `alone` tests: collecting only these keeps the serial phase short (tests/core/test_suite.py
 # fails when a file with an `alone` test is missing here).
-ALONE_FILES = tests/core/test_limits.py
+ALONE_FILES = tests/core/test_limits.py tests/sandbox/test_reproducible.py
 
 test:
 	bash scripts/setup.sh test

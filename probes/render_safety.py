@@ -261,6 +261,9 @@ MAX_PATHS = 5000
 # Not walked: `library_weak_reference` (an asset's origin, never loaded by a worker) and `tool_settings` (editing
 # tools' state: no bake or render reads a path there, and Blender 4.2 crashes reading some of its tool slots).
 SKIPPED_PROPERTIES = frozenset({"rna_type", "library_weak_reference", "tool_settings"})
+# Structs that only point at Blender's own read-only data files: a studio light's `path` is the `.sl` file of the
+# Blender install (Workbench shading with a studio light references it); nothing of the scene writes there.
+SKIPPED_STRUCTS = frozenset({"StudioLight"})
 # `all_ids` (Blender 5.2+) lists every ID again, UI ones included; each ID is visited from its own collection.
 SKIPPED_COLLECTIONS = frozenset({"all_ids"})
 # UI data (windows, screens, workspaces and their file browsers' folders): not saved data a worker uses.
@@ -279,6 +282,8 @@ def _struct_paths(owner: str, st: Any, out: list[tuple[str, str]], depth: int, s
     if key in seen:
         return
     seen.add(key)
+    if st.bl_rna.identifier in SKIPPED_STRUCTS:
+        return
     for p in st.bl_rna.properties:
         ident = p.identifier
         if ident in SKIPPED_PROPERTIES:

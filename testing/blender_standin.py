@@ -10,7 +10,8 @@ as our children can tell:
 - it prints a banner on stdout before running the expression and "Blender quit" after it;
 - `sys.argv` holds every argument (Blender's own ones too); `bpy` is imported first and
   `bpy.app.binary_path` is the stand-in itself, so grandchildren are started through it as well;
-- with `PHYSCODEGYM_STANDIN_LOG` set, every start appends one JSON line (its arguments) to that file;
+- every start appends one JSON line (its arguments) to the file `PHYSCODEGYM_STANDIN_LOG` names or, when that is
+  unset (a child whose environment was built from nothing), to `<stand-in>.starts.jsonl` if it can;
 - an uncaught exception exits with the `--python-exit-code` value (0 if not given), otherwise 0;
   an unknown flag is an error (exit 64), so a malformed command line cannot pass.
 """
@@ -51,10 +52,14 @@ if not background or expr is None:
     print("stand-in blender: only `-b --python-expr EXPR` is supported", file=sys.stderr)
     sys.exit(64)
 import os, json
-if os.environ.get("PHYSCODEGYM_STANDIN_LOG"):  # one line per start: which of our modules ran through the binary
-    _m = [ln for ln in (expr or "").splitlines() if ln.startswith("sys.argv = [")]
-    with open(os.environ["PHYSCODEGYM_STANDIN_LOG"], "a", encoding="utf-8") as _f:
+# one line per start: which of our modules ran through the binary; to $PHYSCODEGYM_STANDIN_LOG, or (a child whose
+# environment was built from nothing) beside the stand-in, when that folder is writable
+_m = [ln for ln in (expr or "").splitlines() if ln.startswith("sys.argv = [")]
+try:
+    with open(os.environ.get("PHYSCODEGYM_STANDIN_LOG") or {path!r} + ".starts.jsonl", "a", encoding="utf-8") as _f:
         _f.write(json.dumps({{"pid": os.getpid(), "argv": sys.argv[1:], "module_line": _m[0] if _m else None}}) + "\n")
+except OSError:
+    pass
 import bpy
 bpy.app.binary_path = {path!r}
 sys.argv = [{path!r}, *args]

@@ -36,9 +36,10 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 TESTS = Path(__file__).resolve().parent
-# Areas whose session fixture is one expensive job that every test of the area reads (a batch over a small
-# benchmark, the report built from it): one group each, so the job runs once.
-AREA_GROUPS = {"report", "batch"}
+# Areas that share one thing per process: a session fixture that is one expensive job (a batch over a small
+# benchmark, the report built from it), or the add-on registered in this process (panel: its tests enable,
+# unregister and re-register it, in file order). One group each.
+AREA_GROUPS = {"report", "batch", "panel"}
 # Session fixtures keyed by a shipped task whose folder accumulates that task's bakes.
 TASK_FIXTURES = {"truth_work"}
 

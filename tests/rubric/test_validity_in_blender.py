@@ -4,6 +4,10 @@ A bpy process whose `bpy.app.binary_path` is a stand-in binary (testing/blender_
 --python-expr` with a Python that cannot import this project by itself) computes S_val of the billiard truth
 scene: the audit (with the rubric's counterfactual criterion) is a child of the binary, and its counterfactual
 branch workers are grandchildren started the same way. Same verdict as the module form (test_cli_validity.py).
+
+The audit runs without its wall here (`unsafe_no_isolation`): the stand-in logs each start beside itself, and a
+walled audit has no writable folder but its scratch, so its grandchildren's starts could not be seen. What this test is about is the launch path through the binary;
+the wall around the audit is tested in tests/sandbox/test_wall.py and tests/rubric/test_cli_validity.py.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import bpy
 bpy.app.binary_path = sys.argv[1]
 from physcodegym.tasks.loader import load_task
 from physcodegym.verifier.validity import s_val_for_run
-r = s_val_for_run(load_task(sys.argv[2]), sys.argv[3])
+r = s_val_for_run(load_task(sys.argv[2]), sys.argv[3], unsafe_no_isolation=True)
 crit = (r.details or {}).get("criteria") or []
 print("RESULT " + json.dumps({"state": str(r.state), "value": r.value, "reason": r.reason,
                               "passed": sorted(c["id"] for c in crit if c.get("passed"))}))
@@ -48,7 +52,9 @@ def test_s_val_runs_through_the_blender_binary(tmp_path: Path, scene_dir: Callab
     res = json.loads(line[7:])
     assert res["value"] == 1.0 and res["state"].endswith("ok"), res
     assert "cf_contact" in res["passed"]  # the counterfactual criterion was evaluated, not left undetermined
-    starts = [json.loads(ln) for ln in log.read_text().splitlines()]
+    beside = Path(str(standin) + ".starts.jsonl")  # starts from children whose environment was built from nothing
+    lines = log.read_text().splitlines() + (beside.read_text().splitlines() if beside.is_file() else [])
+    starts = [json.loads(ln) for ln in lines]
     modules = [s["module_line"] or "" for s in starts]
     first = starts[0]["argv"]  # the parent's one child: the audit with the task's rubric
     assert "'physcodegym'" in modules[0] and first[first.index("--") + 1 :][:1] == ["audit"] and "--task" in first
