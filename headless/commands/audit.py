@@ -23,6 +23,7 @@ from typing import Any
 
 from physcodegym.core.errors import InputError
 from physcodegym.headless.cli import CommandResult
+from physcodegym.headless.commands._wall_args import wall_mode
 
 NAME = "audit"
 HELP = "audit a run folder or .blend for physics violations (findings with evidence); --task adds S_val"
@@ -130,11 +131,7 @@ def _supervise(args: argparse.Namespace, path: Path, loaded_task: Any = None) ->
 
     if args.timeout <= 0:
         raise InputError("must be positive", field="--timeout")
-    mode = wall.mode_for(bool(getattr(args, "unsafe_no_isolation", False)))
-    try:
-        wall.require_wall(mode)
-    except wall.IsolationUnavailable as e:
-        raise InputError(str(e), field="--unsafe-no-isolation") from e
+    mode = wall_mode(args)
     src = path.resolve()
     with wall.scratch_folder("pcg_audit_") as scratch:
         fwd = ["audit", str(src), "--json", "--in-process"]

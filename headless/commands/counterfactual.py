@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from physcodegym.core.errors import InputError, from_validation
+from physcodegym.headless.commands._wall_args import wall_mode
 from pydantic import ValidationError
 
 NAME = "counterfactual"
@@ -180,11 +181,7 @@ def _walled(args: argparse.Namespace, blend: Path) -> dict[str, Any]:
     from physcodegym.core import launch
     from physcodegym.sandbox import wall
 
-    mode = wall.mode_for(bool(getattr(args, "unsafe_no_isolation", False)))
-    try:
-        wall.require_wall(mode)
-    except wall.IsolationUnavailable as e:
-        raise InputError(str(e), field="--unsafe-no-isolation") from e
+    mode = wall_mode(args)
     src = blend.resolve()
     with wall.scratch_folder("pcg_counterfactual_") as scratch:
         fwd = ["counterfactual", str(src), "--json", "--in-process"]
