@@ -47,6 +47,7 @@ if ((${#need[@]})); then
     echo "blender_rootfs: needs ${need[*]} (apt-get install ${need[*]}) and root for debootstrap" >&2
     exit 2
   fi
+  apt-get -o DPkg::Lock::Timeout=900 update -qq >&2  # a fresh machine has no package lists yet
   DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -q "${need[@]}" >&2
 fi
 if [[ $(id -u) -ne 0 ]]; then
