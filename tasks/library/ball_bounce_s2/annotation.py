@@ -1,6 +1,6 @@
 """ball_bounce: hand-written part of the task; intervals are measured from the truth trajectories."""
 
-from physcodegym.authoring import detect as d
+from physcodegym.tasks import events as d
 
 PARAMS = {'ball_ang_damping': 0.62,
  'ball_bounce': 0.84,

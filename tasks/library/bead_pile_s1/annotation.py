@@ -1,7 +1,7 @@
 """bead_pile: hand-written part of the task; intervals are measured from the truth trajectories."""
 
 import numpy as np
-from physcodegym.authoring import detect as d
+from physcodegym.tasks import events as d
 
 # The values truth.py was built with (a family member's generator rewrites this literal; see family.py).
 PARAMS = {'bead_bounce': 0.13,

@@ -1,6 +1,6 @@
 """hose_jet: hand-written part of the task; intervals are measured from the truth trajectories."""
 
-from physcodegym.authoring import detect as d
+from physcodegym.tasks import events as d
 
 PARAMS = {'camera_loc': [-0.064, -1.218, 0.502],
  'camera_target': [-0.094, 0.0, 0.1],

@@ -1,6 +1,6 @@
 """hose_jet: hand-written part of the task; intervals are measured from the truth trajectories."""
 
-from physcodegym.authoring import detect as d
+from physcodegym.tasks import events as d
 
 PARAMS = {'camera_loc': [0.071, -1.247, 0.564],
  'camera_target': [-0.11, 0.0, 0.111],

@@ -1,7 +1,7 @@
 """liquid_duck: hand-written part of the task; intervals are measured from the truth trajectories."""
 
 import numpy as np
-from physcodegym.authoring import detect as d
+from physcodegym.tasks import events as d
 
 PARAMS = {'basin_colour': 'light grey',
  'basin_rgb': [0.7, 0.72, 0.74],

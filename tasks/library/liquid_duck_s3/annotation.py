@@ -1,7 +1,7 @@
 """liquid_duck: hand-written part of the task; intervals are measured from the truth trajectories."""
 
 import numpy as np
-from physcodegym.authoring import detect as d
+from physcodegym.tasks import events as d
 
 PARAMS = {'basin_colour': 'white',
  'basin_rgb': [0.9, 0.92, 0.95],

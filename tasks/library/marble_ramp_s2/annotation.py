@@ -1,6 +1,6 @@
 """marble_ramp: hand-written part of the task; intervals are measured from the truth trajectories."""
 
-from physcodegym.authoring import detect as d
+from physcodegym.tasks import events as d
 
 PARAMS = {'book_colour': 'green',
  'book_reach_x': 0.44,

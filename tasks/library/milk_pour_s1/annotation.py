@@ -1,7 +1,7 @@
 """milk_pour: hand-written part of the task; intervals are measured from the truth trajectories."""
 
 import numpy as np
-from physcodegym.authoring import detect as d
+from physcodegym.tasks import events as d
 
 PARAMS = {'camera_loc': [0.036, -0.991, 0.388],
  'camera_target': [-0.004, 0.0, 0.193],

@@ -1,7 +1,7 @@
 """milk_pour: hand-written part of the task; intervals are measured from the truth trajectories."""
 
 import numpy as np
-from physcodegym.authoring import detect as d
+from physcodegym.tasks import events as d
 
 PARAMS = {'camera_loc': [0.001, -1.013, 0.455],
  'camera_target': [-0.006, 0.0, 0.2],

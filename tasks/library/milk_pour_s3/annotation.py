@@ -1,7 +1,7 @@
 """milk_pour: hand-written part of the task; intervals are measured from the truth trajectories."""
 
 import numpy as np
-from physcodegym.authoring import detect as d
+from physcodegym.tasks import events as d
 
 PARAMS = {'camera_loc': [0.017, -1.035, 0.431],
  'camera_target': [-0.017, 0.0, 0.215],

@@ -1,7 +1,7 @@
 """pendulum: hand-written part of the task; intervals are measured from the truth trajectories."""
 
 import numpy as np
-from physcodegym.authoring import detect as d
+from physcodegym.tasks import events as d
 
 PARAMS = {'bob_colour': 'red',
  'bob_mass': 0.9,

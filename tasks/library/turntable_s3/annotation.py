@@ -1,6 +1,6 @@
 """turntable: hand-written part of the task; intervals are measured from the truth trajectories."""
 
-from physcodegym.authoring import detect as d
+from physcodegym.tasks import events as d
 
 # The values truth.py was built with (a family member's generator rewrites this literal; see family.py).
 PARAMS = {'base_colour': ['White', [0.88, 0.88, 0.86], 0.4],

@@ -1,7 +1,7 @@
 """flag_wind: hand-written part of the task; intervals are measured from the truth trajectories."""
 
 import numpy as np
-from physcodegym.authoring import detect as d
+from physcodegym.tasks import events as d
 
 PARAMS = {'air_damping': 1.0,
  'bending': 0.5,

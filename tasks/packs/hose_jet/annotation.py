@@ -1,6 +1,6 @@
 """hose_jet: hand-written part of the task; intervals are measured from the truth trajectories."""
 
-from physcodegym.authoring import detect as d
+from physcodegym.tasks import events as d
 
 PARAMS = {'world_rgb': [0.55, 0.6, 0.66],
  'studio_light': 'Default',

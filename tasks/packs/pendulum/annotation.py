@@ -1,7 +1,7 @@
 """pendulum: hand-written part of the task; intervals are measured from the truth trajectories."""
 
 import numpy as np
-from physcodegym.authoring import detect as d
+from physcodegym.tasks import events as d
 
 PARAMS = {'world_rgb': [0.55, 0.6, 0.66],
  'studio_light': 'Default',
