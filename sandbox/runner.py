@@ -12,6 +12,7 @@ what happened.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -476,18 +477,7 @@ def _run_program(
     copy = out_dir / "scene.py"
     if program.resolve() != copy.resolve():
         atomic.write_bytes(copy, src_bytes)  # O_EXCL | O_NOFOLLOW temp: a planted link is never written through
-    src = src_bytes.decode("utf-8", "replace")
-    report = check_source(src, str(program))
-    if not report.ok:
-        rec.status = "policy"
-        rec.violations = [v.to_dict() for v in report.violations]
-        first = report.violations[0]
-        rec.reason = (
-            f"{len(report.violations)} policy violation(s); first: line {first.line} [{first.rule}] {first.message}"
-        )
-        (out_dir / "run.log").write_text(
-            "static policy check failed; the program was not run\n" + report.to_json() + "\n"
-        )
+    if _refused_by_policy(rec, out_dir, program, src_bytes):
         return _finish(rec, out_dir, t0)
 
     try:
@@ -498,10 +488,64 @@ def _run_program(
         (out_dir / "run.log").write_text(f"not run: {e}\n")
         return _finish(rec, out_dir, t0)
     rec.isolation = wall.describe(isolation, available)
+    scratch = out_dir / "sandbox"  # the child's working folder and its only writable place
+    child = _launch(rec, out_dir, scratch, copy, blender, available, mode=mode, preview_frame=preview_frame,
+                    barrier=barrier, isolation=isolation, timeout_s=timeout_s, memory_mb=memory_mb,
+                    folder_cap_mb=folder_cap_mb)
+    # the child and its whole group are gone: validate what it left, from the trusted side (SPEC §3)
+    missing, problems, outputs, acc = verify_outputs(scratch, out_dir, mode, expected_frames)
+    rec.missing, rec.problems, rec.outputs = missing, problems, outputs
+    rec.artifacts, rec.ignored = acc.artifacts, acc.ignored
+    rec.validation = {"seconds": acc.seconds, "limits": artifacts.limits(), "headers": acc.info}
+    post = [{"rule": b["rule"], "detail": b["detail"], "audit_event": "post-run"} for b in acc.breaches]
+    ended = any(ev.get("event") == "end" for ev in child.events)
+    if (
+        not (child.breaches or post or child.cap_reason or child.timed_out or rec.reason or child.rc != 0 or missing
+             or problems)
+        and "scene.blend" in acc.artifacts
+    ):
+        post += _media_audit(rec, out_dir)
+    rec.violations += [
+        {"rule": b["rule"], "line": None, "message": b["detail"], "stage": "runtime", "audit_event": "post-run"}
+        for b in post
+    ]
+    _settle(rec, child, post, bool(missing or problems), acc.reason, ended, timeout_s)
+    shutil.rmtree(scratch, ignore_errors=True)  # what was not accepted is never read; the accepted files are in OUT/
+    return _finish(rec, out_dir, t0)
+
+
+
+@dataclasses.dataclass
+class _Child:
+    """What the runner learnt from the child while it ran (the outputs are validated after)."""
+
+    rc: int | None
+    timed_out: bool
+    cap_reason: str | None
+    events: list[dict]
+    breaches: list[dict]
+
+
+def _launch(
+    rec: RunRecord,
+    out_dir: Path,
+    scratch: Path,
+    copy: Path,
+    blender: str | None,
+    available: Any,
+    *,
+    mode: str,
+    preview_frame: int | None,
+    barrier: bool,
+    isolation: str,
+    timeout_s: float,
+    memory_mb: int | None,
+    folder_cap_mb: int | None,
+) -> _Child:
+    """Start the bootstrap behind the wall, drain its status channel while it runs, and read what it reported."""
     from physcodegym.llm.factory import freeze_config
 
     freeze_config()  # this process never re-reads a provider config a program might have written
-    scratch = out_dir / "sandbox"  # the child's working folder and its only writable place
     _fresh_dir(scratch)
     # status channel: a socket pair, drained while the child runs. A socket cannot be re-opened through
     # /proc/self/fd (ENXIO), so the program cannot truncate or read back what the barrier already reported.
@@ -527,30 +571,7 @@ def _run_program(
     # lifeline: the child holds the read end; when this process dies (even by SIGKILL) it reads EOF and exits,
     # and its PID namespace with it (bwrap's own parent-death link does not survive every launcher)
     life_r, life_w = os.pipe()
-    # the same argv length in every run and mode (the bootstrap maps the four-letter mode code back)
-    args = [
-        "--workdir",
-        str(scratch),
-        "--program",
-        str(copy),
-        "--status-fd",
-        _fixed_width(fd),
-        "--mode",
-        MODE_CODES[mode],
-        "--lifeline-fd",
-        _fixed_width(life_r),
-    ]
-    if preview_frame is not None:
-        args += ["--preview-frame", str(int(preview_frame))]
-    if not barrier:
-        args.append("--no-barrier")
-    if blender:
-        cmd = [blender, "-b", "--factory-startup", "--python-exit-code", "1", "--python", str(BOOTSTRAP), "--", *args]
-    else:
-        # -S: no site module, so no .pth file runs in the child (an editable install's finder holds this checkout's
-        # path, which would move the child's memory layout); the bootstrap puts the package folders on sys.path
-        site_args = [x for d in _site_dirs() for x in ("--site-dir", d)]
-        cmd = [sys.executable, "-I", "-S", str(BOOTSTRAP), *args, *site_args]
+    cmd = _child_argv(scratch, copy, blender, fd, life_r, mode, preview_frame, barrier)
     env = wall.child_env(scratch, isolation)
     log_path = out_dir / "run.log"
     rc: int | None = None
@@ -594,6 +615,13 @@ def _run_program(
     status_parent.close()
     events = _parse_status(bytes(status_buf))
     rec.returncode = rc
+    breaches = _take_events(rec, events, rusage)
+    rec.log_tail = _log_tail(log_path)
+    return _Child(rc, timed_out, cap_reason, events, breaches)
+
+
+def _take_events(rec: RunRecord, events: list[dict], rusage: Any) -> list[dict]:
+    """Fill the record from the child's status events (version, peak memory, barrier refusals); the refusals."""
     if rusage is not None:
         rec.peak_memory_mb = round(rusage.ru_maxrss / 1024.0, 1)
     for ev in events:
@@ -615,23 +643,62 @@ def _run_program(
         }
         for b in breaches
     ]
-    rec.log_tail = _log_tail(log_path)
-    # the child and its whole group are gone: validate what it left, from the trusted side (SPEC §3)
-    missing, problems, outputs, acc = verify_outputs(scratch, out_dir, mode, expected_frames)
-    rec.missing, rec.problems, rec.outputs = missing, problems, outputs
-    rec.artifacts, rec.ignored = acc.artifacts, acc.ignored
-    rec.validation = {"seconds": acc.seconds, "limits": artifacts.limits(), "headers": acc.info}
-    post = [{"rule": b["rule"], "detail": b["detail"], "audit_event": "post-run"} for b in acc.breaches]
-    ended = any(ev.get("event") == "end" for ev in events)
-    if (
-        not (breaches or post or cap_reason or timed_out or rec.reason or rc != 0 or missing or problems)
-        and "scene.blend" in acc.artifacts
-    ):
-        post += _media_audit(rec, out_dir)
-    rec.violations += [
-        {"rule": b["rule"], "line": None, "message": b["detail"], "stage": "runtime", "audit_event": "post-run"}
-        for b in post
+    return breaches
+
+
+def _child_argv(scratch: Path, copy: Path, blender: str | None, fd: int, life_r: int, mode: str,
+                preview_frame: int | None, barrier: bool) -> list[str]:
+    """The bootstrap's command line (before the wall wraps it)."""
+    # the same argv length in every run and mode (the bootstrap maps the four-letter mode code back)
+    args = [
+        "--workdir",
+        str(scratch),
+        "--program",
+        str(copy),
+        "--status-fd",
+        _fixed_width(fd),
+        "--mode",
+        MODE_CODES[mode],
+        "--lifeline-fd",
+        _fixed_width(life_r),
     ]
+    if preview_frame is not None:
+        args += ["--preview-frame", str(int(preview_frame))]
+    if not barrier:
+        args.append("--no-barrier")
+    if blender:
+        cmd = [blender, "-b", "--factory-startup", "--python-exit-code", "1", "--python", str(BOOTSTRAP), "--", *args]
+    else:
+        # -S: no site module, so no .pth file runs in the child (an editable install's finder holds this checkout's
+        # path, which would move the child's memory layout); the bootstrap puts the package folders on sys.path
+        site_args = [x for d in _site_dirs() for x in ("--site-dir", d)]
+        cmd = [sys.executable, "-I", "-S", str(BOOTSTRAP), *args, *site_args]
+    return cmd
+
+
+def _refused_by_policy(rec: RunRecord, out_dir: Path, program: Path, src_bytes: bytes) -> bool:
+    """The static policy check (SPEC §3): on a violation the record says `policy` and the program never runs."""
+    src = src_bytes.decode("utf-8", "replace")
+    report = check_source(src, str(program))
+    if not report.ok:
+        rec.status = "policy"
+        rec.violations = [v.to_dict() for v in report.violations]
+        first = report.violations[0]
+        rec.reason = (
+            f"{len(report.violations)} policy violation(s); first: line {first.line} [{first.rule}] {first.message}"
+        )
+        (out_dir / "run.log").write_text(
+            "static policy check failed; the program was not run\n" + report.to_json() + "\n"
+        )
+        return True
+    return False
+
+
+def _settle(rec: RunRecord, child: _Child, post: list[dict], broken_outputs: bool, output_reason: str | None,
+            ended: bool, timeout_s: float) -> None:
+    """The run's status and reason, first cause first: a barrier refusal, a forbidden load, a cap, the clock, the
+    runner's own fault, the exit code, a silenced bootstrap, outputs that break the contract; else ok."""
+    breaches, cap_reason, timed_out, rc = child.breaches, child.cap_reason, child.timed_out, child.rc
     if breaches:
         rec.status = "policy"
         rec.reason = (
@@ -673,13 +740,12 @@ def _run_program(
             "the program ended the interpreter itself (os._exit?) or silenced the sandbox's status channel: "
             "the bootstrap never reported its end"
         )
-    elif missing or problems or rec.validation.get("media_audit_error"):
+    elif broken_outputs or rec.validation.get("media_audit_error"):
         rec.status = "invalid"
-        rec.reason = acc.reason or rec.validation["media_audit_error"]
+        rec.reason = output_reason or rec.validation["media_audit_error"]
     else:
         rec.status = "ok"
-    shutil.rmtree(scratch, ignore_errors=True)  # what was not accepted is never read; the accepted files are in OUT/
-    return _finish(rec, out_dir, t0)
+
 
 
 def _media_audit(rec: RunRecord, out_dir: Path) -> list[dict]:
