@@ -364,19 +364,7 @@ class AgentRun:
                     tool_calls=resp.tool_calls,
                 )
             )
-            self.trace.append(
-                {
-                    "type": "model",
-                    "step": step,
-                    "text": resp.text,
-                    "tool_calls": [tc.model_dump() for tc in resp.tool_calls],
-                    "stop_reason": resp.stop_reason,
-                    "usage": u.model_dump(),
-                    "seconds": round(dt, 3),
-                    "context": ctx,
-                    "budget": self.budget.to_dict(),
-                }
-            )
+            self._trace_model(step, resp, dt, ctx)
             if not resp.tool_calls:
                 nudges += 1
                 if nudges > self.cfg.max_nudges:
@@ -387,47 +375,69 @@ class AgentRun:
                 self._write_run_json()
                 continue
             nudges = 0
-            results: list[ToolResult] = []
-            finalized = False
-            for ci, tc in enumerate(resp.tool_calls):
-                t1 = time.monotonic()
-                before = self.budget.launches_used
-                try:
-                    out = self.toolbox.call(tc.name, tc.arguments)
-                except Exception as e:  # a harness bug must not lose the run: report it to the model and trace it
-                    out = ToolOutcome({"error": f"internal tool error: {type(e).__name__}: {e}"}, is_error=True)
-                    self.toolbox.save_state()
-                parts = outcome_parts(out, self.budget.line())
-                refs = self._save_images(step, ci, out.images)
-                results.append(ToolResult(tool_call_id=tc.id, content=parts, is_error=out.is_error))
-                note = (
-                    f"step {step}: {tc.name}({_short_args(tc.arguments)}) -> "
-                    f"{'ERROR ' if out.is_error else ''}{out.summary(200)}"
-                )
-                self.step_notes.append(note)
-                self.trace.append(
-                    {
-                        "type": "tool",
-                        "step": step,
-                        "tool_call_id": tc.id,
-                        "name": tc.name,
-                        "arguments": _short_args(tc.arguments, 2000),
-                        "is_error": out.is_error,
-                        "summary": out.summary(),
-                        "note": note,
-                        "result_text": parts[0].text,
-                        "images": refs,
-                        "launch": self.budget.launches_used > before,
-                        "seconds": round(time.monotonic() - t1, 3),
-                        "budget": self.budget.to_dict(),
-                    }
-                )
-                finalized = finalized or out.finalized
-                self._emit(tc.name)
+            results, finalized = self._call_tools(step, resp.tool_calls)
             self.history.append(Message(role="tool", tool_results=results))
             self._write_run_json()
             if finalized:
                 return self._end("finalized", "the agent finalized its submission")
+
+    def _call_tools(self, step: int, tool_calls: list) -> tuple[list[ToolResult], bool]:
+        """Run one model turn's tool calls in order, tracing each; their results and whether one finalized."""
+        results: list[ToolResult] = []
+        finalized = False
+        for ci, tc in enumerate(tool_calls):
+            t1 = time.monotonic()
+            before = self.budget.launches_used
+            try:
+                out = self.toolbox.call(tc.name, tc.arguments)
+            except Exception as e:  # a harness bug must not lose the run: report it to the model and trace it
+                out = ToolOutcome({"error": f"internal tool error: {type(e).__name__}: {e}"}, is_error=True)
+                self.toolbox.save_state()
+            parts = outcome_parts(out, self.budget.line())
+            refs = self._save_images(step, ci, out.images)
+            results.append(ToolResult(tool_call_id=tc.id, content=parts, is_error=out.is_error))
+            note = (
+                f"step {step}: {tc.name}({_short_args(tc.arguments)}) -> "
+                f"{'ERROR ' if out.is_error else ''}{out.summary(200)}"
+            )
+            self.step_notes.append(note)
+            self.trace.append(
+                {
+                    "type": "tool",
+                    "step": step,
+                    "tool_call_id": tc.id,
+                    "name": tc.name,
+                    "arguments": _short_args(tc.arguments, 2000),
+                    "is_error": out.is_error,
+                    "summary": out.summary(),
+                    "note": note,
+                    "result_text": parts[0].text,
+                    "images": refs,
+                    "launch": self.budget.launches_used > before,
+                    "seconds": round(time.monotonic() - t1, 3),
+                    "budget": self.budget.to_dict(),
+                }
+            )
+            finalized = finalized or out.finalized
+            self._emit(tc.name)
+        return results, finalized
+
+    def _trace_model(self, step: int, resp: ChatResponse, dt: float, ctx: Any) -> None:
+        """One model reply in the trace, with the usage and budget after it."""
+        u = resp.usage
+        self.trace.append(
+            {
+                "type": "model",
+                "step": step,
+                "text": resp.text,
+                "tool_calls": [tc.model_dump() for tc in resp.tool_calls],
+                "stop_reason": resp.stop_reason,
+                "usage": u.model_dump(),
+                "seconds": round(dt, 3),
+                "context": ctx,
+                "budget": self.budget.to_dict(),
+            }
+        )
 
 
 def _short_args(args: dict | None, limit: int = 120) -> str:
