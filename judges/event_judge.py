@@ -149,71 +149,37 @@ def _candidate_content(frames: np.ndarray) -> list:
     return content
 
 
-def judge_events(
-    loaded_task: LoadedTask,
-    ref_frames: np.ndarray,
-    cand_frames: np.ndarray,
-    provider: Provider | None,
-    n_judgments: int = 3,
-    cache_dir: Path | None = None,
-    *,
-    max_attempts: int = 3,
-) -> MetricResult:
-    """S_evt with three (n_judgments) independent verdicts per item, majority vote and the key-item cap."""
-    if provider is None:
-        return MetricResult.missing(
-            NAME, MetricState.uncomputable, "no judge configured (give --judge-provider and --judge-model)"
-        )
-    if n_judgments < 1:
-        raise ValueError("n_judgments must be >= 1")
-    ref = check_frames(ref_frames, "ref_frames")
-    cand = check_frames(cand_frames, "cand_frames")
-    task = loaded_task.task
-    duration = cand.shape[0] / FPS
-    cand_content = _candidate_content(cand)
-    stills: dict[str, list] = {}
-    for r in task.roles:
-        stills[r.name] = [
-            TextPart(
-                text=f"Reference still for role {r.name} ({r.description}), start of the "
-                "reference video, identity only:"
-            ),
-            image_part(role_still(ref[0], r.name, r.screen_xy)),
-        ]
-    ask = Asker(NAME, provider, PROMPT_VERSION, JudgeCache(cache_dir), max_attempts)
-    rows = []
-    for item in task.events:
-        user = [p for r in item.roles for p in stills[r]] + cand_content + [TextPart(text=item_prompt(task, item))]
-        msgs = [Message(role="system", content=[TextPart(text=SYSTEM)]), Message(role="user", content=user)]
-        judgments = []
-        for s in range(n_judgments):
-            try:
-                asked = ask(msgs, _validator(item, duration), sample=s)
-            except JudgeUnusable as e:
-                return e.result
-            j = {"sample": s, "cached": asked.cached, "attempts": asked.attempts}
-            if asked.verdict is None:
-                j.update(verdict=None, reason=unjudged_reason(asked), evidence=[])
-            else:
-                j.update(
-                    verdict=asked.verdict["verdict"],
-                    evidence=asked.verdict["evidence"],
-                    reason=asked.verdict.get("reason", ""),
-                )
-            judgments.append(j)
-        maj = majority([j["verdict"] for j in judgments], n_judgments)
-        rows.append(
-            {
-                "id": item.id,
-                "kind": item.kind.value,
-                "weight": item.weight,
-                "key": item.key,
-                "judgments": judgments,
-                "verdicts": [j["verdict"] for j in judgments],
-                "majority": maj,
-                "evidence": [iv for j in judgments if maj and j["verdict"] == maj for iv in j["evidence"]],
-            }
-        )
+def _judge_item(ask: Asker, msgs: list[Message], item: EventItem, duration: float, n_judgments: int) -> dict:
+    """One event item's `n_judgments` independent verdicts and their majority (JudgeUnusable ends the metric)."""
+    judgments = []
+    for s in range(n_judgments):
+        asked = ask(msgs, _validator(item, duration), sample=s)
+        j = {"sample": s, "cached": asked.cached, "attempts": asked.attempts}
+        if asked.verdict is None:
+            j.update(verdict=None, reason=unjudged_reason(asked), evidence=[])
+        else:
+            j.update(
+                verdict=asked.verdict["verdict"],
+                evidence=asked.verdict["evidence"],
+                reason=asked.verdict.get("reason", ""),
+            )
+        judgments.append(j)
+    maj = majority([j["verdict"] for j in judgments], n_judgments)
+    return {
+        "id": item.id,
+        "kind": item.kind.value,
+        "weight": item.weight,
+        "key": item.key,
+        "judgments": judgments,
+        "verdicts": [j["verdict"] for j in judgments],
+        "majority": maj,
+        "evidence": [iv for j in judgments if maj and j["verdict"] == maj for iv in j["evidence"]],
+    }
+
+
+def _aggregate(rows: list[dict], provider: Provider, n_judgments: int, ask: Asker) -> MetricResult:
+    """S_evt from the items' majorities: the weighted pass share, capped at 0 by a failed key item, missing when a
+    key item has no majority."""
     judged = [r for r in rows if r["majority"] is not None]
     unjudged = [{"id": r["id"], "key": r["key"], "verdicts": r["verdicts"]} for r in rows if r["majority"] is None]
     failed_keys = [r["id"] for r in judged if r["key"] and r["majority"] == "fail"]
@@ -259,3 +225,46 @@ def judge_events(
     if unjudged:
         reason = f"partial: {len(unjudged)} of {len(rows)} items unjudged; weighted over the {len(judged)} judged"
     return MetricResult.ok(NAME, raw, reason=reason, details=details)
+
+
+def judge_events(
+    loaded_task: LoadedTask,
+    ref_frames: np.ndarray,
+    cand_frames: np.ndarray,
+    provider: Provider | None,
+    n_judgments: int = 3,
+    cache_dir: Path | None = None,
+    *,
+    max_attempts: int = 3,
+) -> MetricResult:
+    """S_evt with three (n_judgments) independent verdicts per item, majority vote and the key-item cap."""
+    if provider is None:
+        return MetricResult.missing(
+            NAME, MetricState.uncomputable, "no judge configured (give --judge-provider and --judge-model)"
+        )
+    if n_judgments < 1:
+        raise ValueError("n_judgments must be >= 1")
+    ref = check_frames(ref_frames, "ref_frames")
+    cand = check_frames(cand_frames, "cand_frames")
+    task = loaded_task.task
+    duration = cand.shape[0] / FPS
+    cand_content = _candidate_content(cand)
+    stills: dict[str, list] = {}
+    for r in task.roles:
+        stills[r.name] = [
+            TextPart(
+                text=f"Reference still for role {r.name} ({r.description}), start of the "
+                "reference video, identity only:"
+            ),
+            image_part(role_still(ref[0], r.name, r.screen_xy)),
+        ]
+    ask = Asker(NAME, provider, PROMPT_VERSION, JudgeCache(cache_dir), max_attempts)
+    rows = []
+    for item in task.events:
+        user = [p for r in item.roles for p in stills[r]] + cand_content + [TextPart(text=item_prompt(task, item))]
+        msgs = [Message(role="system", content=[TextPart(text=SYSTEM)]), Message(role="user", content=user)]
+        try:
+            rows.append(_judge_item(ask, msgs, item, duration, n_judgments))
+        except JudgeUnusable as e:
+            return e.result
+    return _aggregate(rows, provider, n_judgments, ask)
