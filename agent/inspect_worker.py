@@ -108,6 +108,77 @@ FIELD = (
 CON = ("type", "name", "enabled", "breaking_threshold", "use_breaking", "disable_collisions")
 
 
+def _describe_modifier(ob: Any, m: Any) -> dict[str, Any]:
+    """One modifier: its type and the solver settings an agent needs to see."""
+    md: dict[str, Any] = {"name": m.name, "type": m.type}
+    if m.type == "CLOTH":
+        md["settings"] = _props(m.settings, CLOTH)
+        md["cache_frames"] = [m.point_cache.frame_start, m.point_cache.frame_end]
+        md["is_baked"] = m.point_cache.is_baked
+    elif m.type == "SOFT_BODY":
+        md["settings"] = _props(m.settings, SOFT)
+    elif m.type == "COLLISION" and ob.collision is not None:
+        md["settings"] = _props(ob.collision, COLL)
+    elif m.type == "PARTICLE_SYSTEM":
+        ps = m.particle_system
+        md["settings"] = _props(ps.settings, PSET)
+        md["is_baked"] = ps.point_cache.is_baked
+        if ps.settings.physics_type == "FLUID" and ps.settings.fluid is not None:
+            md["fluid"] = _props(
+                ps.settings.fluid,
+                ("solver", "stiffness", "linear_viscosity", "rest_density", "use_initial_rest_length"),
+            )
+    elif m.type == "FLUID":
+        md["fluid_type"] = m.fluid_type
+    return md
+
+
+def _describe_object(ob: Any) -> dict[str, Any]:
+    """One object: transform, visibility, physics settings, animation and materials."""
+    o: dict[str, Any] = {
+        "name": ob.name,
+        "type": ob.type,
+        "parent": ob.parent.name if ob.parent else None,
+        "location": _r(ob.location),
+        "rotation_euler": _r(ob.rotation_euler),
+        "scale": _r(ob.scale),
+        "dimensions": _r(ob.dimensions),
+        "hide_render": ob.hide_render,
+        "display_type": ob.display_type,
+    }
+    if ob.type == "MESH":
+        o["mesh"] = {"vertices": len(ob.data.vertices), "polygons": len(ob.data.polygons)}
+    if ob.rigid_body is not None:
+        o["rigid_body"] = _props(ob.rigid_body, RB[:-1])
+    if ob.rigid_body_constraint is not None:
+        c = ob.rigid_body_constraint
+        o["rigid_body_constraint"] = {
+            **_props(c, ("type", "enabled", "disable_collisions", "use_breaking", "breaking_threshold")),
+            "object1": c.object1.name if c.object1 else None,
+            "object2": c.object2.name if c.object2 else None,
+        }
+    mods = [_describe_modifier(ob, m) for m in ob.modifiers]
+    if mods:
+        o["modifiers"] = mods
+    if ob.constraints:
+        o["constraints"] = [
+            {**_props(c, CON), "target": getattr(getattr(c, "target", None), "name", None)} for c in ob.constraints
+        ]
+    if ob.field is not None and ob.field.type != "NONE":
+        o["field"] = _props(ob.field, FIELD)
+    ad = ob.animation_data
+    if ad is not None:
+        o["animation"] = {"action": ad.action.name if ad.action else None, "drivers": len(ad.drivers)}
+    if ob.type == "CAMERA":
+        o["camera"] = _props(ob.data, ("type", "lens", "sensor_width", "ortho_scale", "clip_start", "clip_end"))
+    if ob.type == "LIGHT":
+        o["light"] = _props(ob.data, ("type", "energy", "color"))
+    mats = [s.material.name for s in getattr(ob, "material_slots", []) if s.material]
+    if mats:
+        o["materials"] = mats
+    return o
+
+
 def describe(bpy: Any) -> dict:
     sc = bpy.context.scene
     doc: dict[str, Any] = {
@@ -138,71 +209,7 @@ def describe(bpy: Any) -> dict:
             "cache_frames": [pc.frame_start, pc.frame_end],
             "is_baked": pc.is_baked,
         }
-    for ob in sc.objects:
-        o: dict[str, Any] = {
-            "name": ob.name,
-            "type": ob.type,
-            "parent": ob.parent.name if ob.parent else None,
-            "location": _r(ob.location),
-            "rotation_euler": _r(ob.rotation_euler),
-            "scale": _r(ob.scale),
-            "dimensions": _r(ob.dimensions),
-            "hide_render": ob.hide_render,
-            "display_type": ob.display_type,
-        }
-        if ob.type == "MESH":
-            o["mesh"] = {"vertices": len(ob.data.vertices), "polygons": len(ob.data.polygons)}
-        if ob.rigid_body is not None:
-            o["rigid_body"] = _props(ob.rigid_body, RB[:-1])
-        if ob.rigid_body_constraint is not None:
-            c = ob.rigid_body_constraint
-            o["rigid_body_constraint"] = {
-                **_props(c, ("type", "enabled", "disable_collisions", "use_breaking", "breaking_threshold")),
-                "object1": c.object1.name if c.object1 else None,
-                "object2": c.object2.name if c.object2 else None,
-            }
-        mods = []
-        for m in ob.modifiers:
-            md: dict[str, Any] = {"name": m.name, "type": m.type}
-            if m.type == "CLOTH":
-                md["settings"] = _props(m.settings, CLOTH)
-                md["cache_frames"] = [m.point_cache.frame_start, m.point_cache.frame_end]
-                md["is_baked"] = m.point_cache.is_baked
-            elif m.type == "SOFT_BODY":
-                md["settings"] = _props(m.settings, SOFT)
-            elif m.type == "COLLISION" and ob.collision is not None:
-                md["settings"] = _props(ob.collision, COLL)
-            elif m.type == "PARTICLE_SYSTEM":
-                ps = m.particle_system
-                md["settings"] = _props(ps.settings, PSET)
-                md["is_baked"] = ps.point_cache.is_baked
-                if ps.settings.physics_type == "FLUID" and ps.settings.fluid is not None:
-                    md["fluid"] = _props(
-                        ps.settings.fluid,
-                        ("solver", "stiffness", "linear_viscosity", "rest_density", "use_initial_rest_length"),
-                    )
-            elif m.type == "FLUID":
-                md["fluid_type"] = m.fluid_type
-            mods.append(md)
-        if mods:
-            o["modifiers"] = mods
-        if ob.constraints:
-            o["constraints"] = [
-                {**_props(c, CON), "target": getattr(getattr(c, "target", None), "name", None)} for c in ob.constraints
-            ]
-        if ob.field is not None and ob.field.type != "NONE":
-            o["field"] = _props(ob.field, FIELD)
-        ad = ob.animation_data
-        if ad is not None:
-            o["animation"] = {"action": ad.action.name if ad.action else None, "drivers": len(ad.drivers)}
-        if ob.type == "CAMERA":
-            o["camera"] = _props(ob.data, ("type", "lens", "sensor_width", "ortho_scale", "clip_start", "clip_end"))
-        if ob.type == "LIGHT":
-            o["light"] = _props(ob.data, ("type", "energy", "color"))
-        mats = [s.material.name for s in getattr(ob, "material_slots", []) if s.material]
-        if mats:
-            o["materials"] = mats
-        doc["objects"].append(o)
+    doc["objects"] = [_describe_object(ob) for ob in sc.objects]
     for mat in bpy.data.materials:
         if mat.users == 0:
             continue
