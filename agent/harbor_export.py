@@ -168,6 +168,62 @@ verifier re-executes your finalized scene.py from scratch.
     )
 
 
+def _task_config(t: Any, *, max_launches: int, agent_timeout_s: float, verifier_timeout_s: float, cpus: int,
+                 memory_mb: int, network_mode: str, docker_image: str | None) -> dict[str, Any]:
+    """Harbor's `task.toml` for task `t` (its verifier always runs without network)."""
+    env: dict[str, Any] = {
+        "build_timeout_sec": 1800.0,
+        "cpus": cpus,
+        "memory_mb": memory_mb,
+        "network_mode": network_mode,
+    }
+    if docker_image:
+        env["docker_image"] = docker_image
+    config = {
+        "schema_version": HARBOR_SCHEMA_VERSION,
+        "task": {
+            "name": f"physcodegym/{t.id}",
+            "description": t.title,
+            "keywords": [
+                x for x in ("physcodegym", t.category.value, t.subcategory.value if t.subcategory else None) if x
+            ],
+        },
+        "metadata": {
+            "physcodegym_task": t.id,
+            "category": t.category.value,
+            "subcategory": t.subcategory.value if t.subcategory else "",
+            "max_launches": max_launches,
+            "prompt_version": prompts.PROMPT_VERSION,
+        },
+        "verifier": {"timeout_sec": float(verifier_timeout_s), "network_mode": "no-network"},
+        "agent": {"timeout_sec": float(agent_timeout_s)},
+        "environment": env,
+    }
+    return config
+
+
+def _write_environment(envdir: Path, loaded_task: Any, max_launches: int) -> None:
+    """The agent's image: our source, the public task (no truth) and its reference video, the Dockerfile, `pcg`."""
+    src = envdir / "physcodegym-src"
+    src.mkdir(parents=True)
+    for d in SOURCE_DIRS:
+        if (REPO_ROOT / d).is_dir():
+            shutil.copytree(REPO_ROOT / d, src / d, ignore=_source_ignore)
+    for f in SOURCE_FILES:
+        if (REPO_ROOT / f).is_file():
+            shutil.copy2(REPO_ROOT / f, src / f)
+    pub = envdir / "task"
+    pub.mkdir()
+    shutil.copy2(loaded_task.video_path, pub / loaded_task.video_path.name)
+    public_task = json.loads(loaded_task.task.model_dump_json())
+    public_task["truth"] = None  # the agent's image knows no ground truth
+    (pub / "task.json").write_text(json.dumps(public_task, indent=2), encoding="utf-8")
+    (envdir / "Dockerfile").write_text(
+        DOCKERFILE.format(video=loaded_task.video_path.name, launches=max_launches), encoding="utf-8"
+    )
+    _write_exec(envdir / "pcg", PCG)
+
+
 def export_harbor(
     task: str | Path,
     out: Path,
@@ -203,57 +259,13 @@ def export_harbor(
     limits = BudgetLimits(max_launches=max_launches, wall_clock_s=agent_timeout_s)
     t = loaded_task.task
 
-    env: dict[str, Any] = {
-        "build_timeout_sec": 1800.0,
-        "cpus": cpus,
-        "memory_mb": memory_mb,
-        "network_mode": network_mode,
-    }
-    if docker_image:
-        env["docker_image"] = docker_image
-    config = {
-        "schema_version": HARBOR_SCHEMA_VERSION,
-        "task": {
-            "name": f"physcodegym/{t.id}",
-            "description": t.title,
-            "keywords": [
-                x for x in ("physcodegym", t.category.value, t.subcategory.value if t.subcategory else None) if x
-            ],
-        },
-        "metadata": {
-            "physcodegym_task": t.id,
-            "category": t.category.value,
-            "subcategory": t.subcategory.value if t.subcategory else "",
-            "max_launches": max_launches,
-            "prompt_version": prompts.PROMPT_VERSION,
-        },
-        "verifier": {"timeout_sec": float(verifier_timeout_s), "network_mode": "no-network"},
-        "agent": {"timeout_sec": float(agent_timeout_s)},
-        "environment": env,
-    }
+    config = _task_config(t, max_launches=max_launches, agent_timeout_s=agent_timeout_s,
+                          verifier_timeout_s=verifier_timeout_s, cpus=cpus, memory_mb=memory_mb,
+                          network_mode=network_mode, docker_image=docker_image)
     (tmp / "task.toml").write_text(tomli_w.dumps(config), encoding="utf-8")
     (tmp / "instruction.md").write_text(_instruction(loaded_task, limits), encoding="utf-8")
 
-    envdir = tmp / "environment"
-    src = envdir / "physcodegym-src"
-    src.mkdir(parents=True)
-    for d in SOURCE_DIRS:
-        if (REPO_ROOT / d).is_dir():
-            shutil.copytree(REPO_ROOT / d, src / d, ignore=_source_ignore)
-    for f in SOURCE_FILES:
-        if (REPO_ROOT / f).is_file():
-            shutil.copy2(REPO_ROOT / f, src / f)
-    pub = envdir / "task"
-    pub.mkdir()
-    shutil.copy2(loaded_task.video_path, pub / loaded_task.video_path.name)
-    public_task = json.loads(t.model_dump_json())
-    public_task["truth"] = None  # the agent's image knows no ground truth
-    (pub / "task.json").write_text(json.dumps(public_task, indent=2), encoding="utf-8")
-    (envdir / "Dockerfile").write_text(
-        DOCKERFILE.format(video=loaded_task.video_path.name, launches=max_launches), encoding="utf-8"
-    )
-    _write_exec(envdir / "pcg", PCG)
-
+    _write_environment(tmp / "environment", loaded_task, max_launches)
     tests = tmp / "tests"
     shutil.copytree(loaded_task.folder, tests / "task", ignore=_IGNORE)
     mflag = f"--metrics {metrics} " if metrics else ""
