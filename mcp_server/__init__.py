@@ -4,3 +4,5 @@
 wall clock, the trace, agent_run.json, interrupted calls); `server.py` maps it onto the MCP SDK's low-level server
 (tools, the task prompt, the public description and budget resources) over stdio or streamable HTTP.
 """
+
+__all__ = ["server", "session"]  # the modules other packages may import

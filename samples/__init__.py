@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+__all__ = ["SceneSamples"]  # what other packages may import
+
 
 @dataclass
 class SceneSamples:
