@@ -9,6 +9,12 @@ summed test seconds, per folder (set-up shown apart from the call) and the slowe
 tests/conftest.py reads to hand the longest groups out first (longest-processing-time-first scheduling, so the
 run does not end on one worker finishing a long group alone). The numbers are a measurement of one machine at one
 time, not a limit: no test asserts on them.
+
+`--merge` refreshes the stored table from a run of a few test files only: every test of those files is replaced
+by this run's figures (a test no longer collected there drops out), every other test keeps its stored figure.
+`--scale F` multiplies this run's seconds first: a run on a busy machine is slower throughout, and the scheduler
+only needs the tests' relative sizes, so F (stored seconds / this run's seconds, on tests both measured with
+nothing changed) keeps one table on one scale.
 """
 
 from __future__ import annotations
@@ -79,15 +85,28 @@ def summarise(tests: dict[str, dict[str, float]], label: str, walls: list[float]
     }
 
 
+def merged(run: dict[str, dict[str, float]], stored: dict[str, float]) -> dict[str, dict[str, float]]:
+    """The stored per-test seconds with every test of the files `run` measured replaced by `run`'s figures."""
+    files = {nodeid.split("::")[0] for nodeid in run}
+    out = {k: {"call": float(v)} for k, v in stored.items() if k.split("::")[0] not in files}
+    out.update(run)
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("source", type=Path, help="JUnit XML of the run, or a pytest log with --durations=0")
     ap.add_argument("--log", type=Path, help="the run's log, for its wall-clock closing lines")
     ap.add_argument("--label", default="", help="what was measured (machine state, commit)")
     ap.add_argument("--write", action="store_true", help=f"also write {OUT.relative_to(REPO)}")
+    ap.add_argument("--merge", action="store_true", help="replace only the tests of the files this run measured")
+    ap.add_argument("--scale", type=float, default=1.0, help="multiply this run's seconds (see the docstring)")
     args = ap.parse_args(argv)
     text = args.source.read_text(errors="replace")
     tests = from_junit(args.source) if text.lstrip().startswith("<") else from_log(text)
+    tests = {k: {p: s * args.scale for p, s in v.items()} for k, v in tests.items()}
+    if args.merge:
+        tests = merged(tests, json.loads(OUT.read_text()).get("per_test", {}) if OUT.is_file() else {})
     log = args.log.read_text(errors="replace") if args.log else ("" if text.lstrip().startswith("<") else text)
     doc = summarise(tests, args.label, wall_seconds(log))
     if args.write:

@@ -4,8 +4,9 @@ The suite runs under pytest-xdist (`make test`: `-n 2 --dist loadgroup`). Every 
 (`pytest_collection_modifyitems` below) so that what a group shares is built once per session:
 - a test module with a module-scoped fixture, or an area whose session fixture is one expensive job (report,
   batch), is one group, so its fixture is built on one worker only;
-- tests that bake one shipped task's truth into `truth_work` (self-test, truth counterfactuals) are grouped by
-  that task, so the baseline bake of a task is made once and re-used by every test of that task;
+- tests that use one shipped task's truth bake in `truth_work` (self-test, truth counterfactuals, the truth
+  audit in probes/test_shipped.py, the trajectory re-run check in tasks/test_packs.py) are grouped by that task,
+  so the truth of a task is baked and evaluated once per session and re-used by every test of that task;
 - everything else is spread test by test.
 Groups are handed out longest first (their summed seconds in benchmarks/results/test_durations.json, written by
 benchmarks/test_durations.py from a measured run; a test not measured there counts as one second), so the run
@@ -167,3 +168,13 @@ def bundled_run(shared_once: Callable[[str, Callable[[Path], None]], Path]) -> C
         return shared_once(f"bundled_run_{config}_{task_id}", build) / "run"
 
     return run
+
+
+@pytest.fixture(scope="session")
+def truth_work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One folder for every truth bake of this worker's session: `truth_work / task_id` holds the task's truth
+    bake (`verifier.selftest.truth_blend`) and its full evaluation (`truth_baseline`), which the self-test, the
+    truth counterfactual tests, the truth audit (probes/test_shipped.py) and the trajectory re-run check
+    (tasks/test_packs.py) all re-use. Their tests are grouped by task (`xdist_group_of`), so each task's truth
+    is baked and evaluated once per session, on one worker."""
+    return tmp_path_factory.mktemp("truth_bakes")

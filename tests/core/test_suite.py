@@ -70,3 +70,65 @@ def test_groups_are_set_before_xdist_reads_them(request: pytest.FixtureRequest) 
     impls = request.config.hook.pytest_collection_modifyitems.get_hookimpls()
     ours = [h for h in impls if str(getattr(h, "plugin_name", "")).endswith("tests/conftest.py")]
     assert len(ours) == 1 and ours[0].tryfirst, [(h.plugin_name, h.tryfirst) for h in impls]
+
+
+# Test files that bake, render or self-test one shipped pack per parametrised case: they must run over the CI
+# packs only (testing/ci_tasks.py), so the suite does not grow with every new pack. The cheap structural tests
+# (tasks/test_packs.py's validation, policy and event checks, tasks/test_families.py) cover every pack.
+BAKING_FILES = ("tests/rubric/test_selftest.py", "tests/rubric/test_truth_counterfactuals.py",
+                "tests/probes/test_shipped.py", "tests/evaluator/test_shipped.py", "tests/tasks/test_packs.py")
+STRUCTURAL = {"test_pack_validates_with_media", "test_truth_program_passes_the_policy",
+              "test_events_rederive_from_truth_trajectories"}
+
+
+def packs_outside_ci(nodeids: list[str], packs: set[str], ci: set[str]) -> list[str]:
+    """The collected node ids whose parameters name a pack outside the CI set (structural tests excepted)."""
+    bad = []
+    for nid in nodeids:
+        name, _, params = nid.partition("[")
+        if not params or name.rsplit("::", 1)[-1] in STRUCTURAL:
+            continue
+        if set(re.split(r"[-\]]", params)) & (packs - ci):
+            bad.append(nid)
+    return bad
+
+
+def test_packs_outside_the_ci_set_are_told_apart() -> None:
+    ci, packs = {"ball_bounce"}, {"ball_bounce", "new_pack"}
+    ids = ["tests/rubric/test_selftest.py::test_shipped_task_selftest[ball_bounce]",
+           "tests/rubric/test_selftest.py::test_shipped_task_selftest[new_pack]",
+           "tests/rubric/test_truth_counterfactuals.py::test_truth_gives_expected_response[new_pack-cf_x]",
+           "tests/tasks/test_packs.py::test_pack_validates_with_media[new_pack]"]
+    assert packs_outside_ci(ids, packs, ci) == ids[1:3]
+
+
+def test_baking_tests_run_over_the_ci_packs_only() -> None:
+    """Collect the files that bake per pack (a subprocess, no Blender work): no case names a shipped pack outside
+    testing/ci_tasks.py, and every CI pack is still covered by the self-test."""
+    import subprocess
+    import sys
+
+    from physcodegym.testing.ci_tasks import CI_TASKS
+
+    p = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                        *BAKING_FILES], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    ids = [ln.strip() for ln in p.stdout.splitlines() if "::" in ln]
+    packs = {d.name for d in (REPO / "tasks" / "packs").iterdir() if (d / "task.json").is_file()}
+    assert not packs_outside_ci(ids, packs, set(CI_TASKS)), packs_outside_ci(ids, packs, set(CI_TASKS))
+    for t in CI_TASKS:
+        assert f"tests/rubric/test_selftest.py::test_shipped_task_selftest[{t}]" in ids, t
+
+
+def test_a_partial_run_refreshes_only_its_files_in_the_durations_table() -> None:
+    """benchmarks/test_durations.py --merge: the measured files' tests are replaced (a test gone from them drops
+    out), the other files keep their stored seconds."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("test_durations", REPO / "benchmarks" / "test_durations.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    stored = {"tests/a.py::x": 5.0, "tests/a.py::gone": 7.0, "tests/b.py::y": 3.0}
+    out = mod.merged({"tests/a.py::x": {"setup": 1.0, "call": 2.0}}, stored)
+    assert out == {"tests/a.py::x": {"setup": 1.0, "call": 2.0}, "tests/b.py::y": {"call": 3.0}}

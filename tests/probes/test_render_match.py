@@ -260,29 +260,44 @@ def test_the_re_render_writes_nothing_through_the_scenes_file_output_nodes(tmp_p
     assert fo.mute is False
 
 
+def _cycles_scene() -> Any:
+    """The falling ball saved as a program would save a Cycles scene: denoiser on, 16 samples, 320x180."""
+    sc = _scene()
+    sc.render.engine = "CYCLES"
+    sc.cycles.samples, sc.cycles.use_denoising, sc.cycles.device = 16, True, "CPU"
+    sc.render.resolution_percentage = 50
+    return sc
+
+
+@pytest.fixture(scope="module")
+def cycles_frames(tmp_path_factory) -> dict[str, Path]:
+    """The falling ball's 30 honest Cycles frames and their window fake, rendered once for both engines' tests
+    below (module scope: this module is one xdist group, so the session fixtures above are built once too)."""
+    root = tmp_path_factory.mktemp("render_match_cycles")
+    sc = _cycles_scene()
+    honest = _render_all(sc, root / "honest")
+    return {"honest": honest, "window": _render_window_fake(sc, honest, root / "window")}
+
+
 @pytest.mark.parametrize("engine", ["CYCLES", "BLENDER_EEVEE"])
-def test_a_fake_window_in_a_cycles_or_eevee_scene_is_found_too(tmp_path, engine):
+def test_a_fake_window_in_a_cycles_or_eevee_scene_is_found_too(cycles_frames, engine):
     """Cycles with its denoiser on (as a program would save it) used to cost 0.3 s a re-rendered frame, so about 10
     of 240 frames were compared and a window fake fitted between them; EEVEE, 3 or 4. The re-render now drops the
     denoiser (masks ignore noise), re-renders EEVEE scenes with Cycles standing in, and goes on to at least an
     eighth of the frames: here most of the 30 are compared, the window is found, and the honest frames agree.
     The handed-in frames are Cycles renders in both cases (an EEVEE render costs seconds a frame on this CPU; an
-    honest EEVEE scene against its Cycles re-render was measured by hand: lowest agreement 0.52)."""
+    honest EEVEE scene against its Cycles re-render was measured by hand: lowest agreement 0.52); they are
+    rendered once (`cycles_frames`) from the same deterministic rigid bake this test's scene re-bakes."""
     from physcodegym.probes.audit import audit_scene
 
-    sc = _scene()
-    sc.render.engine = "CYCLES"
-    sc.cycles.samples, sc.cycles.use_denoising, sc.cycles.device = 16, True, "CPU"
-    sc.render.resolution_percentage = 50
-    honest = _render_all(sc, tmp_path / "honest")
-    window = _render_window_fake(sc, honest, tmp_path / "window")
+    sc = _cycles_scene()
     sc.render.engine = engine
-    rep = audit_scene(sc, frames_dir=window)
+    rep = audit_scene(sc, frames_dir=cycles_frames["window"])
     doc = rep.meta["render_match"]
     assert doc["rendered_with"] == "CYCLES" and doc["compared"] >= 20, {k: v for k, v in doc.items() if k != "frames"}
     assert "render_mismatch" in _causes(rep), [(f.kind, f.message) for f in rep.findings]
     assert sc.render.engine == engine and sc.cycles.use_denoising is True and sc.render.resolution_percentage == 50
-    twin = audit_scene(sc, frames_dir=honest)
+    twin = audit_scene(sc, frames_dir=cycles_frames["honest"])
     assert "render_mismatch" not in _causes(twin), [(f.kind, f.message) for f in twin.findings]
 
 

@@ -1,7 +1,10 @@
 """Shipped ground truths audit clean and the bundled shortcut submissions are caught (real bake_only runs).
 
 The fast rigid truths and the small submissions always run; the slow ones (cloth, liquids, the
-90-bead pile: 15-90 s of baking each) run with PHYSCODEGYM_AUDIT_ALL=1.
+90-bead pile: 15-90 s of baking each) run with PHYSCODEGYM_AUDIT_ALL=1 (as `make test` sets it).
+Only the CI packs (testing/ci_tasks.py) are baked here, so a new pack does not add its bakes to CI.
+A truth is audited on the session's truth bake of its task (`truth_work`, the bake the self-test and the
+counterfactual tests use): truth.py is baked once per session, and the audit's own re-simulation still runs.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ import os
 from pathlib import Path
 
 import pytest
+from physcodegym.testing.ci_tasks import ci_tasks
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKS = ROOT / "tasks" / "packs"
@@ -19,9 +23,9 @@ FAST_TRUTHS = {"ball_bounce", "ball_dominoes", "pendulum", "block_stack", "marbl
 SLOW_SUBMISSIONS = {("faithful-agent", t) for t in ("flag_wind", "milk_pour", "cloth_drape", "hose_jet", "liquid_duck", "bead_pile")}
 ALL = os.environ.get("PHYSCODEGYM_AUDIT_ALL") == "1"
 
-truths = sorted(p.parent.name for p in PACKS.glob("*/truth.py"))
-shortcuts = sorted(p.parent.name for p in (SUBS / "shortcut-agent").glob("*/scene.py"))
-faithful = sorted(p.parent.name for p in (SUBS / "faithful-agent").glob("*/scene.py"))
+truths = sorted(ci_tasks([p.parent.name for p in PACKS.glob("*/truth.py")]))
+shortcuts = sorted(ci_tasks([p.parent.name for p in (SUBS / "shortcut-agent").glob("*/scene.py")]))
+faithful = sorted(ci_tasks([p.parent.name for p in (SUBS / "faithful-agent").glob("*/scene.py")]))
 
 
 def _audit_program(program: Path, out: Path):
@@ -33,11 +37,18 @@ def _audit_program(program: Path, out: Path):
     return audit_path(out)
 
 
-@pytest.mark.parametrize("task", truths)
-def test_truth_audits_clean(task, tmp_path):
+@pytest.mark.parametrize("task_id", truths)
+def test_truth_audits_clean(task_id, truth_work):
+    """The truth's run folder (truth.py baked bake-only by the sandbox runner, as `selftest` bakes it) audits
+    with no finding, as `physcodegym audit <run folder>` reads it (program text included)."""
+    from physcodegym.probes.audit import audit_path
+    from physcodegym.tasks.loader import load_task
+    from physcodegym.verifier.selftest import truth_blend
+
+    task = task_id
     if task not in FAST_TRUTHS and not ALL:
         pytest.skip("slow truth (set PHYSCODEGYM_AUDIT_ALL=1)")
-    rep = _audit_program(PACKS / task / "truth.py", tmp_path / task)
+    rep = audit_path(truth_blend(load_task(task), truth_work / task).parent)
     assert rep.findings == [], [(f.kind, f.objects, f.message) for f in rep.findings]
     # the audit's re-simulation (a worker with another history than the sandbox child) repeats a rigid or cloth
     # bake exactly (core.determinism); a drift there means some simulating child lost that environment

@@ -61,13 +61,9 @@ def evaluated(scene_dir: Callable[[str], Path], billiard_task: Any) -> Callable[
 
 
 def shipped_task_ids() -> list[str]:
-    """Shipped tasks (with task.json and truth.py) at collection time; an invalid task.json is someone's bug, not a skip."""
+    """The CI packs (`testing.ci_tasks`: a fixed list, so the suite does not grow with every new pack) that are
+    shipped with task.json and truth.py at collection time; an invalid task.json is someone's bug, not a skip."""
     from physcodegym.tasks.loader import PACKS_DIR, list_tasks
+    from physcodegym.testing.ci_tasks import ci_tasks
 
-    return [t.id for t in list_tasks([PACKS_DIR]) if t.truth_program and t.truth_program.is_file()]
-
-
-@pytest.fixture(scope="session")
-def truth_work(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One folder for every truth bake of the session (selftest and counterfactual tests share them)."""
-    return tmp_path_factory.mktemp("truth_bakes")
+    return ci_tasks([t.id for t in list_tasks([PACKS_DIR]) if t.truth_program and t.truth_program.is_file()])

@@ -110,10 +110,11 @@ def test_stale_bake_caught_and_penalised_on_liquid_tasks(task_id: str, truth_wor
     assert "stale_cache" in v["by_audit"], (task_id, v)
 
 
-def test_a_stale_bake_that_changes_no_motion_is_not_applicable(truth_work: Path) -> None:
+@pytest.mark.parametrize("task_id", ["turntable"])  # a task_id parameter: grouped with turntable's truth bake
+def test_a_stale_bake_that_changes_no_motion_is_not_applicable(task_id: str, truth_work: Path) -> None:
     """turntable: half gravity moves nothing there (a kinematic table carries glued bodies; measured 7.7 mm at
     most), so its half-gravity bake is the truth's motion and the cell says n/a with that number, not MISSED."""
-    doc = run_selftest(load_task("turntable"), defects=["stale_bake"], work_dir=truth_work / "turntable")
+    doc = run_selftest(load_task(task_id), defects=["stale_bake"], work_dir=truth_work / task_id)
     v = doc["defects"]["stale_bake"]
     assert doc["cells"]["stale_bake"] == "n/a" and "largest departure" in v["error"], v
 
