@@ -108,6 +108,12 @@ def _sourceless(a: _Audit) -> None:
     sourceless(a)
 
 
+def _derived(a: _Audit) -> None:
+    from physcodegym.probes.derived import detect
+
+    detect(a)
+
+
 def _visibility_switches(a: _Audit) -> None:
     from physcodegym.probes.detect_switches import camera_cuts, topology_switches, visibility_switches
 
@@ -127,6 +133,9 @@ def _params(a: _Audit) -> None:
 DETECTORS: list[tuple[str, Any]] = [
     ("scripted", _method("scripted")),
     ("not_simulated", _method("not_simulated")),
+    # what renders of particles (instances, a fused or remeshed surface) against the particles; names the honest
+    # derived surfaces, which `switches` and `particles_through` then leave to it
+    ("derived", _derived),
     ("switches", _visibility_switches),  # what the frames show switched, not moved: objects that appear or vanish
     ("effects", _method("measure_effects")),
     ("force_fields", _method("force_fields")),
@@ -285,6 +294,7 @@ def audit_scene(
         "solvers_off": owner_doc,
         "resimulation": {k: v for k, v in a.resimulation_doc().items() if k != "departs"},
         "visibility": visibility,
+        "derived": getattr(a, "derived_doc", None),  # what renders of particles against them (probes.derived)
         "effects": getattr(a, "effects_doc", None),
         "actuators": getattr(a, "actuators_doc", []),
         "thresholds": {k: v for k, v in vars(_base).items() if k.isupper() and isinstance(v, int | float)},

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from physcodegym.probes.defects_hiding import HIDING_DEFECTS, inject_hiding
+from physcodegym.probes.defects_hiding import HIDING_DEFECTS, HIDING_TWINS, inject_hiding
 
 DEFECTS: dict[str, tuple[str, ...]] = {
     "keyframe_core": ("scripted_motion", "not_simulated"),
@@ -55,7 +55,7 @@ MECHANISM_DEFECTS: tuple[str, ...] = ("nla_world_off", "hidden_follower", "gravi
 # Honest twins: the self-test expects them clean (`verifier.selftest`: a finding or a drop of S_val is a false alarm).
 HONEST_TWINS: dict[str, str] = {"idle_motor": "keyed_motor", "instanced_decor": "pin_in_air",
                                 "rebake_same": "stale_bake", "field_far": "field_lift",
-                                "still_cloth_fold": "still_cloth_crossing"}
+                                "still_cloth_fold": "still_cloth_crossing", **HIDING_TWINS}
 BASIC_DEFECTS: tuple[str, ...] = tuple(k for k in DEFECTS if k not in MECHANISM_DEFECTS)
 # Defects that cannot apply to a task say so with this prefix (the self-test reports them not applicable).
 NOT_APPLICABLE = "not applicable:"

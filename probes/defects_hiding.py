@@ -38,6 +38,18 @@ to hide what holds a body up, and each has a detector in the audit (SPEC §5):
   through the run (the core's hide_render keyed on from there, the copy's off): the frames skip the rest of the
   motion while everything still simulates -> `scripted_motion`.
 
+What renders of a liquid is derived from its particles (`probes.derived` compares the two):
+
+- `offset_drops`: the object the liquid's particles draw is rebuilt `OFFSET_M` above its own origin (and hidden
+  itself): every rendered drop hangs over its particle -> `scripted_motion`;
+- `drifting_drops`: that object carries a geometry-nodes modifier lifting it `DRIFT_M_PER_S` per second of scene
+  time (and is hidden itself): every rendered drop rises off its particle -> `scripted_motion`;
+- `keyed_blob`: the liquid drawn as a fused metaball surface (`metaball_liquid`), plus a keyframed member of the
+  family, hidden itself, that slides a ball of liquid `BLOB_PATH_M` through the scene -> `scripted_motion`;
+- `metaball_liquid` (honest twin of `keyed_blob`): the liquid's particles draw metaball balls of the drops' size,
+  fused into one surface by the family's base object, the old drop hidden: a surface meshed from simulated
+  particles, which must stay clean.
+
 A defect with nothing to act on in a task (no cloth, no liquid, no rigid support) raises the
 `NOT_APPLICABLE` error, so its matrix cell says n/a with the reason; `pass_through` is also n/a where the bake
 moves everything as the truth does (a pendulum's bob never touches the pivot: `verifier.selftest.changes_nothing`).
@@ -66,7 +78,17 @@ HIDING_DEFECTS: dict[str, tuple[str, ...]] = {
     "masked_stilt": ("collider_mismatch", "scripted_motion", "energy_gain"),
     "steered_liquid": ("scripted_motion",),
     "visibility_swap": ("scripted_motion",),
+    # what renders of a liquid against its particles (`probes.derived`)
+    "offset_drops": ("scripted_motion",),
+    "drifting_drops": ("scripted_motion",),
+    "keyed_blob": ("scripted_motion",),
+    "metaball_liquid": (),  # honest twin of keyed_blob: a fused surface of the simulated particles
 }
+# honest twin -> the defect it answers (merged into `probes.defects.HONEST_TWINS`)
+HIDING_TWINS: dict[str, str] = {"metaball_liquid": "keyed_blob"}
+OFFSET_M = 0.25  # offset_drops: every rendered drop this far above its particle
+DRIFT_M_PER_S = 0.5  # drifting_drops: the drops rise off their particles this fast
+BLOB_PATH_M = 1.0  # keyed_blob: the keyed ball of liquid slides this far (from 0.5 m beside the flow's start)
 STILT_REL = 0.6  # masked_stilt: the stilt reaches this share of the core's smallest dimension below its lowest point,
 STILT_MIN_M = 0.03  # ... and at least this far (a bead 2 cm across stands 3 cm up)
 LIFT_M_PER_S = 0.5  # render_only_lift: the core rises this much per second of scene time in the renders
@@ -96,6 +118,10 @@ def inject_hiding(scene: Any, kind: str, mapping: dict[str, str]) -> dict[str, A
         "masked_stilt": _masked_stilt,
         "steered_liquid": _steered_liquid,
         "visibility_swap": _visibility_swap,
+        "offset_drops": _offset_drops,
+        "drifting_drops": _drifting_drops,
+        "keyed_blob": _keyed_blob,
+        "metaball_liquid": _metaball_liquid,
     }[kind](scene, mapping) | {"kind": kind}
 
 
@@ -449,3 +475,114 @@ def _sourceless_liquid(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
             return {"object": em.name, "detail": f"{em.name} hidden and lifted by {tuple(move)} m into mid-air, "
                     f"{g:.2f} m from anything rendered: {ps.name} appears from nowhere"}
     raise _na(f"no place {SOURCELESS_GAP_M} m clear of rendered material was found near {em.name}")
+
+
+# ============================================================================ what renders of a liquid (probes.derived)
+def _drawn_drop(scene: Any, mapping: dict[str, str], kind: str) -> tuple[Any, Any, Any]:
+    """(emitter, particle system, the mesh object each particle draws) of the task's simulated liquid."""
+    from physcodegym.probes.defects import _solver_flow
+
+    flow = _solver_flow(scene, mapping)
+    if flow is None:
+        raise _na("no core particle system is moved by a solver")
+    em, ps = flow
+    st = ps.settings
+    if st.render_type != "OBJECT" or st.instance_object is None or st.instance_object.type != "MESH":
+        raise _na(f"{em.name}/{ps.name} draws no mesh object per particle ({st.render_type}), so {kind} has no drop "
+                  "to change")
+    drop = st.instance_object
+    if drop.data.users > 1:
+        drop.data = drop.data.copy()
+    return em, ps, drop
+
+
+def _drop_scale(ps: Any, drop: Any) -> float:
+    """World size of one unit of the drop's own space when a particle draws it."""
+    return float(ps.settings.particle_size) * max(abs(float(x)) for x in drop.scale) or 1.0
+
+
+def _offset_drops(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
+    from mathutils import Matrix
+
+    em, ps, drop = _drawn_drop(scene, mapping, "offset_drops")
+    drop.data.transform(Matrix.Translation((0.0, 0.0, OFFSET_M / _drop_scale(ps, drop))))
+    drop.hide_render = True
+    return {"object": drop.name, "detail": f"{drop.name}'s mesh rebuilt {OFFSET_M} m (as drawn) above its origin and "
+            f"hidden itself: every drop {em.name}/{ps.name} renders hangs over its particle"}
+
+
+def _drifting_drops(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
+    em, ps, drop = _drawn_drop(scene, mapping, "drifting_drops")
+    ng, xyz = lift_node_group("PCG_Drift")
+    t, mul = ng.nodes.new("GeometryNodeInputSceneTime"), ng.nodes.new("ShaderNodeMath")
+    mul.operation = "MULTIPLY"
+    mul.inputs[1].default_value = DRIFT_M_PER_S / _drop_scale(ps, drop)
+    ng.links.new(t.outputs["Seconds"], mul.inputs[0])
+    ng.links.new(mul.outputs[0], xyz.inputs["Z"])
+    drop.modifiers.new("PCG_Drift", "NODES").node_group = ng
+    drop.hide_render = True
+    return {"object": drop.name, "detail": f"{drop.name} (hidden itself) lifted {DRIFT_M_PER_S} m per second of scene "
+            f"time by geometry nodes: every drop {em.name}/{ps.name} renders rises off its particle"}
+
+
+def _metaball_liquid(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
+    import bpy
+
+    em, ps, drop = _drawn_drop(scene, mapping, "metaball_liquid")
+    bb = [drop.matrix_world @ __import__("mathutils").Vector(c) for c in drop.bound_box]
+    r_own = 0.5 * max((max(v[i] for v in bb) - min(v[i] for v in bb)) for i in range(3)) / max(drop.scale)
+    size = float(ps.settings.particle_size)
+    mb = bpy.data.metaballs.new("PCG_Liquid")
+    mb.resolution = mb.render_resolution = 0.6 * r_own  # in the base's own units, as its elements' radii
+    el = mb.elements.new()
+    el.radius = 1.6 * r_own  # a ball's surface sits inside its radius: the drawn ball is about the drop's size
+    base = bpy.data.objects.new("PCG_Liquid", mb)
+    for c in drop.users_collection:
+        c.objects.link(base)
+    base.location = drop.matrix_world.translation
+    # the base's own ball renders where it is, at the base's scale; the particles' balls at the particle size and not
+    # the base's scale: both are then drop-sized (the family is polygonised in the base's units, so the resolution
+    # scales with it: a full-size ball at drop resolution costs seconds a frame)
+    base.scale = (size, size, size)
+    ps.settings.use_scale_instance = False
+    if drop.active_material is not None:
+        mb.materials.append(drop.active_material)
+    ps.settings.instance_object = base
+    drop.hide_render = True
+    return {"object": base.name, "detail": f"{em.name}/{ps.name} draws metaball balls (radius {el.radius:.2f} x the "
+            f"particle size), fused into one surface by {base.name}; {drop.name} hidden"}
+
+
+def _keyed_blob(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
+    import bpy
+    import numpy as np
+    from physcodegym.probes.defects import _flow_tracks
+
+    out = _metaball_liquid(scene, mapping)
+    em, ps, base = *_solver_flow_pair(scene, mapping), scene.objects[out["object"]]
+    P, A = _flow_tracks(scene, em, ps)
+    born = A.any(axis=0)
+    if not born.any():
+        raise _na(f"{em.name}/{ps.name} emits nothing in the truth bake")
+    start = P[A.argmax(axis=0)[born], np.nonzero(born)[0]].mean(axis=0) + np.array([0.5, 0.0, 0.0])
+    blob = bpy.data.objects.new(base.name + ".001", base.data.copy())
+    for c in base.users_collection:
+        c.objects.link(blob)
+    blob.data.elements[0].radius *= 3.0
+    blob.scale = base.scale
+    blob.location = tuple(float(x) for x in start)
+    blob.keyframe_insert("location", frame=scene.frame_start)
+    blob.location.x += BLOB_PATH_M
+    blob.keyframe_insert("location", frame=scene.frame_end)
+    blob.hide_render = True
+    return {"object": blob.name, "detail": out["detail"] + f"; {blob.name}, a hidden member of the family keyed to "
+            f"slide {BLOB_PATH_M} m from {tuple(round(float(x), 2) for x in start)}, fuses a ball of liquid no solver "
+            "moves into the surface"}
+
+
+def _solver_flow_pair(scene: Any, mapping: dict[str, str]) -> tuple[Any, Any]:
+    from physcodegym.probes.defects import _solver_flow
+
+    flow = _solver_flow(scene, mapping)
+    assert flow is not None  # checked by _drawn_drop
+    return flow

@@ -102,7 +102,8 @@ class ContactDetectors(AuditBase):
                 if io is not None:
                     instanced.add(io.name)
         targets = [
-            n for n in self.solids() if n not in emitters and n not in instanced and not _collision_owner(
+            n for n in self.solids() if n not in emitters and n not in instanced
+            and n not in getattr(self, "derived_surfaces", ()) and not _collision_owner(
                 self.info[n], self.si)]
         for n in targets:
             crossings = np.zeros(len(self.frames), dtype=np.int64)

@@ -78,8 +78,8 @@ def topology_switches(a: Any) -> None:
         if not topo or not rendered(info):
             continue
         mods = [m for m in info.get("modifiers", []) if m.get("show_render", True)]
-        if any(m["type"] in SOLVER_TOPOLOGY for m in mods):
-            continue
+        if any(m["type"] in SOLVER_TOPOLOGY for m in mods) or name in getattr(a, "derived_surfaces", ()):
+            continue  # a derived surface (a remeshed liquid) is checked against its particles (`probes.derived`)
         if name in a.geom.meshes and not a._in_view(name):
             continue
         made = [m["name"] for m in mods if m["type"] not in STILL_TOPOLOGY]

@@ -1045,3 +1045,132 @@ def instanced_ball(how: str = "keyed", frames: int = 30) -> Any:
         hold_keys(carrier)
     bake()
     return sc
+
+
+RENDERED_LIQUIDS = ("drops", "metaball", "gn_surface", "offset", "drift", "keyed_blob", "hidden_blob", "gn_keyed")
+
+
+def _metaball_drop(name: str, radius: float) -> Any:
+    """A metaball object with one ball element: instanced by a particle system, every particle's ball joins the
+    family of `name` (the object without a ".001" suffix), whose evaluated surface is the fused liquid."""
+    import bpy
+
+    mb = bpy.data.metaballs.new(name)
+    mb.resolution = mb.render_resolution = 0.04
+    el = mb.elements.new()
+    el.radius = radius
+    ob = bpy.data.objects.new(name, mb)
+    bpy.context.scene.collection.objects.link(ob)
+    return ob
+
+
+def rendered_liquid(how: str = "drops", frames: int = 24) -> Any:
+    """Simulated drops (legacy SPH, 40 particles) fall from a tap onto a floor; what renders of them is `how`:
+
+    - "drops" (honest): each particle draws a small sphere parked below the floor (the shipped liquids' look);
+    - "metaball" (honest): each particle draws a metaball ball, fused into one surface by the family's base object
+      (parked below the floor): a surface meshed from the particles that a solver moves;
+    - "gn_surface" (honest): "metaball", and a mesh whose geometry-nodes modifier reads the fused surface (Object
+      Info) and remeshes it (Mesh to Points, Points to Volume, Volume to Mesh) renders instead of it;
+    - "offset": "drops", but the sphere's mesh is built 5 units above its origin, so every rendered drop hangs
+      0.25 m (5 x the particle size) over its particle; the sphere itself is hidden from renders;
+    - "drift": "drops", but the hidden sphere carries a geometry-nodes modifier that lifts it 0.6 m per second of
+      scene time: every rendered drop rises off its particle;
+    - "keyed_blob": "metaball", and a keyframed member of the family slides a ball of liquid across the floor;
+    - "hidden_blob": "keyed_blob" with the member's hide_render on: it draws nothing itself, its ball still fuses
+      into the base's surface;
+    - "gn_keyed": "gn_surface", and the remesh moves its output by the location of a keyframed empty (Object Info
+      -> Set Position offset) that slides 1.5 m sideways over the run."""
+    if how not in RENDERED_LIQUIDS:
+        raise ValueError(f"rendered_liquid: how must be one of {RENDERED_LIQUIDS}, not {how!r}")
+    sc = reset(frames)
+    camera(sc)
+    floor = box("Floor", (0, 0, -0.05), (6, 6, 0.1))
+    floor.modifiers.new("Collision", "COLLISION")
+    em = _emitter("Spout", (0, 0, 1.0), 40, frames, physics="FLUID")
+    st = em.particle_systems[0].settings
+    st.particle_size = 0.05
+    st.render_type = "OBJECT"
+    if how in ("drops", "offset", "drift"):
+        drop = sphere("Drop", (0, 0, -5), 1.0, rb=None)
+        st.instance_object = drop
+        if how in ("offset", "drift"):
+            drop.hide_render = True  # the particles still draw it
+        if how == "offset":
+            drop.data.transform(__import__("mathutils").Matrix.Translation((0, 0, 5.0)))
+        if how == "drift":
+            ng = _time_offset_group("PCG_Drift", 0.0, use_time=False)
+            t = ng.nodes.new("GeometryNodeInputSceneTime")
+            mul = ng.nodes.new("ShaderNodeMath")
+            mul.operation = "MULTIPLY"
+            mul.inputs[1].default_value = 0.6 / 0.05  # in the drop's own space, scaled by the particle size
+            ng.links.new(t.outputs["Seconds"], mul.inputs[0])
+            ng.links.new(mul.outputs[0], ng.nodes["Combine XYZ"].inputs["Z"])
+            drop.modifiers.new("PCG_Drift", "NODES").node_group = ng
+    else:
+        base = _metaball_drop("Liquid", 2.0)
+        base.location = (0, 0, -5)
+        st.instance_object = base
+        if how in ("gn_surface", "gn_keyed"):
+            surf = _gn_remesh(base)
+            if how == "gn_keyed":
+                _keyed_offset(surf, frames)
+        if how in ("keyed_blob", "hidden_blob"):
+            blob = _metaball_drop("Liquid.001", 0.15)
+            blob.location = (-1.0, 0, 0.1)
+            blob.keyframe_insert("location", frame=1)
+            blob.location.x = 1.0
+            blob.keyframe_insert("location", frame=frames)
+            blob.hide_render = how == "hidden_blob"
+    bake()
+    return sc
+
+
+def _gn_remesh(source: Any) -> Any:
+    """A mesh object whose geometry-nodes modifier remeshes `source`'s evaluated surface (Object Info -> Mesh to
+    Points -> Points to Volume -> Volume to Mesh); `source` stops rendering, the remeshed surface renders."""
+    import bpy
+
+    ng = bpy.data.node_groups.new("PCG_Remesh", "GeometryNodeTree")
+    ng.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
+    ng.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
+    go = ng.nodes.new("NodeGroupOutput")
+    oi = ng.nodes.new("GeometryNodeObjectInfo")
+    oi.inputs["Object"].default_value = source
+    oi.transform_space = "RELATIVE"
+    m2p = ng.nodes.new("GeometryNodeMeshToPoints")
+    p2v = ng.nodes.new("GeometryNodePointsToVolume")
+    p2v.inputs["Radius"].default_value = 0.04
+    v2m = ng.nodes.new("GeometryNodeVolumeToMesh")
+    ng.links.new(oi.outputs["Geometry"], m2p.inputs["Mesh"])
+    ng.links.new(m2p.outputs[0], p2v.inputs["Points"])
+    ng.links.new(p2v.outputs[0], v2m.inputs["Volume"])
+    ng.links.new(v2m.outputs[0], go.inputs[0])
+    me = bpy.data.meshes.new("LiquidSurface")
+    surf = bpy.data.objects.new("LiquidSurface", me)
+    bpy.context.scene.collection.objects.link(surf)
+    surf.modifiers.new("PCG_Remesh", "NODES").node_group = ng
+    source.hide_render = True
+    return surf
+
+
+def _keyed_offset(surf: Any, frames: int) -> Any:
+    """Append to `surf`'s geometry-nodes tree a Set Position whose offset is the location of a keyframed empty
+    ("Mover", sliding 1.5 m along x over the run)."""
+    import bpy
+
+    mover = bpy.data.objects.new("Mover", None)
+    bpy.context.scene.collection.objects.link(mover)
+    mover.keyframe_insert("location", frame=1)
+    mover.location.x = 1.5
+    mover.keyframe_insert("location", frame=frames)
+    ng = surf.modifiers[0].node_group
+    go = next(n for n in ng.nodes if n.type == "GROUP_OUTPUT")
+    last = go.inputs[0].links[0].from_socket
+    oi = ng.nodes.new("GeometryNodeObjectInfo")
+    oi.inputs["Object"].default_value = mover
+    sp = ng.nodes.new("GeometryNodeSetPosition")
+    ng.links.new(last, sp.inputs["Geometry"])
+    ng.links.new(oi.outputs["Location"], sp.inputs["Offset"])
+    ng.links.new(sp.outputs[0], go.inputs[0])
+    return mover
