@@ -15,9 +15,11 @@ from __future__ import annotations
 import ast
 import importlib.util
 import json
+import os
 import pprint
 import shutil
-import tempfile
+import sys
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -109,58 +111,99 @@ def member_params(fam: str, seed: int) -> dict[str, Any]:
     return p
 
 
-def write_member(fam: str, seed: int, folder: Path) -> Path:
-    """Write truth.py, annotation.py (PARAMS substituted) and family.json of one member into `folder`."""
+def member_sources(fam: str, seed: int) -> dict[str, str]:
+    """The text of each file of one member: truth.py and annotation.py (PARAMS substituted) and family.json."""
     params = member_params(fam, seed)
-    folder.mkdir(parents=True, exist_ok=True)
     src = PACKS_DIR / fam
+    out: dict[str, str] = {}
     for name in SOURCES:
         p = dict(params)
         if name == "annotation.py":
             p["task_id"] = member_id(fam, seed)
-        text = (src / name).read_text(encoding="utf-8")
-        atomic.write_text(folder / name, substitute_params(text, p, file=str(src / name)))
-    atomic.write_json(folder / FAMILY_JSON, {"family": fam, "seed": int(seed), "params": params}, indent=1)
+        out[name] = substitute_params((src / name).read_text(encoding="utf-8"), p, file=str(src / name))
+    out[FAMILY_JSON] = json.dumps({"family": fam, "seed": int(seed), "params": params}, indent=1)
+    return out
+
+
+def write_member(fam: str, seed: int, folder: Path) -> Path:
+    """Write truth.py, annotation.py (PARAMS substituted) and family.json of one member into `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in member_sources(fam, seed).items():
+        if name == FAMILY_JSON:
+            atomic.write_json(folder / name, json.loads(text), indent=1)
+        else:
+            atomic.write_text(folder / name, text)
     return folder
 
 
-def generate_member(fam: str, seed: int, out_root: Path = LIBRARY_DIR) -> dict[str, Any]:
-    """Build one member in a scratch folder; move it to `out_root/<fam>_s<seed>` once everything succeeded.
+def member_up_to_date(fam: str, seed: int, dest: Path) -> bool:
+    """The member in `dest` was generated from the family's current sources and its build finished."""
+    from physcodegym.authoring.build import up_to_date
 
-    Raises on any failure (the scratch folder is kept for inspection and its path is in the message).
+    try:
+        srcs = member_sources(fam, seed)
+        same = all((dest / n).read_text(encoding="utf-8") == t for n, t in srcs.items() if n != FAMILY_JSON)
+        fam_doc = json.loads((dest / FAMILY_JSON).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return (same and fam_doc == json.loads(srcs[FAMILY_JSON]) and up_to_date(dest)
+            and (dest / "truth_counterfactuals.json").is_file())
+
+
+def stage_folder(mid: str) -> Path:
+    """Where a member is built before it is moved into the library: one fixed folder per member, so the build's
+    scratch (bake and rendered frames, `build.scratch_for`) is found again after a killed run."""
+    from physcodegym.authoring.build import scratch_root
+
+    return scratch_root() / "stage" / mid / mid
+
+
+def generate_member(fam: str, seed: int, out_root: Path = LIBRARY_DIR, force: bool = False, threads: int = 0,
+                    say: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Build one member in its stage folder; move it to `out_root/<fam>_s<seed>` once everything succeeded.
+
+    A member already generated from the current sources is skipped (unless `force`). Raises on any failure (the
+    stage folder is kept for inspection, and for the next run to resume from; its path is in the message).
     """
     from physcodegym.authoring.build import build_task
     from physcodegym.verifier import truth_counterfactuals
 
     mid = member_id(fam, seed)
-    t0 = time.monotonic()
-    stage_root = Path(tempfile.mkdtemp(prefix=f"pcg_gen_{mid}_"))
-    stage = stage_root / mid
+    dest = Path(out_root) / mid
+    if not force and member_up_to_date(fam, seed, dest):
+        rec = json.loads((dest / "build.json").read_text(encoding="utf-8"))
+        return {"id": mid, "family": fam, "seed": int(seed), "folder": str(dest), "skipped": "up to date",
+                "build_seconds": rec.get("build_seconds"), "generate_seconds": rec.get("generate_seconds"),
+                "total_bytes": rec.get("total_bytes")}
+    stage = stage_folder(mid)
     try:
         write_member(fam, seed, stage)
-        record = build_task(str(stage))
+        record = build_task(str(stage), threads=threads, say=say)
         if record["id"] != mid:
             raise InputError(f"annotation TASK id is {record['id']!r}, expected {mid!r} (use PARAMS['task_id'])",
                              file=str(PACKS_DIR / fam / "annotation.py"), field="id")
+        t_cf = time.monotonic()
         cf = truth_counterfactuals.measure(stage)
         bad = {k: v.get("reason") for k, v in cf["criteria"].items() if not v.get("passed")}
         if bad:
             raise RuntimeError(f"counterfactual criteria fail on the truth scene: {bad}")
-        # build.json's build_seconds covers the scene build; the family record adds the counterfactual re-runs
-        total = round(time.monotonic() - t0, 2)
+        # the work of the member: its build (all sessions) plus the counterfactual re-runs
+        total = round(record["build_seconds"] + time.monotonic() - t_cf, 2)
         rec = json.loads((stage / "build.json").read_text())
         rec["generate_seconds"] = total
         atomic.write_json(stage / "build.json", rec, indent=2)
+    except InputError:
+        raise
     except BaseException as e:
-        raise RuntimeError(f"{mid}: {type(e).__name__}: {e} (scratch kept at {stage})") from e
-    dest = Path(out_root) / mid
+        raise RuntimeError(f"{mid}: {type(e).__name__}: {e} (stage kept at {stage})") from e
     dest.parent.mkdir(parents=True, exist_ok=True)
     if dest.exists():
         shutil.rmtree(dest)
     shutil.move(str(stage), str(dest))
-    shutil.rmtree(stage_root, ignore_errors=True)
+    shutil.rmtree(stage.parent, ignore_errors=True)
     return {"id": mid, "family": fam, "seed": int(seed), "folder": str(dest), "build_seconds": record["build_seconds"],
             "generate_seconds": total, "bake_seconds": record["bake_seconds"], "total_bytes": record["total_bytes"],
+            "render_seconds": record["render_seconds"], "frames_reused": record["render"]["frames_reused"],
             "counterfactuals": {k: v.get("measured") for k, v in cf["criteria"].items()}}
 
 
@@ -185,39 +228,91 @@ def parse_seeds(spec: str) -> list[int]:
     return sorted(set(out))
 
 
-def run_parallel(jobs: list[tuple[str, Callable[[], dict[str, Any]]]], workers: int,
-                 label: str) -> tuple[list[dict], list[dict]]:
-    """Run named jobs on `workers` threads (each job mostly waits on Blender children) with a rich progress bar.
+class Reporter:
+    """Progress lines on stderr, one per event, safe from several job threads: `[done/total] id ... ETA`.
 
-    Returns (done records, failures {"id", "error"}): a failed job is recorded and the others go on.
+    Why lines, not a redrawn bar: a build of the whole set runs for hours, often with its output in a log file;
+    lines keep the history (which task took how long) and read the same in a terminal and in a log."""
+
+    def __init__(self, label: str, total: int, workers: int, stream: Any = None) -> None:
+        self.label, self.total, self.workers = label, total, max(1, workers)
+        self.stream = stream if stream is not None else sys.stderr
+        self.t0 = time.monotonic()
+        self.done = 0
+        self.work_seconds: list[float] = []  # seconds of the jobs that did work (skipped ones excluded)
+        self._lock = threading.Lock()
+
+    def say(self, text: str) -> None:
+        with self._lock:
+            print(f"{time.strftime('%H:%M:%S')} {text}", file=self.stream, flush=True)
+
+    def finished(self, name: str, seconds: float, state: str, worked: bool) -> None:
+        with self._lock:
+            self.done += 1
+            if worked:
+                self.work_seconds.append(seconds)
+            left = self.total - self.done
+            eta = ""
+            if left and self.work_seconds:
+                per = sum(self.work_seconds) / len(self.work_seconds)
+                eta = f", ETA {left * per / self.workers / 60:.1f} min"
+            print(f"{time.strftime('%H:%M:%S')} [{self.done}/{self.total}] {self.label} {name}: {state} "
+                  f"({seconds:.1f} s){eta}", file=self.stream, flush=True)
+
+
+Job = Callable[[Callable[[str], None]], dict[str, Any]]
+
+
+def run_parallel(jobs: list[tuple[str, Job]], workers: int, label: str) -> tuple[list[dict], list[dict]]:
+    """Run named jobs on `workers` threads (each job mostly waits on Blender children), with progress lines.
+
+    A job is called with a `say(text)` for its own progress lines. A record with `"skipped"` counts as done
+    without work (it does not move the ETA). Returns (done records, failures {"id", "error"}): a failed job is
+    recorded and the others go on; an InputError (bad input, exit 2) stops the whole run.
     """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     done: list[dict] = []
     failed: list[dict] = []
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  transient=True) as prog:
-        bar = prog.add_task(f"{label} ({len(jobs)})", total=len(jobs))
-        with ThreadPoolExecutor(max_workers=max(1, int(workers))) as pool:
-            futs = {pool.submit(fn): name for name, fn in jobs}
-            for fut in as_completed(futs):
-                name = futs[fut]
-                try:
-                    done.append(fut.result())
-                except InputError:
-                    raise
-                except Exception as e:  # one failed job must not lose the others
-                    failed.append({"id": name, "error": f"{type(e).__name__}: {e}"[:3000]})
-                prog.update(bar, advance=1,
-                            description=(f"{label}: {name} "
-                                         f"{'ok' if not failed or failed[-1]['id'] != name else 'FAILED'}"))
+    rep = Reporter(label, len(jobs), workers)
+
+    def timed(name: str, fn: Job) -> tuple[dict | None, float, Exception | None]:
+        t0 = time.monotonic()
+        try:
+            return fn(rep.say), time.monotonic() - t0, None
+        except InputError:
+            raise
+        except Exception as e:  # one failed job must not lose the others
+            return None, time.monotonic() - t0, e
+
+    with ThreadPoolExecutor(max_workers=max(1, int(workers))) as pool:
+        futs = {pool.submit(timed, name, fn): name for name, fn in jobs}
+        for fut in as_completed(futs):
+            name = futs[fut]
+            rec, secs, err = fut.result()
+            if rec is None:
+                failed.append({"id": name, "error": f"{type(err).__name__}: {err}"[:3000]})
+                rep.finished(name, secs, "FAILED", worked=False)
+                continue
+            done.append(rec)
+            rep.finished(name, secs, "up to date" if rec.get("skipped") else "ok", worked=not rec.get("skipped"))
     done.sort(key=lambda r: r["id"])
     failed.sort(key=lambda r: r["id"])
     return done, failed
 
 
-def generate(families: list[str], seeds: list[int], workers: int = 1, out_root: Path | None = None) -> dict[str, Any]:
-    """Generate every (family, seed) member; rewrite the manifest when the output is the library."""
+def threads_per_job(workers: int) -> int:
+    """Render threads each of `workers` parallel jobs gets: its share of the CPUs this process may use."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return max(1, cpus // max(1, workers))
+
+
+def generate(families: list[str], seeds: list[int], workers: int = 1, out_root: Path | None = None,
+             force: bool = False) -> dict[str, Any]:
+    """Generate every (family, seed) member not generated yet; rewrite the manifest when the output is the library.
+
+    `workers` members at a time, each render child with its share of the CPUs (`threads_per_job`)."""
     from physcodegym.tasks import manifest
 
     fams = family_ids() if families == ["all"] else families
@@ -226,9 +321,14 @@ def generate(families: list[str], seeds: list[int], workers: int = 1, out_root: 
         for s in seeds:
             member_params(f, s)
     root = Path(out_root) if out_root else LIBRARY_DIR
-    jobs = [(member_id(f, s), (lambda f=f, s=s: generate_member(f, s, root))) for f in fams for s in seeds]
+    threads = threads_per_job(workers)
+    jobs: list[tuple[str, Job]] = [
+        (member_id(f, s), (lambda say, f=f, s=s: generate_member(f, s, root, force=force, threads=threads, say=say)))
+        for f in fams for s in seeds]
     done, failed = run_parallel(jobs, workers, "generating")
-    doc: dict[str, Any] = {"ok": not failed, "generated": done, "failed": failed, "out": str(root)}
+    doc: dict[str, Any] = {"ok": not failed, "generated": [d for d in done if not d.get("skipped")],
+                           "up_to_date": [d for d in done if d.get("skipped")], "failed": failed, "out": str(root),
+                           "jobs": workers, "threads_per_job": threads}
     if root.resolve() == LIBRARY_DIR.resolve():
         doc["manifest"] = {k: v for k, v in manifest.write_manifest().items() if k != "tasks"}
     return doc

@@ -24,6 +24,7 @@ annotator still has to add. It has no truth scene, so truth-dependent parts are 
 from __future__ import annotations
 
 import importlib.util
+import re
 import subprocess
 import tempfile
 from pathlib import Path
@@ -232,11 +233,19 @@ def _ssim_mean(mp4: Path, frames: list[np.ndarray], step: int = 16) -> float | N
 
 def import_video(video: Path, task_id: str, category: str, out_root: Path, start_s: float = 0.0,
                  end_s: float | None = None,
-                 title: str | None = None, encoder: str = "auto", force: bool = False) -> dict[str, Any]:
-    """Normalise `video` into `out_root/task_id/` (reference.mp4 + a skeleton task.json); returns the report."""
+                 title: str | None = None, encoder: str = "auto", force: bool = False, url: str | None = None,
+                 licence: str | None = None) -> dict[str, Any]:
+    """Normalise `video` into `out_root/task_id/` (reference.mp4 + a skeleton task.json); returns the report.
+
+    `url` and `licence` are the clip's provenance as the user states it (recorded in task.json `source`, not
+    checked against anything): a benchmark of real clips must say where each came from and under what terms."""
     video = Path(video)
     if not video.is_file():
         raise InputError("video not found", file=str(video))
+    if url is not None and not re.fullmatch(r"https?://\S+", url):
+        raise InputError(f"--url must be an http(s) address without spaces, got {url!r}", field="url")
+    if licence is not None and not licence.strip():
+        raise InputError("--licence must not be empty", field="licence")
     cat, sub = parse_category(category)
     folder = Path(out_root) / task_id
     doc: dict[str, Any] = {"id": task_id, "title": title or video.stem.replace("_", " "), "category": cat,
@@ -254,6 +263,7 @@ def import_video(video: Path, task_id: str, category: str, out_root: Path, start
     mp4 = folder / "reference.mp4"
     facts["encoder"] = encode(frames, mp4, encoder)
     facts["encode_ssim_mean"] = _ssim_mean(mp4, frames)
+    facts["url"], facts["licence"] = url, licence.strip() if licence else None
     doc["source"] = facts
     task = DraftTask.model_validate(doc)
     atomic.write_json(folder / TASK_FILE, task.model_dump(mode="json"))

@@ -12,13 +12,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from physcodegym.core.errors import InputError, from_validation
-from physcodegym.tasks.schema import FPS, FRAMES, DraftTask, Task
+from physcodegym.tasks.schema import FPS, FRAMES, BuildRecord, DraftTask, ImportedProvenance, Task
 from pydantic import ValidationError
 
 PACKS_DIR = Path(__file__).resolve().parent / "packs"
 # generated members of the task families (`physcodegym tasks generate`); the hand-built packs stay in PACKS_DIR
 LIBRARY_DIR = Path(__file__).resolve().parent / "library"
 TASK_FILE = "task.json"
+BUILD_FILE = "build.json"  # what a generated task's build measured, with its provenance (schema.BuildRecord)
+FAMILY_FILE = "family.json"  # a generated family member: its family and seed
 
 
 @dataclass(frozen=True)
@@ -172,3 +174,46 @@ def truth_status(loaded_task: LoadedTask) -> dict[str, dict]:
                     else {"state": "not_applicable", "reason": f"{key}: file not shipped with this task"})
     out["truth_criteria"] = {"state": "ok", "reason": "shipped task: thresholds measured on its truth scene"}
     return out
+
+
+def read_build_record(folder: Path) -> BuildRecord | None:
+    """The folder's build.json validated (None when there is none); InputError naming the file and field."""
+    path = Path(folder) / BUILD_FILE
+    if not path.is_file():
+        return None
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise InputError(f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", file=str(path)) from e
+    try:
+        return BuildRecord.model_validate(raw)
+    except ValidationError as e:
+        raise from_validation(e, file=str(path)) from e
+
+
+def provenance(loaded_task: LoadedTask) -> dict:
+    """Where the task's reference came from (SPEC §8), one document for every kind of task:
+
+    generated: build.json's provenance (program hash, engine, samples, build seconds); a build.json written before
+    provenance was recorded gives the program hash and seconds it has and says what is missing and why;
+    imported: the original file, its URL and licence as the user stated them (task.json `source`);
+    neither: kind `unknown` with the reason."""
+    t = loaded_task.task
+    if t.source is not None:
+        s = t.source
+        doc = ImportedProvenance(file=s.file, sha256=s.sha256, url=s.url, licence=s.licence).model_dump()
+        missing = {k: f"not given when the clip was imported (tasks import --{k})"
+                   for k in ("url", "licence") if doc[k] is None}
+        if missing:
+            doc["missing"] = missing
+        return doc
+    rec = read_build_record(loaded_task.folder)
+    if rec is not None and rec.provenance is not None:
+        return rec.provenance.model_dump()
+    if rec is not None:
+        sha = rec.program_sha256 or (t.truth.program_sha256 if t.truth else None)
+        why = "built before build.json recorded the render (a rebuild records it)"
+        return {"kind": "generated", "program_sha256": sha,
+                "engine": None, "samples": None, "build_seconds": rec.build_seconds, "blender": None,
+                "missing": {"engine": why, "samples": why, "blender": why}}
+    return {"kind": "unknown", "reason": f"no {BUILD_FILE} and no imported source in {TASK_FILE}"}

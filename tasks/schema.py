@@ -58,6 +58,17 @@ SUBCATEGORIES: dict[Category, tuple[Subcategory, ...]] = {
 }
 
 
+# The size and spread of the benchmark this product implements (SPEC §8): tasks per subcategory (per category
+# where a category has none) and event items in all. `physcodegym tasks list --summary` counts the set against it.
+TARGET_COUNTS: dict[str, int] = {
+    "falling-bouncing": 16, "rolling-tracks": 18, "collision-chain": 14, "swinging-suspension": 16, "rotation": 20,
+    "granular-piling": 7, "stacking-equilibrium": 4,
+    "pouring-filling": 25, "jets-surface-flow": 8, "liquid-object": 7,
+    "deformable": 12, "wind": 9,
+}
+TARGET_EVENT_ITEMS = 578
+
+
 class TimeInterval(_Strict):
     """Evidence interval in seconds of the reference video (0 <= start <= end <= 8)."""
 
@@ -354,6 +365,65 @@ class SourceInfo(_Strict):
     resampling: str = "nearest source frame in time to each 30 fps reference frame"
     encoder: str = ""
     encode_ssim_mean: float | None = None  # decoded reference vs the normalised frames (what encoding lost)
+    url: str | None = Field(default=None, pattern=r"^https?://\S+$")  # where the clip came from, if the user says
+    licence: str | None = Field(default=None, min_length=1)  # the licence as the user states it, not checked
+
+
+HEX64 = r"^[0-9a-f]{64}$"
+
+
+class GeneratedProvenance(_Strict):
+    """Where a generated task's reference came from (SPEC §8): the program that made it and how it was rendered.
+    Lives in the task's `build.json` (its build seconds change every build; task.json stays reproducible)."""
+
+    kind: Literal["generated"] = "generated"
+    program_sha256: str = Field(pattern=HEX64)
+    engine: str = Field(min_length=1)  # the render engine of the saved truth scene (CYCLES, BLENDER_WORKBENCH, ...)
+    samples: int | None = Field(default=None, ge=1)  # samples a pixel (None: an engine without samples)
+    build_seconds: float = Field(ge=0.0)  # bake + every frame's render (all sessions) + encode and sampling
+    blender: str | None = None  # the Blender version that rendered it
+
+
+class ImportedProvenance(_Strict):
+    """Where an imported task's reference came from (SPEC §8): the user's clip, as the user describes it."""
+
+    kind: Literal["imported"] = "imported"
+    file: str = Field(min_length=1)  # the original file's name
+    sha256: str = Field(pattern=HEX64)
+    url: str | None = None
+    licence: str | None = None  # as the user states it; None: not stated
+
+
+class RenderRecord(BaseModel):
+    """What rendered a generated reference, as `build.json` records it (unknown keys kept: additive)."""
+
+    model_config = ConfigDict(extra="allow")
+    engine: str = Field(min_length=1)
+    samples: int | None = Field(default=None, ge=1)
+    width: int = Field(ge=1)
+    height: int = Field(ge=1)
+    frames_total: int = Field(ge=1)
+    frames_reused: int = Field(ge=0)
+    frames_rendered: int = Field(ge=0)
+    seconds_per_frame: float = Field(ge=0.0)
+
+
+class BuildRecord(BaseModel):
+    """`build.json` of a generated task: what its build measured. Records written before provenance was kept
+    (no `provenance`, no `render`) still load; unknown keys are kept (the record only grows)."""
+
+    model_config = ConfigDict(extra="allow")
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
+    build_seconds: float = Field(ge=0.0)
+    program_sha256: str | None = Field(default=None, pattern=HEX64)
+    render: RenderRecord | None = None
+    provenance: GeneratedProvenance | None = None
+
+    @model_validator(mode="after")
+    def _same_program(self) -> BuildRecord:
+        if self.provenance and self.program_sha256 and self.provenance.program_sha256 != self.program_sha256:
+            raise ValueError("provenance.program_sha256 differs from program_sha256")
+        return self
 
 
 class Task(_Strict):

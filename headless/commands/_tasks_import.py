@@ -1,7 +1,8 @@
 """`physcodegym tasks import` (a sub-command of tasks.py; the leading underscore keeps the CLI from listing it as a
 command).
 
-    physcodegym tasks import VIDEO --id ID --category C[/S] [--start S --end S] [--out ROOT] [--json]
+    physcodegym tasks import VIDEO --id ID --category C[/S] [--start S --end S] [--url URL] [--licence L]
+                                   [--out ROOT] [--json]
 
 normalises any clip to a reference (240 frames, 30 fps, 640x360, letterboxed) and writes a task skeleton
 (`authoring.importer`); `tasks validate` then lists what an annotator still has to add.
@@ -39,6 +40,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--encoder", default="auto", choices=("auto", "h264", "mp4v"),
                    help="h264: Blender's ffmpeg (like shipped references; default when bpy is present); mp4v: cv2")
     p.add_argument("--force", action="store_true", help="replace an existing task folder's task.json and video")
+    p.add_argument("--url", default=None, help="where the clip came from (recorded as its provenance)")
+    p.add_argument("--licence", "--license", dest="licence", default=None,
+                   help="the clip's licence as you state it, e.g. 'CC BY 4.0' (recorded, not checked)")
     p.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
 
 
@@ -49,7 +53,8 @@ def run(args: argparse.Namespace) -> CommandResult:
 
     doc = import_video(Path(args.video), args.task_id, args.category, Path(args.out or _default_root()),
                        start_s=args.start,
-                       end_s=args.end, title=args.title, encoder=args.encoder, force=args.force)
+                       end_s=args.end, title=args.title, encoder=args.encoder, force=args.force,
+                       url=args.url, licence=args.licence)
     s = doc["source"]
     lb = s["letterbox"]
     lines = [

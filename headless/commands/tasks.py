@@ -20,6 +20,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="tasks_cmd", required=True)
     ls = sub.add_parser("list", help="list tasks with their categories")
     ls.add_argument("--root", action="append", help="task root folder (default: $PHYSCODEGYM_TASKS, shipped packs)")
+    ls.add_argument("--summary", action="store_true",
+                    help="counts per subcategory against the benchmark's target, event items, templates, bytes")
     ls.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     v = sub.add_parser("validate", help="validate a task folder (or every task under a root)")
     v.add_argument("path")
@@ -33,7 +35,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     b.add_argument("--annotations-only", action="store_true",
                    help=("re-merge annotation.py only (keeps the video; truth.py must be unchanged since the last "
                          "build)"))
-    b.add_argument("--workers", type=int, default=1, help="tasks built at the same time (default 1)")
+    b.add_argument("--jobs", "--workers", dest="workers", type=int, default=1,
+                   help="tasks built at the same time, each render with its share of the CPUs (default 1)")
+    b.add_argument("--force", action="store_true",
+                   help="rebuild tasks whose build.json already records their current truth.py and annotation.py")
+    b.add_argument("--keep-scratch", action="store_true",
+                   help="keep the build's scratch folder (bake, frames, render log) after a successful build")
     b.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     r = sub.add_parser("verify", help="re-run truth.py (bake only) and compare with the stored truth trajectories")
     r.add_argument("id", nargs="+", help="task ids or folders ('all' = shipped + library, 'shipped', 'library')")
@@ -59,12 +66,17 @@ def _family(loaded_task: LoadedTask) -> tuple[str | None, int | None]:
 
 
 def _row(loaded_task: LoadedTask) -> dict:
+    from physcodegym.tasks.loader import provenance
+
     t = loaded_task.task
     family, seed = _family(loaded_task)
     return {
         "id": t.id,
+        "template": family or t.id,  # its scene template: the family it is a seed of, else the task is its own
         "family": family,
         "seed": seed,
+        "provenance": provenance(loaded_task),
+        "bytes": _folder_bytes(loaded_task.folder),
         "title": t.title,
         "category": t.category.value,
         "subcategory": t.subcategory.value if t.subcategory else None,
@@ -73,6 +85,41 @@ def _row(loaded_task: LoadedTask) -> dict:
         "criteria": len(t.rubric.criteria),
         "counterfactual_criteria": sum(1 for c in t.rubric.criteria if c.counterfactual),
     }
+
+
+def _folder_bytes(folder: Path) -> int:
+    """Bytes the task adds to the repository: its files, without caches (__pycache__, dot files)."""
+    return sum(p.stat().st_size for p in folder.rglob("*")
+               if p.is_file() and "__pycache__" not in p.parts and not p.name.startswith("."))
+
+
+def summary(rows: list[dict]) -> dict:
+    """The set against the benchmark's size and spread (tasks.schema.TARGET_COUNTS): tasks and templates per
+    subcategory (per category where there is none), event items, repository bytes."""
+    from physcodegym.tasks.schema import TARGET_COUNTS, TARGET_EVENT_ITEMS
+
+    groups: dict[str, dict] = {}
+    for key, target in TARGET_COUNTS.items():
+        mine = [r for r in rows if (r["subcategory"] or r["category"]) == key]
+        groups[key] = {"tasks": len(mine), "target": target, "short": max(0, target - len(mine)),
+                       "templates": len({r["template"] for r in mine}), "event_items": sum(r["events"] for r in mine)}
+    events = sum(r["events"] for r in rows)
+    return {"tasks": len(rows), "target_tasks": sum(TARGET_COUNTS.values()),
+            "templates": len({r["template"] for r in rows}), "event_items": events,
+            "target_event_items": TARGET_EVENT_ITEMS, "groups": groups,
+            "meets_target": events >= TARGET_EVENT_ITEMS and all(g["short"] == 0 for g in groups.values()),
+            "repository_bytes": sum(r["bytes"] for r in rows),
+            "provenance": {k: sum(1 for r in rows if r["provenance"]["kind"] == k)
+                           for k in ("generated", "imported", "unknown")}}
+
+
+def _summary_text(s: dict) -> str:
+    lines = [f"{'group':<22} {'tasks':>5} {'target':>6} {'templates':>9} {'events':>6}"]
+    lines += [f"{k:<22} {g['tasks']:>5} {g['target']:>6} {g['templates']:>9} {g['event_items']:>6}"
+              + (f"  short {g['short']}" if g["short"] else "") for k, g in s["groups"].items()]
+    lines.append(f"{'all':<22} {s['tasks']:>5} {s['target_tasks']:>6} {s['templates']:>9} {s['event_items']:>6} "
+                 f"(target {s['target_event_items']} event items) {s['repository_bytes'] / 1e6:.1f} MB")
+    return "\n".join(lines)
 
 
 def _validate_one(folder: Path, media: bool) -> dict:
@@ -117,8 +164,11 @@ def run(args: argparse.Namespace) -> CommandResult:
 
         cur = manifest.current()
         set_doc = {"name": cur["set"], "version": cur["version"], "sha256": cur["sha256"], "n_tasks": cur["n_tasks"]}
-        return CommandResult({"set": set_doc, "tasks": rows},
-                             human=(human or "no tasks") + f"\n{len(rows)} tasks; set {cur['set']} {cur['version']}")
+        summ = summary(rows)
+        human = (human or "no tasks") + f"\n{len(rows)} tasks; set {cur['set']} {cur['version']}"
+        if args.summary:
+            human += "\n" + _summary_text(summ)
+        return CommandResult({"set": set_doc, "tasks": rows, "summary": summ}, human=human)
     if args.tasks_cmd == "validate":
         p = Path(args.path)
         folders = [p] if (p / TASK_FILE).is_file() or p.name == TASK_FILE else sorted(
@@ -136,19 +186,24 @@ def run(args: argparse.Namespace) -> CommandResult:
         return CommandResult({"ok": ok, "tasks": results}, exit_code=0 if ok else 1, human=human)
     if args.tasks_cmd == "show":
         loaded_task = load_task(args.id)
-        doc = {"folder": str(loaded_task.folder), "task": json.loads(loaded_task.task.model_dump_json())}
+        from physcodegym.tasks.loader import provenance
+
+        doc = {"folder": str(loaded_task.folder), "task": json.loads(loaded_task.task.model_dump_json()),
+               "provenance": provenance(loaded_task)}
         return CommandResult(doc)
     if args.tasks_cmd == "build":
         from physcodegym.authoring.build import build_tasks
 
         if args.workers < 1:
-            raise InputError("--workers must be at least 1", field="workers")
-        doc = build_tasks(args.id, annotations_only=args.annotations_only, workers=args.workers)
+            raise InputError("--jobs must be at least 1", field="jobs")
+        doc = build_tasks(args.id, annotations_only=args.annotations_only, workers=args.workers, force=args.force,
+                          keep_scratch=args.keep_scratch)
         human = "\n".join(
             f"{b['id']:<16} {b['category']:<10} bake {b['bake_seconds']:>6.1f}s render {b['render_seconds']:>6.1f}s "
             f"ssim {b['reference_ssim']['ssim_mean']} {b['total_bytes'] / 1e6:.2f} MB"
             for b in doc["built"]
-        ) + "".join(f"\nFAILED {f['id']}: {f['error'][:300]}" for f in doc["failed"])
+        ) + "".join(f"\nup to date {i} (--force rebuilds it)" for i in doc["up_to_date"]) + "".join(
+            f"\nFAILED {f['id']}: {f['error'][:300]}" for f in doc["failed"])
         return CommandResult(doc, exit_code=0 if doc["ok"] else 1, human=human)
     if args.tasks_cmd == "verify":
         from physcodegym.authoring.build import expand_ids
