@@ -199,7 +199,9 @@ def reannotate_task(id_or_path: str) -> dict[str, Any]:
         record["trajectories_sha256"] = trajectories_digest(stored_npz)
     atomic.write_text(folder / TASK_FILE, json.dumps(task.model_dump(mode="json"), indent=2) + "\n")
     record["events"] = {e.id: [e.interval.start_s, e.interval.end_s] for e in task.events}
-    record["sizes_bytes"] = {p.name: p.stat().st_size for p in sorted(folder.iterdir()) if p.is_file()}
+    record["inputs_sha256"] = inputs_digest(folder)  # the outputs now follow these sources (no rebuild due)
+    record["sizes_bytes"] = {p.name: p.stat().st_size for p in sorted(folder.iterdir())
+                             if p.is_file() and p.name != "build.json"}
     record["total_bytes"] = sum(record["sizes_bytes"].values())
     atomic.write_text(rec_path, json.dumps(record, indent=2) + "\n")
     return record

@@ -296,3 +296,37 @@ def test_jobs_run_members_in_parallel_and_a_failure_loses_nothing() -> None:
     done, failed = run_parallel([("x", meet("x")), ("y", meet("y")), ("z", broken)], 2, "building")
     assert [d["id"] for d in done] == ["x", "y"]
     assert failed == [{"id": "z", "error": "RuntimeError: render child died"}]
+
+
+def test_generate_skips_members_built_from_current_sources(tmp_path: Path) -> None:
+    """A library member whose files are what its family and seed give now, and whose build finished, is not
+    built again by `tasks generate` (no Blender here); a changed source makes it due."""
+    from physcodegym.authoring.families import generate_member, member_up_to_date
+    from physcodegym.tasks.loader import LIBRARY_DIR
+
+    src = sorted(p.parent for p in LIBRARY_DIR.glob("*/family.json"))[0]
+    fam = json.loads((src / "family.json").read_text())
+    dest = tmp_path / src.name
+    shutil.copytree(src, dest, ignore=shutil.ignore_patterns("__pycache__"))
+    assert member_up_to_date(fam["family"], fam["seed"], dest)
+    doc = generate_member(fam["family"], fam["seed"], out_root=tmp_path)
+    assert doc["skipped"] == "up to date" and doc["folder"] == str(dest)
+    (dest / "truth.py").write_text((dest / "truth.py").read_text() + "\n# edited\n")
+    assert not member_up_to_date(fam["family"], fam["seed"], dest)
+
+
+def test_annotations_only_remerge_leaves_the_task_current(builds: dict[str, Any], tmp_path: Path) -> None:
+    """`--annotations-only` after an edited annotation.py: task.json takes the edit, the reference stays the same
+    file, and the next `tasks build` has nothing to do."""
+    from physcodegym.authoring.build import up_to_date
+
+    t = tmp_path / "tiny_task"
+    shutil.copytree(builds["a"], t)
+    mp4 = (t / "reference.mp4").read_bytes()
+    ann = t / "annotation.py"
+    ann.write_text(ann.read_text().replace("Ball dropped on a slab (build test)", "A red ball dropped on a slab"))
+    assert not up_to_date(t)
+    r = _cli("tasks", "build", str(t), "--annotations-only", "--json", cache=tmp_path / "cache")
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert json.loads((t / "task.json").read_text())["title"] == "A red ball dropped on a slab"
+    assert (t / "reference.mp4").read_bytes() == mp4 and up_to_date(t)
