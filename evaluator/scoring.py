@@ -286,6 +286,76 @@ def load_candidate(path: Path, expected_frames: int = 240) -> tuple[np.ndarray, 
         raise InputError(str(e), file=str(path)) from e
 
 
+def _metric_results(loaded_task: Any, candidate: Path, vr: Any, wanted: list[str], ref_data: dict,
+                    cand: np.ndarray, timings: dict[str, float], *, judge: dict | None, want_masks: bool,
+                    progress: bool, lpips_options: dict | None, val_timeout_s: float,
+                    unsafe_no_isolation: bool) -> tuple[dict[str, MetricResult], Any]:
+    """The requested metrics of a candidate that has frames (each timed into `timings`), and its motion masks
+    when S_mot or the plot wants them. A metric that fails is reported with its error, never raised."""
+    ref = ref_data["frames"]
+    results: dict[str, MetricResult] = {}
+    cand_masks = None
+    if "S_ssim" in wanted:
+        from physcodegym.metrics.ssim import s_ssim
+
+        t = time.perf_counter()
+        results["S_ssim"] = _guard("S_ssim", lambda: s_ssim(ref, cand, progress=progress))
+        timings["S_ssim_s"] = time.perf_counter() - t
+    if "S_lpips" in wanted:
+        from physcodegym.metrics.lpips_metric import s_lpips
+
+        t = time.perf_counter()
+        results["S_lpips"] = _guard(
+            "S_lpips", lambda: s_lpips(ref, cand, progress=progress, **(lpips_options or {}))
+        )
+        timings["S_lpips_s"] = time.perf_counter() - t
+    if "S_mot" in wanted or want_masks:
+        from physcodegym.metrics.motion import motion_masks, s_mot
+
+        t = time.perf_counter()
+        try:
+            cand_masks = motion_masks(cand)
+            if "S_mot" in wanted:
+                results["S_mot"] = s_mot(ref_masks=_ref_masks(ref_data), cand_masks=cand_masks)
+        except Exception as e:  # noqa: BLE001
+            results["S_mot"] = MetricResult.missing("S_mot", MetricState.error, f"{type(e).__name__}: {e}")
+        timings["S_mot_s"] = time.perf_counter() - t
+    t = time.perf_counter()
+    results.update(_judge_results(loaded_task, wanted, ref, cand, judge))
+    timings["judges_s"] = time.perf_counter() - t
+    if "S_val" in wanted:
+        t = time.perf_counter()
+        results["S_val"] = _guard("S_val", lambda: _validity(loaded_task, candidate, vr, val_timeout_s,
+                                                                           unsafe_no_isolation))
+        timings["S_val_s"] = time.perf_counter() - t
+    return results, cand_masks
+
+
+def _document(loaded_task: Any, candidate: Path, is_run: bool, results: dict[str, MetricResult],
+              no_artifact: str | None) -> dict[str, Any]:
+    """The score document's body (SPEC §7): aggregates, what the task lacks, status, per-frame curves, details."""
+    doc: dict[str, Any] = {
+        "task": loaded_task.id,
+        "candidate": str(candidate),
+        "candidate_kind": "run" if is_run else "video",
+    }
+    doc.update(aggregate(results))
+    # what the task itself lacks (a task made from a real video has no truth scene), each with its reason
+    from physcodegym.tasks.loader import truth_status
+
+    doc["truth"] = truth_status(loaded_task)
+    doc["status"] = "invalid" if no_artifact is not None else "scored"
+    if no_artifact is not None:
+        doc["no_artifact"] = no_artifact
+        doc["invalid_reason"] = no_artifact
+    per_frame = {n: r.per_frame for n, r in results.items() if r.per_frame}
+    if "S_mot" in per_frame:
+        per_frame["motion_iou"] = per_frame.pop("S_mot")
+    doc["per_frame"] = per_frame
+    doc["details"] = {n: r.details for n, r in results.items() if r.details}
+    return doc
+
+
 def score_run(
     loaded_task: Any,
     candidate: Path,
@@ -342,63 +412,16 @@ def score_run(
     if no_artifact is not None:
         zeros = zero_results(no_artifact)
         results = {n: zeros[n] for n in wanted}
-    else:
-        if "S_ssim" in wanted:
-            from physcodegym.metrics.ssim import s_ssim
-
-            t = time.perf_counter()
-            results["S_ssim"] = _guard("S_ssim", lambda: s_ssim(ref, cand, progress=progress))
-            timings["S_ssim_s"] = time.perf_counter() - t
-        if "S_lpips" in wanted:
-            from physcodegym.metrics.lpips_metric import s_lpips
-
-            t = time.perf_counter()
-            results["S_lpips"] = _guard(
-                "S_lpips", lambda: s_lpips(ref, cand, progress=progress, **(lpips_options or {}))
-            )
-            timings["S_lpips_s"] = time.perf_counter() - t
-        if "S_mot" in wanted or plot is not None:
-            from physcodegym.metrics.motion import motion_masks, s_mot
-
-            t = time.perf_counter()
-            try:
-                cand_masks = motion_masks(cand)
-                if "S_mot" in wanted:
-                    results["S_mot"] = s_mot(ref_masks=_ref_masks(ref_data), cand_masks=cand_masks)
-            except Exception as e:  # noqa: BLE001
-                results["S_mot"] = MetricResult.missing("S_mot", MetricState.error, f"{type(e).__name__}: {e}")
-            timings["S_mot_s"] = time.perf_counter() - t
-        t = time.perf_counter()
-        results.update(_judge_results(loaded_task, wanted, ref, cand, judge))
-        timings["judges_s"] = time.perf_counter() - t
-        if "S_val" in wanted:
-            t = time.perf_counter()
-            results["S_val"] = _guard("S_val", lambda: _validity(loaded_task, candidate, vr, val_timeout_s,
-                                                                               unsafe_no_isolation))
-            timings["S_val_s"] = time.perf_counter() - t
+    elif cand is not None:
+        results, cand_masks = _metric_results(loaded_task, candidate, vr, wanted, ref_data, cand, timings,
+                                              judge=judge, want_masks=plot is not None, progress=progress,
+                                              lpips_options=lpips_options, val_timeout_s=val_timeout_s,
+                                              unsafe_no_isolation=unsafe_no_isolation)
     for n in METRIC_NAMES:
         if n not in wanted:
             results[n] = MetricResult.missing(n, MetricState.not_applicable, "not requested (--metrics)")
 
-    doc: dict[str, Any] = {
-        "task": loaded_task.id,
-        "candidate": str(candidate),
-        "candidate_kind": "run" if is_run else "video",
-    }
-    doc.update(aggregate(results))
-    # what the task itself lacks (a task made from a real video has no truth scene), each with its reason
-    from physcodegym.tasks.loader import truth_status
-
-    doc["truth"] = truth_status(loaded_task)
-    doc["status"] = "invalid" if no_artifact is not None else "scored"
-    if no_artifact is not None:
-        doc["no_artifact"] = no_artifact
-        doc["invalid_reason"] = no_artifact
-    per_frame = {n: r.per_frame for n, r in results.items() if r.per_frame}
-    if "S_mot" in per_frame:
-        per_frame["motion_iou"] = per_frame.pop("S_mot")
-    doc["per_frame"] = per_frame
-    doc["details"] = {n: r.details for n, r in results.items() if r.details}
+    doc = _document(loaded_task, candidate, is_run, results, no_artifact)
     doc["codec_parity"] = parity
     if plot is not None and no_artifact is None and cand_masks is not None:
         from physcodegym.metrics.plots import write_score_plot
