@@ -8,14 +8,17 @@ and the build writes the measured part:
   reference.mp4            240 frames, 30 fps, H.264 (SSIM vs the PNGs recorded in build.json)
   truth_trajectories.npz   SceneSamples of the saved native scene, sampled in a fresh process
   task.json                TASK + measured event intervals, role screen positions/colours, program hash
-  build.json               what the build measured (seconds, SSIM, sizes)
+  build.json               what the build measured (seconds, SSIM, sizes) and the reference's provenance
+                           (program hash, engine, samples, Blender version; tasks.schema.BuildRecord)
 
 Why this split: the hand-written part is reviewable and stable; everything measured is re-derived
-from truth.py, so rebuilding gives the same task.json (the simulations are deterministic).
+from truth.py, so rebuilding gives the same task.json (the simulations are deterministic). A build resumes:
+the bake and each rendered frame stay in the task's scratch folder (`scratch_for`) until the task is written.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
@@ -26,7 +29,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -337,6 +340,24 @@ def up_to_date(folder: Path) -> bool:
     return rec.get("program_sha256") == program and (task.get("truth") or {}).get("program_sha256") == program
 
 
+@contextlib.contextmanager
+def exclusive(folder: Path) -> Iterator[None]:
+    """Hold the task folder's build lock (an flock beside its scratch folder): two builds of one task would
+    share, and wipe, one scratch folder. The kernel drops the lock when its holder dies, so a killed build
+    never leaves the task locked."""
+    import fcntl  # POSIX only, like the rest of the build (core.limits)
+
+    key = hashlib.sha256(str(folder).encode()).hexdigest()[:10]
+    locks = scratch_root() / "locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    with open(locks / f"{folder.name}-{key}.lock", "a+") as fh:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RuntimeError(f"{folder.name}: another build of {folder} is running (lock {fh.name})") from None
+        yield
+
+
 def build_task(id_or_path: str, keep_scratch: Path | bool | None = None, threads: int = 0,
                say: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Rebuild one shipped task: bake truth.py, render its frames, encode, sample, measure events, write task.json.
@@ -344,11 +365,18 @@ def build_task(id_or_path: str, keep_scratch: Path | bool | None = None, threads
     Resumable: the bake and every rendered frame stay in the task's scratch folder (`scratch_for`) until the build
     succeeds, so a killed build re-renders only the frames it had not written. `keep_scratch`: a folder to build
     in (kept), or True to keep the scratch folder after success. `threads`: render threads (0: Blender's choice).
+    One build of a task at a time (`exclusive`).
     """
+    folder = resolve_folder(id_or_path)
+    with exclusive(folder):
+        return _build_locked(folder, keep_scratch, threads, say)
+
+
+def _build_locked(folder: Path, keep_scratch: Path | bool | None, threads: int,
+                  say: Callable[[str], None] | None) -> dict[str, Any]:
     from physcodegym.authoring.media import ssim_against_frames
     from physcodegym.samples import SceneSamples
 
-    folder = resolve_folder(id_or_path)
     ann = load_annotation(folder)
     program_sha = sha256_file(folder / TRUTH)
     explicit = isinstance(keep_scratch, (str, Path))

@@ -35,7 +35,7 @@ def _cli(*args: str, cache: Path | None = None, **kw: Any) -> subprocess.Complet
 
 
 def _scratch(cache: Path) -> Path:
-    found = sorted(cache.glob("tiny_task-*"))
+    found = sorted(p for p in cache.glob("tiny_task-*") if p.is_dir())
     assert len(found) == 1, found
     return found[0]
 
@@ -51,7 +51,7 @@ def _kill_mid_render(folder: Path, cache: Path) -> dict[str, Any]:
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     try:
         while proc.poll() is None:
-            frames = [d / "frames" for d in cache.glob("tiny_task-*")]
+            frames = [d / "frames" for d in cache.glob("tiny_task-*") if d.is_dir()]
             if frames and len(_pngs(frames[0])) >= KILL_AT:
                 os.killpg(proc.pid, signal.SIGKILL)
                 break
@@ -330,3 +330,20 @@ def test_annotations_only_remerge_leaves_the_task_current(builds: dict[str, Any]
     assert r.returncode == 0, r.stderr[-2000:]
     assert json.loads((t / "task.json").read_text())["title"] == "A red ball dropped on a slab"
     assert (t / "reference.mp4").read_bytes() == mp4 and up_to_date(t)
+
+
+def test_a_second_build_of_the_same_task_is_refused_while_one_runs(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two builds of one task would share one scratch folder: the second stops at once, naming the task."""
+    from physcodegym.authoring.build import exclusive
+
+    t = tmp_path / "tiny_task"
+    shutil.copytree(TINY, t, ignore=shutil.ignore_patterns("__pycache__"))
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("PHYSCODEGYM_BUILD_CACHE", str(cache))
+    with exclusive(t.resolve()):
+        r = _cli("tasks", "build", str(t), "--json", cache=cache)
+    assert r.returncode == 1, r.stdout[-1000:] + r.stderr[-1000:]
+    failed = json.loads(r.stdout)["failed"]
+    assert len(failed) == 1 and "another build" in failed[0]["error"] and "tiny_task" in failed[0]["error"]
+    assert not (t / "build.json").exists() and not list(cache.glob("tiny_task-*/bake"))
