@@ -191,11 +191,12 @@ def _instance_centres(dg: Any, renders: dict[str, dict[str, Any]]) -> dict[str, 
             bb = np.array([list(v) for v in ob.bound_box], float)
             c = boxes[ob.name] = np.append((bb.min(axis=0) + bb.max(axis=0)) / 2, 1.0)
         ids.setdefault(key, []).append(inst.persistent_id[0])
-        mats.setdefault(key, []).append(inst.matrix_world)
+        # read now: an instance's matrix is only valid while the iterator stands on it (a kept reference crashes)
+        mats.setdefault(key, []).append(np.array(inst.matrix_world, float))
         centre.setdefault(key, []).append(c)
     out = {}
     for key, ms in mats.items():
-        m = np.array([np.array(x, float) for x in ms])  # (N, 4, 4)
+        m = np.array(ms)  # (N, 4, 4)
         out[key] = (np.array(ids[key], np.int64), np.einsum("nij,nj->ni", m, np.array(centre[key]))[:, :3])
     return out
 
