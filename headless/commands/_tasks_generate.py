@@ -21,7 +21,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     g = sub.add_parser("generate", help="build members of task families (seed -> parameters) into the task library")
     g.add_argument("family", nargs="+", help="family names (shipped packs with family.py) or 'all'")
     g.add_argument("--seeds", required=True, help="seeds as A..B or A,B,C (seed 0 is the shipped pack itself)")
-    g.add_argument("--jobs", "--workers", dest="workers", type=int, default=1,
+    g.add_argument("--jobs", "--workers", dest="workers", metavar="N", type=int, default=1,
                    help="members built at the same time, each render with its share of the CPUs (default 1)")
     g.add_argument("--force", action="store_true", help="rebuild members already generated from the current sources")
     g.add_argument("--out", help="output root (default tasks/library; the manifest is rewritten only for the default)")

@@ -35,7 +35,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     b.add_argument("--annotations-only", action="store_true",
                    help=("re-merge annotation.py only (keeps the video; truth.py must be unchanged since the last "
                          "build)"))
-    b.add_argument("--jobs", "--workers", dest="workers", type=int, default=1,
+    b.add_argument("--jobs", "--workers", dest="workers", metavar="N", type=int, default=1,
                    help="tasks built at the same time, each render with its share of the CPUs (default 1)")
     b.add_argument("--force", action="store_true",
                    help="rebuild tasks whose build.json already records their current truth.py and annotation.py")
