@@ -1,3 +1,5 @@
-"""Physical validity verdicts: rubric aggregation, S_val for a run (through a trusted audit child), the self-test."""
+"""Physical validity verdicts: the audit of a submitted scene (`audit_run`, its one walled child `audit_worker`),
+rubric aggregation, S_val for a run, the self-test."""
 
-__all__ = ["rubric_eval", "selftest", "truth_counterfactuals", "validity"]  # the modules other packages may import
+# the modules other packages may import
+__all__ = ["audit_run", "rubric_eval", "selftest", "truth_counterfactuals", "validity"]

@@ -1,12 +1,10 @@
-"""S_val for a run folder, from pure Python: the audit runs in a child process (bpy never loads here)."""
+"""S_val for a run folder, from pure Python: the audit runs in one walled child (bpy never loads here)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from physcodegym.core import launch
-from physcodegym.core.limits import run_limited
 from physcodegym.metrics.results import MetricResult, MetricState
 
 AUDIT_MEMORY_MB = 6144  # address space of the audit child (bpy, sampling) and, inherited, its counterfactual workers
@@ -14,37 +12,35 @@ AUDIT_MEMORY_MB = 6144  # address space of the audit child (bpy, sampling) and, 
 
 def s_val_for_run(loaded_task: Any, run_dir: Path, timeout_s: float = 900,
                   memory_mb: int = AUDIT_MEMORY_MB, unsafe_no_isolation: bool = False) -> MetricResult:
-    """Run `physcodegym audit RUN_DIR --task ID --json` in a limited child and turn its document into 'S_val'.
+    """S_val of a run folder (or .blend): its audit with the task's rubric (`verifier.audit_run.audit`: the input
+    checked here, the bpy work in one walled child limited to `timeout_s` and `memory_mb`, its whole process tree
+    ended at the limit, `core.limits.kill_tree`), turned into a metric.
 
-    The audit command reads the run only through its validated artifact set (an invalid run gets no S_val) and
-    runs its own bpy work in a child with `--timeout` / `--memory-mb`; this process adds a slightly longer wall.
-    At that wall the audit's whole process tree ends, its counterfactual workers (each in its own session)
-    included (`core.limits.kill_tree`, tested in tests/core/test_limits.py). The audit's bpy child runs behind the
-    wall of `sandbox.wall` (docs/THREAT_MODEL.md); `unsafe_no_isolation` passes the audit's
-    `--unsafe-no-isolation` (only on a host without bubblewrap, by the caller's explicit choice)."""
+    An invalid run has no S_val (not applicable, with the reason); a scene the audit cannot finish or that outgrows
+    it is not certified (0, `uncertified`); a host without the wall gives none unless `unsafe_no_isolation` is the
+    caller's explicit choice (docs/THREAT_MODEL.md)."""
+    from physcodegym.core.errors import InputError
+    from physcodegym.verifier.audit_run import AuditRequest, audit
+
     run_dir = Path(run_dir)
     blend = run_dir / "scene.blend" if run_dir.is_dir() else run_dir
     if not blend.is_file():
         return MetricResult.missing("S_val", MetricState.not_applicable,
                                     f"no native scene at {blend}: nothing to verify")
-    cmd = launch.cli_argv(["audit", str(run_dir), "--task", str(loaded_task.folder), "--json",
-                           "--timeout", f"{float(timeout_s):g}", "--memory-mb", str(int(memory_mb)),
-                           *(["--unsafe-no-isolation"] if unsafe_no_isolation else [])])
-    res = run_limited(cmd, timeout_s=float(timeout_s) + 30, memory_mb=None)
-    if res.killed_reason:
-        return uncertified(f"audit stopped: {res.killed_reason}")
-    doc = launch.last_json(res.stdout)  # a Blender binary prints a banner first
-    if res.returncode == 2 and isinstance(doc, dict) and "unsafe-no-isolation" in str(doc.get("error")):
-        return MetricResult.missing("S_val", MetricState.uncomputable,
-                                    f"the audit's wall is unavailable: {(doc.get('error') or {}).get('message')}")
-    if not isinstance(doc, dict):
-        return uncertified(f"audit exited {res.returncode} without JSON: {res.stderr.strip()[-400:]}")
+    req = AuditRequest(path=run_dir, timeout_s=float(timeout_s), memory_mb=int(memory_mb),
+                       unsafe_no_isolation=unsafe_no_isolation)
+    try:
+        doc = audit(req, loaded_task)
+    except InputError as e:
+        if e.field == "--unsafe-no-isolation":
+            return MetricResult.missing("S_val", MetricState.uncomputable, f"the audit's wall is unavailable: {e}")
+        return uncertified(f"the audit refused the scene: {e}")
+    except RuntimeError as e:
+        return uncertified(str(e))
     if doc.get("status") == "invalid" and doc.get("limit"):  # the scene outgrew the audit: not certified
         return uncertified(f"invalid run: {doc.get('invalid_reason')}")
     if doc.get("status") == "invalid":
         return MetricResult.missing("S_val", MetricState.not_applicable, f"invalid run: {doc.get('invalid_reason')}")
-    if res.returncode != 0:
-        return uncertified(f"audit exited {res.returncode}: {doc.get('error') or doc}")
     if doc.get("status") == "error":
         return uncertified(doc.get("S_val_reason") or "audit failed")
     return result_from_audit(doc)

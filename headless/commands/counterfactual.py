@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from physcodegym.core.errors import InputError, from_validation
-from physcodegym.headless.commands._wall_args import wall_mode
 from pydantic import ValidationError
 
 NAME = "counterfactual"
@@ -180,8 +179,9 @@ def _walled(args: argparse.Namespace, blend: Path) -> dict[str, Any]:
 
     from physcodegym.core import launch
     from physcodegym.sandbox import wall
+    from physcodegym.verifier.audit_run import isolation_mode
 
-    mode = wall_mode(args)
+    mode = isolation_mode(bool(getattr(args, "unsafe_no_isolation", False)))
     src = blend.resolve()
     with wall.scratch_folder("pcg_counterfactual_") as scratch:
         fwd = ["counterfactual", str(src), "--json", "--in-process"]

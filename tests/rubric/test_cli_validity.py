@@ -75,3 +75,26 @@ def test_selftest_saves_each_task_as_it_is_done_and_resumes(tmp_path: Path) -> N
     p2 = cli(*args, "--resume")
     assert p2.returncode == 0, p2.stderr[-2000:]
     assert json.loads(p2.stdout)["tasks"][0] == first and saved.stat().st_mtime_ns == mtime  # re-used, not re-run
+
+
+def test_the_audit_document_is_typed_at_the_wall(billiard_task, scene_dir) -> None:
+    """What the walled audit child hands back is validated before S_val rests on it (`AuditDocument`): a real audit
+    document of the truth passes, and the same document with an S_val out of range, a finding of an unknown kind
+    or a criterion without an id does not."""
+    import copy
+
+    import pytest
+    from physcodegym.verifier.audit_run import AuditDocument, AuditRequest, audit
+    from pydantic import ValidationError
+
+    doc = audit(AuditRequest(path=scene_dir("ghost")), billiard_task)
+    assert doc["status"] == "ok" and doc["findings"], doc.get("S_val_reason")
+    AuditDocument.model_validate(doc)
+    bad_sval = {**copy.deepcopy(doc), "S_val": 1.5}
+    bad_kind = copy.deepcopy(doc)
+    bad_kind["findings"][0]["kind"] = "looks_fine"
+    bad_crit = copy.deepcopy(doc)
+    bad_crit["criteria"][0].pop("id")
+    for bad in (bad_sval, bad_kind, bad_crit):
+        with pytest.raises(ValidationError):
+            AuditDocument.model_validate(bad)

@@ -82,10 +82,10 @@ def test_a_run_folder_without_a_readable_record_is_invalid(tmp_path: Path) -> No
     assert artifacts.is_run_folder(out)
     vr = artifacts.validated_run(out)
     assert not vr.valid and "run.json" in (vr.reason or "")
-    from physcodegym.headless.commands.audit import _check_input
     from physcodegym.metrics.video import is_run_dir
+    from physcodegym.verifier.audit_run import check_input
 
-    doc = _check_input(out, None)  # the audit: invalid, not a plain folder whose scene.blend it would open
+    doc = check_input(out, None)  # the audit: invalid, not a plain folder whose scene.blend it would open
     assert doc is not None and doc["status"] == "invalid" and "run.json" in doc["invalid_reason"]
     (out / "run.json").write_bytes(b"\xff{not json")
     vr = artifacts.validated_run(out)
