@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from physcodegym.core import atomic
+
 
 def _r(v: Any, nd: int = 4) -> Any:
     try:
@@ -242,9 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     install_load_guard()  # stored code and paths off as the file loads (docs/THREAT_MODEL.md)
     bpy.ops.wm.open_mainfile(filepath=str(blend), load_ui=False, use_scripts=False)  # Auto Run off
     doc = describe(bpy)
-    tmp = out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(doc, indent=1), encoding="utf-8")
-    tmp.replace(out)
+    atomic.write_text(out, json.dumps(doc, indent=1))
     return 0
 
 

@@ -22,7 +22,7 @@ from typing import Any, Literal
 import numpy as np
 from physcodegym.agent.budget import Budget
 from physcodegym.agent.trace import write_json_atomic
-from physcodegym.core import launch
+from physcodegym.core import atomic, launch
 from physcodegym.llm.base import ImagePart, TextPart, ToolSpec
 from physcodegym.tasks.schema import FPS, FRAMES, SCORE_HEIGHT, SCORE_WIDTH
 from pydantic import BaseModel, Field, ValidationError
@@ -399,9 +399,7 @@ class Toolbox:
             raise ToolInputError(f"file too large ({len(data)} bytes; limit {MAX_WRITE_BYTES})")
         p = self.resolve(args.path, for_write=True)
         p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_name(f".{p.name}.tmp")
-        tmp.write_bytes(data)
-        tmp.replace(p)
+        atomic.write_bytes(p, data)
         out: dict[str, Any] = {"written": args.path, "bytes": len(data)}
         if p == self.scene_path:
             sha = _sha(args.text)

@@ -11,11 +11,11 @@ program that built the scene (handlers, Python objects) can leak into the measur
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
 import numpy as np
+from physcodegym.core import atomic
 
 ALIVE = 3  # ParticleSystem alive_state enum value of 'ALIVE' (DEAD=1, UNBORN=2, ALIVE=3, DYING=4) measured in bpy 5.0.1
 
@@ -78,9 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     samples = sample_scene(sc)
     _alive_masks(sc, samples)
     samples.save_npz(out_npz)
-    tmp = out_roles.with_name(out_roles.name + ".tmp")
-    tmp.write_text(json.dumps(role_samples(sc, names), indent=1))
-    os.replace(tmp, out_roles)
+    atomic.write_text(out_roles, json.dumps(role_samples(sc, names), indent=1))
     return 0
 
 

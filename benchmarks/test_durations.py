@@ -27,6 +27,8 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from pathlib import Path
 
+from physcodegym.core import atomic
+
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "benchmarks" / "results" / "test_durations.json"
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)s (setup|call|teardown)\s+(\S.*)$")
@@ -111,9 +113,7 @@ def main(argv: list[str] | None = None) -> None:
     doc = summarise(tests, args.label, wall_seconds(log))
     if args.write:
         OUT.parent.mkdir(parents=True, exist_ok=True)
-        tmp = OUT.with_suffix(".tmp")
-        tmp.write_text(json.dumps(doc, indent=1) + "\n")
-        tmp.replace(OUT)
+        atomic.write_text(OUT, json.dumps(doc, indent=1) + "\n")
     brief = {k: v for k, v in doc.items() if k != "per_test"}
     json.dump(brief, sys.stdout)
     sys.stdout.write("\n")

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
+from physcodegym.core import atomic
 from physcodegym.tasks.schema import FPS
 
 
@@ -69,8 +69,7 @@ def write_score_plot(path: Path, doc: dict, ref_masks: np.ndarray, cand_masks: n
     )
     a.axis("off")
     fig.tight_layout()
-    tmp = path.with_name(f".{path.name}.tmp.png")
-    fig.savefig(tmp, format="png")
+    with atomic.replacing(path, ".png") as tmp:
+        fig.savefig(tmp, format="png")
     plt.close(fig)
-    os.replace(tmp, path)
     return path

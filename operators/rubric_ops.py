@@ -5,13 +5,13 @@ into the task folder (the previous task.json is kept as a backup)."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import bpy
+from physcodegym.core import atomic
 from physcodegym.operators.common import Gated, NeedsTask, report_status, role_name
 from physcodegym.physcodegym_addon import state
 
@@ -318,9 +318,7 @@ class PCG_OT_save_rubric(_ChecksDraft, NeedsTask, bpy.types.Operator):
         path = Path(st.task_folder) / TASK_FILE
         backup = path.with_name(f"{TASK_FILE}.{time.strftime('%Y%m%d-%H%M%S')}.bak")
         shutil.copy2(path, backup)
-        tmp = path.with_name(TASK_FILE + ".tmp")
-        tmp.write_text(json.dumps(task.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        atomic.write_text(path, json.dumps(task.model_dump(mode="json"), indent=2) + "\n")
         st.rubric_valid, st.rubric_saved_path = True, str(path)
         return report_status(self, st, "rubric_status",
                              f"saved {len(task.rubric.criteria)} criteria to {path} (backup {backup.name})")

@@ -18,6 +18,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from physcodegym.core import atomic
+
 
 def _caches(scene: Any) -> list[Any]:
     out = []
@@ -376,9 +378,7 @@ def collision_stack_gaps(scene: Any, names: list[str], max_points: int = 20000) 
 
 
 def _write_rec(out: Path, rec: dict[str, Any]) -> None:
-    tmp = out.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(rec, default=str))
-    os.replace(tmp, out.with_suffix(".json"))
+    atomic.write_text(out.with_suffix(".json"), json.dumps(rec, default=str))
 
 
 def _cpus() -> int | None:

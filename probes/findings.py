@@ -65,11 +65,10 @@ class AuditReport(BaseModel):
         return [f for f in self.findings if f.kind == kind]
 
     def save(self, path: str | Path) -> None:
-        """Write atomically (tmp then replace) so a crash never leaves half a report."""
-        path = Path(path)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(self.model_dump(), indent=1, default=_json_default))
-        tmp.replace(path)
+        """Write atomically (`core.atomic`) so a crash never leaves half a report."""
+        from physcodegym.core import atomic
+
+        atomic.write_text(Path(path), json.dumps(self.model_dump(), indent=1, default=_json_default))
 
     @classmethod
     def load(cls, path: str | Path) -> AuditReport:

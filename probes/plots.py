@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from physcodegym.core import atomic
 from physcodegym.probes.findings import AuditReport, Finding
 
 
@@ -35,10 +36,9 @@ def plot_finding(f: Finding, path: Path) -> Path | None:
     ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.stem + ".tmp.png")
-    fig.savefig(tmp)
+    with atomic.replacing(path, ".png") as tmp:
+        fig.savefig(tmp)
     plt.close(fig)
-    tmp.replace(path)
     return path
 
 
@@ -83,8 +83,7 @@ def plot_counterfactual(doc: dict, path: Path, roles: list[str]) -> Path:
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.stem + ".tmp.png")
-    fig.savefig(tmp, dpi=90)
+    with atomic.replacing(path, ".png") as tmp:
+        fig.savefig(tmp, dpi=90)
     plt.close(fig)
-    tmp.replace(path)
     return path

@@ -18,7 +18,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from physcodegym.core import launch
+from physcodegym.core import atomic, launch
 
 H264_FOURCC = {"avc1", "h264", "H264", "AVC1", "x264", "X264"}
 CRF = "HIGH"
@@ -69,9 +69,8 @@ def prepare_clip(src: Path, out: Path, timeout_s: float = 300) -> dict:
         _encode_frames(src, out, timeout_s)
         how = "encoded"
     elif _fourcc(src) in H264_FOURCC:
-        tmp = out.with_name(out.name + ".tmp")
-        shutil.copyfile(src, tmp)
-        os.replace(tmp, out)
+        with atomic.replacing(out, out.suffix) as tmp:
+            shutil.copyfile(src, tmp)
         how = "copied"
     else:
         import cv2

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from physcodegym.core import atomic
 
 __all__ = ["SceneSamples"]  # what other packages may import
 
@@ -93,9 +94,8 @@ class SceneSamples:
         meta = {"fps": self.fps, "names": self.names, "info": self.info, "scene_info": self.scene_info}
         arrays["meta_json"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
         path = Path(path)
-        tmp = path.with_name(path.name + ".tmp.npz")
-        np.savez_compressed(tmp, **arrays)
-        tmp.replace(path)
+        with atomic.replacing(path, ".npz") as tmp:
+            np.savez_compressed(tmp, **arrays)
 
     @classmethod
     def load_npz(cls, path: str | Path) -> SceneSamples:

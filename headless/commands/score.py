@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from pathlib import Path
 
+from physcodegym.core import atomic
 from physcodegym.headless.cli import CommandResult
 
 NAME = "score"
@@ -60,7 +60,5 @@ def run(args: argparse.Namespace) -> CommandResult:
     if args.out:
         out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(f".{out.name}.tmp")
-        tmp.write_text(json.dumps(doc, indent=2), encoding="utf-8")
-        os.replace(tmp, out)
+        atomic.write_text(out, json.dumps(doc, indent=2))
     return CommandResult(doc, human=human_summary(doc))
