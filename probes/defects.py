@@ -301,103 +301,141 @@ def _drop_rigid_body(scene: Any, ob: Any) -> None:
         bpy.ops.rigidbody.object_remove()
 
 
-def inject_defect(scene: Any, kind: str, mapping: dict[str, str]) -> dict[str, Any]:
-    """Change the loaded truth scene so it carries one defect of `kind`; returns what was done."""
+def _keyframe_core(scene: Any, mapping: dict[str, str], kind: str) -> dict[str, Any]:
+    """The moving core's solver removed and its truth motion keyframed (every other frame, and the last)."""
+    ob = _moving_core(scene, mapping)
+    if _displacement(scene, ob) <= STILL_M and _solver_flow(scene, mapping) is not None:
+        # a still emitter: keyframing it proves nothing; the flow is what moves, so the flow is keyed
+        return _keyed_flow(scene, mapping)
+    track = []
+    for f in range(scene.frame_start, scene.frame_end + 1):
+        scene.frame_set(f)
+        track.append(ob.matrix_world.copy())
+    name = ob.name
+    scene = _reopened()  # the frames read built the physics world: the body is removed from a fresh one
+    ob = scene.objects[name]
+    _drop_rigid_body(scene, ob)
+    for m in list(ob.modifiers):
+        if m.type in {"CLOTH", "SOFT_BODY"}:
+            ob.modifiers.remove(m)
+    ob.animation_data_clear()
+    for i, mw in enumerate(track):
+        if i % 2 and i != len(track) - 1:
+            continue
+        f = scene.frame_start + i
+        ob.matrix_world = mw
+        ob.keyframe_insert("location", frame=f)
+        ob.keyframe_insert("rotation_euler", frame=f)
+    return {"kind": kind, "object": ob.name,
+            "detail": f"rigid body/cloth removed, {len(track)} frames keyframed from the truth motion"}
+
+
+def _remove_collider(scene: Any, mapping: dict[str, str], kind: str) -> dict[str, Any]:
+    """The first passive collider the core rests on loses its collision (it still renders)."""
+    sups = _support_objects(scene, mapping)
+    if not sups:
+        raise ValueError(f"{NOT_APPLICABLE} no passive collider to remove")
+    ob = sups[0]
+    _drop_rigid_body(scene, ob)
+    for m in list(ob.modifiers):
+        if m.type == "COLLISION":
+            ob.modifiers.remove(m)
+    return {"kind": kind, "object": ob.name, "detail": "collider removed (still renders)"}
+
+
+def _hidden_support(scene: Any, mapping: dict[str, str], kind: str) -> dict[str, Any]:
+    """An invisible shelf under the moving core (or under a still emitter's liquid) holds it up."""
     import bpy
     import mathutils
 
-    if kind == "keyframe_core":
-        ob = _moving_core(scene, mapping)
-        if _displacement(scene, ob) <= STILL_M and _solver_flow(scene, mapping) is not None:
-            # a still emitter: keyframing it proves nothing; the flow is what moves, so the flow is keyed
-            return _keyed_flow(scene, mapping)
-        track = []
-        for f in range(scene.frame_start, scene.frame_end + 1):
-            scene.frame_set(f)
-            track.append(ob.matrix_world.copy())
-        name = ob.name
-        scene = _reopened()  # the frames read built the physics world: the body is removed from a fresh one
-        ob = scene.objects[name]
-        _drop_rigid_body(scene, ob)
-        for m in list(ob.modifiers):
-            if m.type in {"CLOTH", "SOFT_BODY"}:
-                ob.modifiers.remove(m)
-        ob.animation_data_clear()
-        for i, mw in enumerate(track):
-            if i % 2 and i != len(track) - 1:
-                continue
-            f = scene.frame_start + i
-            ob.matrix_world = mw
-            ob.keyframe_insert("location", frame=f)
-            ob.keyframe_insert("rotation_euler", frame=f)
-        return {"kind": kind, "object": ob.name,
-                "detail": f"rigid body/cloth removed, {len(track)} frames keyframed from the truth motion"}
-    if kind == "remove_collider":
-        sups = _support_objects(scene, mapping)
-        if not sups:
-            raise ValueError(f"{NOT_APPLICABLE} no passive collider to remove")
-        ob = sups[0]
-        _drop_rigid_body(scene, ob)
-        for m in list(ob.modifiers):
-            if m.type == "COLLISION":
-                ob.modifiers.remove(m)
-        return {"kind": kind, "object": ob.name, "detail": "collider removed (still renders)"}
-    if kind == "hidden_support":
-        ob = _moving_core(scene, mapping)
-        if ob.rigid_body is None and _solver_flow(scene, mapping) is not None and _displacement(scene, ob) <= STILL_M:
-            # a shelf under a still emitter holds nothing: the liquid is what an invisible collider would hold
-            return _hidden_flow_shelf(scene, mapping)
-        scene.frame_set(scene.frame_start)
-        bb = [ob.matrix_world @ mathutils.Vector(c) for c in ob.bound_box]
-        zmin = min(v.z for v in bb)
-        cx = sum(v.x for v in bb) / 8
-        cy = sum(v.y for v in bb) / 8
-        ext = max(max(v.x for v in bb) - min(v.x for v in bb), max(v.y for v in bb) - min(v.y for v in bb), 0.2)
-        # top face 3 cm above the body's lowest point: the body is held by the invisible shelf, not its visible support
-        bpy.ops.mesh.primitive_cube_add(size=1.0, location=(cx, cy, zmin - 0.02))
-        box = bpy.context.active_object
-        box.name = "HiddenShelf"
-        box.scale = (3 * ext, 3 * ext, 0.1)
-        box.hide_render = True
-        if any(m.type in {"CLOTH", "SOFT_BODY"} for m in ob.modifiers):
-            box.modifiers.new("Collision", "COLLISION")
-        else:
-            with bpy.context.temp_override(object=box, active_object=box, selected_objects=[box]):
-                bpy.ops.rigidbody.object_add(type="PASSIVE")
-            box.rigid_body.collision_shape = "BOX"
-            box.rigid_body.collision_collections = [True] * 20
-        return {"kind": kind, "object": box.name, "detail": f"invisible collider under {ob.name}"}
-    if kind == "oversize_margin":
-        ob = _moving_core(scene, mapping)
-        dims = sorted(ob.dimensions)
-        m = max(0.1, 0.5 * dims[0] if dims[0] > 0 else 0.1)
-        if ob.rigid_body is not None:
-            # spheres and boxes embed their margin; a hull grows by it, so the body floats on a shell
-            if ob.rigid_body.collision_shape in {"SPHERE", "BOX", "CAPSULE"}:
-                ob.rigid_body.collision_shape = "CONVEX_HULL"
-            ob.rigid_body.use_margin = True
-            ob.rigid_body.collision_margin = min(1.0, m)
-            return {"kind": kind, "object": ob.name,
-                    "detail": f"{ob.rigid_body.collision_shape} collision margin {m:.3f} m"}
-        sups = _support_objects(scene, mapping)
-        # SPH particles against a 0.2 m shell bake for minutes (measured on liquid_duck); 0.1 m is still
-        # 5x Blender's default and twice what the scan accepts
-        th = 0.06 if any(len(o.particle_systems) for o in scene.objects) else 0.2
-        for s in sups:
-            if s.collision is not None:
-                s.collision.thickness_outer = th
-                return {"kind": kind, "object": s.name, "detail": f"collision thickness {th} m"}
-        raise ValueError(f"{NOT_APPLICABLE} no collider whose margin can be oversized")
-    if kind == "add_attractor":
-        ob = _moving_core(scene, mapping)
-        scene.frame_set(scene.frame_start)
-        p = ob.matrix_world.translation
-        bpy.ops.object.effector_add(type="FORCE", location=(p.x + 1.0, p.y, p.z + 0.5))
-        f = bpy.context.active_object
-        f.name = "Attractor"
-        f.field.strength = -60.0
+    ob = _moving_core(scene, mapping)
+    if ob.rigid_body is None and _solver_flow(scene, mapping) is not None and _displacement(scene, ob) <= STILL_M:
+        # a shelf under a still emitter holds nothing: the liquid is what an invisible collider would hold
+        return _hidden_flow_shelf(scene, mapping)
+    scene.frame_set(scene.frame_start)
+    bb = [ob.matrix_world @ mathutils.Vector(c) for c in ob.bound_box]
+    zmin = min(v.z for v in bb)
+    cx = sum(v.x for v in bb) / 8
+    cy = sum(v.y for v in bb) / 8
+    ext = max(max(v.x for v in bb) - min(v.x for v in bb), max(v.y for v in bb) - min(v.y for v in bb), 0.2)
+    # top face 3 cm above the body's lowest point: the body is held by the invisible shelf, not its visible support
+    bpy.ops.mesh.primitive_cube_add(size=1.0, location=(cx, cy, zmin - 0.02))
+    box = bpy.context.active_object
+    box.name = "HiddenShelf"
+    box.scale = (3 * ext, 3 * ext, 0.1)
+    box.hide_render = True
+    if any(m.type in {"CLOTH", "SOFT_BODY"} for m in ob.modifiers):
+        box.modifiers.new("Collision", "COLLISION")
+    else:
+        with bpy.context.temp_override(object=box, active_object=box, selected_objects=[box]):
+            bpy.ops.rigidbody.object_add(type="PASSIVE")
+        box.rigid_body.collision_shape = "BOX"
+        box.rigid_body.collision_collections = [True] * 20
+    return {"kind": kind, "object": box.name, "detail": f"invisible collider under {ob.name}"}
 
-        return {"kind": kind, "object": f.name, "detail": f"FORCE field strength -60 near {ob.name}"}
+
+def _oversize_margin(scene: Any, mapping: dict[str, str], kind: str) -> dict[str, Any]:
+    """The core's collision margin (or its support's collision thickness) grown so it floats on a shell."""
+    ob = _moving_core(scene, mapping)
+    dims = sorted(ob.dimensions)
+    m = max(0.1, 0.5 * dims[0] if dims[0] > 0 else 0.1)
+    if ob.rigid_body is not None:
+        # spheres and boxes embed their margin; a hull grows by it, so the body floats on a shell
+        if ob.rigid_body.collision_shape in {"SPHERE", "BOX", "CAPSULE"}:
+            ob.rigid_body.collision_shape = "CONVEX_HULL"
+        ob.rigid_body.use_margin = True
+        ob.rigid_body.collision_margin = min(1.0, m)
+        return {"kind": kind, "object": ob.name,
+                "detail": f"{ob.rigid_body.collision_shape} collision margin {m:.3f} m"}
+    sups = _support_objects(scene, mapping)
+    # SPH particles against a 0.2 m shell bake for minutes (measured on liquid_duck); 0.1 m is still
+    # 5x Blender's default and twice what the scan accepts
+    th = 0.06 if any(len(o.particle_systems) for o in scene.objects) else 0.2
+    for s in sups:
+        if s.collision is not None:
+            s.collision.thickness_outer = th
+            return {"kind": kind, "object": s.name, "detail": f"collision thickness {th} m"}
+    raise ValueError(f"{NOT_APPLICABLE} no collider whose margin can be oversized")
+
+
+def _add_attractor(scene: Any, mapping: dict[str, str], kind: str) -> dict[str, Any]:
+    """A FORCE field pulling at the moving core, 1 m beside it."""
+    import bpy
+
+    ob = _moving_core(scene, mapping)
+    scene.frame_set(scene.frame_start)
+    p = ob.matrix_world.translation
+    bpy.ops.object.effector_add(type="FORCE", location=(p.x + 1.0, p.y, p.z + 0.5))
+    f = bpy.context.active_object
+    f.name = "Attractor"
+    f.field.strength = -60.0
+
+    return {"kind": kind, "object": f.name, "detail": f"FORCE field strength -60 near {ob.name}"}
+
+
+def _rebake_same(scene: Any, mapping: dict[str, str], kind: str) -> dict[str, Any]:
+    """stale_bake's honest twin: gravity assigned after the bake, the value it was baked with."""
+    g = [float(x) for x in scene.gravity]
+    return {"kind": kind, "object": None, "after_bake": {"gravity": g},
+            "detail": f"baked, then gravity assigned again the value it was baked with ({g}): the bake holds"}
+
+
+def _stale_bake(scene: Any, mapping: dict[str, str], kind: str) -> dict[str, Any]:
+    """Baked at half gravity, then gravity set back: Blender keeps the bake, which the saved scene no longer makes."""
+    g = [float(x) for x in scene.gravity]
+    scene.gravity = [0.5 * x for x in g]
+    return {"kind": kind, "object": None, "after_bake": {"gravity": g},
+            "detail": f"baked at half gravity {[round(0.5 * x, 3) for x in g]}, then gravity set back to {g}: "
+                      "Blender keeps the bake"}
+
+
+def inject_defect(scene: Any, kind: str, mapping: dict[str, str]) -> dict[str, Any]:
+    """Change the loaded truth scene so it carries one defect of `kind`; returns what was done."""
+    basic = {"keyframe_core": _keyframe_core, "remove_collider": _remove_collider, "hidden_support": _hidden_support,
+             "oversize_margin": _oversize_margin, "add_attractor": _add_attractor, "rebake_same": _rebake_same,
+             "stale_bake": _stale_bake}
+    if kind in basic:
+        return basic[kind](scene, mapping, kind)
     if kind == "nla_world_off":
         return _nla_world_off(scene, mapping)
     if kind == "hidden_follower":
@@ -414,18 +452,8 @@ def inject_defect(scene: Any, kind: str, mapping: dict[str, str]) -> dict[str, A
         return _field_lift(scene, mapping, kind)
     if kind in ("still_cloth_crossing", "still_cloth_fold"):
         return _still_cloth(scene, mapping, kind)
-    if kind == "rebake_same":
-        g = [float(x) for x in scene.gravity]
-        return {"kind": kind, "object": None, "after_bake": {"gravity": g},
-                "detail": f"baked, then gravity assigned again the value it was baked with ({g}): the bake holds"}
     if kind == "distant_hinge":
         return _distant_hinge(scene, mapping)
-    if kind == "stale_bake":
-        g = [float(x) for x in scene.gravity]
-        scene.gravity = [0.5 * x for x in g]
-        return {"kind": kind, "object": None, "after_bake": {"gravity": g},
-                "detail": f"baked at half gravity {[round(0.5 * x, 3) for x in g]}, then gravity set back to {g}: "
-                          "Blender keeps the bake"}
     if kind in HIDING_DEFECTS:
         return inject_hiding(scene, kind, mapping)
     raise ValueError(f"unknown defect {kind!r}; known: {', '.join(DEFECTS)}")

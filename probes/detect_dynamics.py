@@ -64,6 +64,20 @@ def _apparent_gravity(acc: np.ndarray, g: np.ndarray, damp: np.ndarray, dt: floa
             "bake_vector": [round(float(x), 4) for x in seen], "frames": int(ok.sum())}
 
 
+def _boxes_meeting(world: list[str], boxes: dict[str, np.ndarray],
+                   parts: dict[str, list[str]]) -> tuple[np.ndarray, dict[str, int]]:
+    """Which boxes meet, frame by frame, all pairs at once: (N, N, F), a body never meeting itself or its own
+    parts; and the row of each body."""
+    B = np.stack([boxes[n] for n in world])  # (N, F, 2, 3)
+    meet = np.all((B[:, None, :, 0] <= B[None, :, :, 1]) & (B[None, :, :, 0] <= B[:, None, :, 1]), axis=-1)
+    idx = {n: i for i, n in enumerate(world)}
+    for n in world:
+        meet[idx[n], idx[n]] = False
+        for k in parts.get(n, []):
+            meet[idx[n], idx[k]] = False
+    return meet, idx
+
+
 class DynamicsDetectors(AuditBase):
     # ================================================================ matter
     def vanishing_particles(self) -> None:
@@ -115,34 +129,10 @@ class DynamicsDetectors(AuditBase):
 
 
     # ================================================================ energy
-    def free_flight(self) -> None:
-        """A rigid body in free flight moves as gravity (and its damping) say, frame by frame: Bullet's stepping is
-        exact for that, so the second difference of its origin is g * dt^2. A body that touches nothing (its
-        box, padded by the collision margins and swept over three frames, meets no other collider's), is held by
-        no joint and steered by no field that measurably acts on it, and still changes its velocity otherwise,
-        was pushed by something that is not in the saved scene: a helper removed after the bake, a handler or a
-        script writing the cache, a support taken away (it hangs in the air). Read on every frame, so a change
-        of a few frames is seen wherever it falls, where the restarted runs (`resimulated`) see it only with
-        some chance. `scripted_motion`, naming the frames and the velocity change."""
-        from physcodegym.probes.params import effective_gravity
-
-        rbw = self.si.get("rigidbody_world") or {}
-        fps = float(getattr(self.s, "fps", 0.0) or 0.0)
-        if not rbw or fps <= 0 or len(self.frames) < 5 or not rbw.get("enabled", True):
-            return
-        if np.any(np.diff(self.frames) != 1):
-            return  # the second difference needs consecutive frames
-        old, new = (self.si.get("frame_map") or [100, 100])[:2]
-        if old != new:
-            return  # a remapped clock: `non_physical_parameter` names it
-        dt = float(rbw.get("time_scale", 1.0)) / fps
-        rigid = [sv for sv in effective_gravity(self.s) if sv["solver"] == "rigid_body"]
-        if not rigid:
-            return  # no dynamic body
-        g = np.asarray(rigid[0]["g"], dtype=float)  # the gravity Bullet applies (scene x world effector weights)
-        world = [n for n, i in self.info.items() if (i.get("rigid_body") or {}).get("in_world")]
-        if any(n not in self.geom.meshes for n in world):
-            return  # a collider without geometry to bound it
+    def _free_flight_boxes(self, world: list[str]) -> tuple[dict[str, np.ndarray], dict[str, list[str]]]:
+        """Per body in the rigid world: its box on every frame (a primitive shape's own extent where Bullet sizes
+        it from the bounds), padded by its margin and swept over the frames on either side; a compound's box
+        holds its parts'. Returns (boxes (F, 2, 3) by name, a compound's parts by the compound's name)."""
         boxes = {}
         for n in world:
             rb = self.info[n]["rigid_body"]
@@ -180,15 +170,39 @@ class DynamicsDetectors(AuditBase):
             for k in kids:
                 boxes[par][:, 0] = np.minimum(boxes[par][:, 0], boxes[k][:, 0])
                 boxes[par][:, 1] = np.maximum(boxes[par][:, 1], boxes[k][:, 1])
+        return boxes, parts
+
+    def free_flight(self) -> None:
+        """A rigid body in free flight moves as gravity (and its damping) say, frame by frame: Bullet's stepping is
+        exact for that, so the second difference of its origin is g * dt^2. A body that touches nothing (its
+        box, padded by the collision margins and swept over three frames, meets no other collider's), is held by
+        no joint and steered by no field that measurably acts on it, and still changes its velocity otherwise,
+        was pushed by something that is not in the saved scene: a helper removed after the bake, a handler or a
+        script writing the cache, a support taken away (it hangs in the air). Read on every frame, so a change
+        of a few frames is seen wherever it falls, where the restarted runs (`resimulated`) see it only with
+        some chance. `scripted_motion`, naming the frames and the velocity change."""
+        from physcodegym.probes.params import effective_gravity
+
+        rbw = self.si.get("rigidbody_world") or {}
+        fps = float(getattr(self.s, "fps", 0.0) or 0.0)
+        if not rbw or fps <= 0 or len(self.frames) < 5 or not rbw.get("enabled", True):
+            return
+        if np.any(np.diff(self.frames) != 1):
+            return  # the second difference needs consecutive frames
+        old, new = (self.si.get("frame_map") or [100, 100])[:2]
+        if old != new:
+            return  # a remapped clock: `non_physical_parameter` names it
+        dt = float(rbw.get("time_scale", 1.0)) / fps
+        rigid = [sv for sv in effective_gravity(self.s) if sv["solver"] == "rigid_body"]
+        if not rigid:
+            return  # no dynamic body
+        g = np.asarray(rigid[0]["g"], dtype=float)  # the gravity Bullet applies (scene x world effector weights)
+        world = [n for n, i in self.info.items() if (i.get("rigid_body") or {}).get("in_world")]
+        if any(n not in self.geom.meshes for n in world):
+            return  # a collider without geometry to bound it
+        boxes, parts = self._free_flight_boxes(world)
         part_of = {k: par for par, kids in parts.items() for k in kids}
-        # which boxes meet, frame by frame, all pairs at once: (N, N, F)
-        B = np.stack([boxes[n] for n in world])  # (N, F, 2, 3)
-        meet = np.all((B[:, None, :, 0] <= B[None, :, :, 1]) & (B[None, :, :, 0] <= B[:, None, :, 1]), axis=-1)
-        idx = {n: i for i, n in enumerate(world)}
-        for n in world:
-            meet[idx[n], idx[n]] = False
-            for k in parts.get(n, []):
-                meet[idx[n], idx[k]] = False
+        meet, idx = _boxes_meeting(world, boxes, parts)
         acting = set()
         for f in self.fields:
             acts = self._acts_on(f"field:{f['field']}")

@@ -53,46 +53,8 @@ class MotionDetectors(AuditBase):
                 continue
             info = self.info[n]
             dyn = _is_dynamic(info, self.si)
-            reasons = []
-            kin_moving: list[int] = []
-            if dyn and sv["kinematic_frames"]:
-                kf = set(sv["kinematic_frames"])
-                kin_moving = [int(f) for f, st in zip(self.frames, self._steps(n), strict=True) if st and int(f) in kf]
-                if len(kin_moving) > HANDOFF_FRAMES:
-                    reasons.append(f"animated kinematic rigid body moves on {len(kin_moving)} frames")
-            if sv["animated_transforms"] and (not dyn or len(sv["kinematic_frames"]) > HANDOFF_FRAMES) and (
-                n in owner or self.owner is None):
-                paths = sorted({a["path"] for a in sv["animated_transforms"]})
-                reasons.append(f"keyframed transform channels {paths}")
-            if sv["drivers"] and (n in owner or self.owner is None):
-                reasons.append(f"drivers on {[d['path'] for d in sv['drivers']]}")
-            if sv["constraints"] and (n in owner or self.owner is None):
-                reasons.append(f"constraints that prescribe motion {[c['type'] for c in sv['constraints']]}")
-            if sv["parent"] and sv["parent"] in scripted:
-                reasons.append(f"parented to scripted object {sv['parent']!r}")
+            reasons = self._scripted_reasons(n, sv, info, owner, emitters, scripted)
             orec = owner.get(n, {})
-            if "transform" in orec:
-                t = orec["transform"]
-                reasons.append(
-                    f"still moves with every solver and field switched off ({t['steps']} frames, "
-                    f"{t['translation_m']:.3f} m, {np.degrees(t['rotation_rad']):.0f} deg): its motion is not produced "
-                    "by a simulation"
-                )
-            if "deform" in orec:
-                d = orec["deform"]
-                reasons.append(f"still deforms {d['deform_m']:.3f} m with every solver and field switched off "
-                               f"({d['steps']} frames)")
-            if "instances" in orec:
-                d = orec["instances"]
-                reasons.append(f"its {d['instances']} rendered instance(s) still move {d['deform_m']:.3f} m with every "
-                               f"solver and field switched off ({d['steps']} frames)")
-            for key, rec in (info.get("physics") or {}).items():
-                if (key.startswith("particles:") and rec.get("physics_type") in ph.PLACED_PARTICLES
-                    and self._particles_move(n, key.split(":", 1)[1])):
-                    reasons.append(f"particle system {key.split(':', 1)[1]!r} moves with {rec['physics_type']} physics "
-                                   f"({ph.PLACED_PARTICLES[rec['physics_type']]}, not simulated)")
-            if reasons and n in emitters and n in self.moving and not _rendered(info):
-                reasons.append("it does not render, but it emits rendered particles: where they are born follows it")
             solver_mods = ph.solver_modifiers(info)
             st = self.moving.get(n, {})
             solver_deforms = (bool(set(solver_mods) - {"PARTICLES"}) and st.get("deform", 0.0) > MOVE_TRANSLATION
@@ -103,8 +65,63 @@ class MotionDetectors(AuditBase):
                 derived.append(n)
             if reasons:
                 scripted[n] = reasons
-        # motion that follows another object (parent, constraint target, driver variable, deform object) is
-        # simulated only through a rendered, simulated owner
+        self._scripted_followers(derived, scripted)
+        for n, reasons in scripted.items():
+            self._report_scripted(n, reasons, owner)
+        self._handlers(scripted)
+        self.scripted_objects = scripted
+
+    def _scripted_reasons(self, n: str, sv: dict[str, Any], info: dict[str, Any], owner: dict[str, Any],
+                          emitters: list[str], scripted: dict[str, list[str]]) -> list[str]:
+        """Why `n` moves by prescription, one reason per mechanism found (kinematic frames past a hand-off,
+        keyed transforms, drivers, prescriptive constraints, a scripted parent, motion that survives the
+        solvers-off run, particles placed by rules); empty when nothing says so."""
+        dyn = _is_dynamic(info, self.si)
+        reasons: list[str] = []
+        kin_moving: list[int] = []
+        if dyn and sv["kinematic_frames"]:
+            kf = set(sv["kinematic_frames"])
+            kin_moving = [int(f) for f, st in zip(self.frames, self._steps(n), strict=True) if st and int(f) in kf]
+            if len(kin_moving) > HANDOFF_FRAMES:
+                reasons.append(f"animated kinematic rigid body moves on {len(kin_moving)} frames")
+        if sv["animated_transforms"] and (not dyn or len(sv["kinematic_frames"]) > HANDOFF_FRAMES) and (
+            n in owner or self.owner is None):
+            paths = sorted({a["path"] for a in sv["animated_transforms"]})
+            reasons.append(f"keyframed transform channels {paths}")
+        if sv["drivers"] and (n in owner or self.owner is None):
+            reasons.append(f"drivers on {[d['path'] for d in sv['drivers']]}")
+        if sv["constraints"] and (n in owner or self.owner is None):
+            reasons.append(f"constraints that prescribe motion {[c['type'] for c in sv['constraints']]}")
+        if sv["parent"] and sv["parent"] in scripted:
+            reasons.append(f"parented to scripted object {sv['parent']!r}")
+        orec = owner.get(n, {})
+        if "transform" in orec:
+            t = orec["transform"]
+            reasons.append(
+                f"still moves with every solver and field switched off ({t['steps']} frames, "
+                f"{t['translation_m']:.3f} m, {np.degrees(t['rotation_rad']):.0f} deg): its motion is not produced "
+                "by a simulation"
+            )
+        if "deform" in orec:
+            d = orec["deform"]
+            reasons.append(f"still deforms {d['deform_m']:.3f} m with every solver and field switched off "
+                           f"({d['steps']} frames)")
+        if "instances" in orec:
+            d = orec["instances"]
+            reasons.append(f"its {d['instances']} rendered instance(s) still move {d['deform_m']:.3f} m with every "
+                           f"solver and field switched off ({d['steps']} frames)")
+        for key, rec in (info.get("physics") or {}).items():
+            if (key.startswith("particles:") and rec.get("physics_type") in ph.PLACED_PARTICLES
+                and self._particles_move(n, key.split(":", 1)[1])):
+                reasons.append(f"particle system {key.split(':', 1)[1]!r} moves with {rec['physics_type']} physics "
+                               f"({ph.PLACED_PARTICLES[rec['physics_type']]}, not simulated)")
+        if reasons and n in emitters and n in self.moving and not _rendered(info):
+            reasons.append("it does not render, but it emits rendered particles: where they are born follows it")
+        return reasons
+
+    def _scripted_followers(self, derived: list[str], scripted: dict[str, list[str]]) -> None:
+        """Motion that follows another object (parent, constraint target, driver variable, deform object) is
+        simulated only through a rendered, simulated owner: a follower with none is added to `scripted`."""
         for n in derived:
             sv = self.sources[n]
             owners = [o for o in sv.get("derived_from", []) if o != n]
@@ -130,47 +147,48 @@ class MotionDetectors(AuditBase):
                 scripted[n] = [why]
             elif info.get("rigid_body") is None or self.owner is not None:
                 scripted[n] = ["moves with no native motion source (a handler or script moved it)"]
-        for n, reasons in scripted.items():
-            info = self.info[n]
-            sv = self.sources.get(n, {})
-            kf = set(sv.get("kinematic_frames", []))
-            kin_moving = ([int(f) for f, st_ in zip(self.frames, self._steps(n), strict=True) if st_ and int(f) in kf]
-                          if _is_dynamic(info, self.si) else [])
-            mask = self._steps(n)
-            orec = owner.get(n, {})
-            placed = [k for k in self.s.particles if k.split("/", 1)[0] == n and self._placed_particles_move(k)]
-            if not mask.any() and placed:  # a still emitter: the frames its unsimulated particles move on
-                mask = np.zeros(len(self.frames), bool)
-                for k in placed:
-                    d = np.abs(np.diff(self.s.particles[k], axis=0))
-                    mask[1:] |= np.nanmax(np.where(np.isfinite(d), d, 0.0), axis=(1, 2), initial=0.0) > 1e-3
-            if not mask.any() and orec:
-                mask = np.zeros(len(self.frames), bool)
-                fr = (orec.get("transform") or orec.get("deform") or orec.get("instances"))["frames"]
-                mask[(self.frames >= fr[0]) & (self.frames <= fr[-1])] = True
-            value, unit = self._motion_value(n)
-            disp = np.linalg.norm(self.s.locations(n) - self.s.locations(n)[0], axis=1)
-            what = "emits particles that move" if placed and n not in self.moving else self._motion_text(n)
-            self.add(
-                kind="scripted_motion",
-                objects=[n],
-                frames=_frange(self.frames, mask),
-                value=value,
-                unit=unit,
-                message=f"{n} {what} by prescribed motion: " + "; ".join(reasons),
-                evidence={
-                    "sources": sv,
-                    "reasons": reasons,
-                    "collision_owner": _collision_owner(info, self.si),
-                    "solvers_off": {
-                        k: {kk: vv for kk, vv in v.items() if kk != "displacement"} for k, v in orec.items()},
-                    "kinematic_moving_frames": _frange(np.array(kin_moving),
-                                                       np.ones(len(kin_moving), bool)) if kin_moving else [],
-                    "series": _series(self.frames, disp, f"{n} displacement", "m"),
-                },
-            )
-        self._handlers(scripted)
-        self.scripted_objects = scripted
+
+    def _report_scripted(self, n: str, reasons: list[str], owner: dict[str, Any]) -> None:
+        """The scripted_motion finding of `n`: the frames it moves on (or its placed particles, or the frames the
+        solvers-off run saw), its motion, its sources and the solvers-off evidence."""
+        info = self.info[n]
+        sv = self.sources.get(n, {})
+        kf = set(sv.get("kinematic_frames", []))
+        kin_moving = ([int(f) for f, st_ in zip(self.frames, self._steps(n), strict=True) if st_ and int(f) in kf]
+                      if _is_dynamic(info, self.si) else [])
+        mask = self._steps(n)
+        orec = owner.get(n, {})
+        placed = [k for k in self.s.particles if k.split("/", 1)[0] == n and self._placed_particles_move(k)]
+        if not mask.any() and placed:  # a still emitter: the frames its unsimulated particles move on
+            mask = np.zeros(len(self.frames), bool)
+            for k in placed:
+                d = np.abs(np.diff(self.s.particles[k], axis=0))
+                mask[1:] |= np.nanmax(np.where(np.isfinite(d), d, 0.0), axis=(1, 2), initial=0.0) > 1e-3
+        if not mask.any() and orec:
+            mask = np.zeros(len(self.frames), bool)
+            fr = (orec.get("transform") or orec.get("deform") or orec.get("instances"))["frames"]
+            mask[(self.frames >= fr[0]) & (self.frames <= fr[-1])] = True
+        value, unit = self._motion_value(n)
+        disp = np.linalg.norm(self.s.locations(n) - self.s.locations(n)[0], axis=1)
+        what = "emits particles that move" if placed and n not in self.moving else self._motion_text(n)
+        self.add(
+            kind="scripted_motion",
+            objects=[n],
+            frames=_frange(self.frames, mask),
+            value=value,
+            unit=unit,
+            message=f"{n} {what} by prescribed motion: " + "; ".join(reasons),
+            evidence={
+                "sources": sv,
+                "reasons": reasons,
+                "collision_owner": _collision_owner(info, self.si),
+                "solvers_off": {
+                    k: {kk: vv for kk, vv in v.items() if kk != "displacement"} for k, v in orec.items()},
+                "kinematic_moving_frames": _frange(np.array(kin_moving),
+                                                   np.ones(len(kin_moving), bool)) if kin_moving else [],
+                "series": _series(self.frames, disp, f"{n} displacement", "m"),
+            },
+        )
 
     def _emits_rendered(self, n: str) -> bool:
         """`n` emits particles that render (its own surface may not): where they are born is on screen."""

@@ -138,26 +138,7 @@ class SupportDetectors(AuditBase):
                 slack[i] = float(np.abs(v[i - 1 : i + 2]).max()) / self.s.fps  # contact happened within a frame of here
             size = max(info["dimensions"]) if info.get("dimensions") else 1.0
             reach = 0.5 * size + 0.5
-            verdicts = []
-            tol_body = SUPPORT_TOL + _margin_eff(info) + 0.03 * _size(info)
-            rendered_owners = [o for o in rendered if _collision_owner(self.info[o], self.si)]
-            hidden = [o for o in colliders if not _rendered(self.info[o])]
-            for fi in sorted(slack):
-                f = int(self.frames[fi])
-                tol_f = tol_body + slack[fi]
-                best_vis, best_vis_name = self._nearest(body, rendered_owners, f, reach, tol_f)
-                if best_vis_name is not None and best_vis <= tol_f + _margin_eff(self.info[best_vis_name]):
-                    verdicts.append(("ok", f, best_vis, best_vis_name))
-                    continue
-                best_hid, best_hid_name = self._nearest(body, hidden, f, reach, tol_f)
-                if best_hid_name is not None and best_hid <= tol_f + _margin_eff(self.info[best_hid_name]):
-                    near_vis, near_name = self._nearest(body, rendered, f, reach, tol_f)
-                    verdicts.append(("hidden", f, near_vis, best_hid_name))
-                elif best_vis_name is not None:
-                    verdicts.append(("mismatch", f, best_vis, best_vis_name))
-                else:
-                    near_vis, near_name = self._nearest(body, rendered, f, reach, tol_f)
-                    verdicts.append(("nothing", f, near_vis, near_name))
+            verdicts = self._support_verdicts(body, info, slack, reach, rendered, colliders)
             # judged per hold: a body that hovers for a second and then rests on the floor for five is still
             # held by nothing for that second (measured: pooled over both holds, the rest outvoted the hover)
             groups: dict[Any, list[Any]] = {}
@@ -171,72 +152,112 @@ class SupportDetectors(AuditBase):
                 continue
             holders = [f["field"] for f in self.fields if body in (self._acts_on(f"field:{f['field']}") or [])]
             if holders:  # without the field the held body moves: the field holds it against gravity
-                shares = {h: self._field_share(body, h, runs, ghat, gn) for h in holders}
-                said = "; ".join(
-                    f"{h!r} ({self._field_type(h)}) carries {100 * sh['share']:.0f} % of its weight (without it "
-                    f"{body} falls at {sh['fall_mps2']:.2f} m/s^2 of {sh['gravity_mps2']:.2f})"
-                    if sh.get("share") is not None else f"{h!r} ({self._field_type(h)}): its share of the weight "
-                    f"could not be measured ({sh.get('reason')})" for h, sh in shares.items())
-                top = max((sh["share"] for sh in shares.values() if sh.get("share") is not None), default=None)
-                self.add(
-                    kind="hidden_support",
-                    objects=[body, *holders],
-                    frames=[bad[0][1], bad[-1][1]],
-                    value=None if top is None else round(float(top), 4),
-                    unit=None if top is None else "share of the weight",
-                    message=(f"{body} is held against gravity by force field(s) {holders}, with no material under "
-                             f"it: {said}"),
-                    evidence={
-                        "held_frames": [int(self.frames[runs[0][0]]), int(self.frames[runs[-1][1]])] if runs else [],
-                        "fields": holders, "weight_share": shares,
-                              "sampled": [{"frame": f, "verdict": k, "nearest": o} for k, f, _g, o in verdicts]},
-                )
+                self._field_held(body, holders, bad, runs, verdicts, ghat, gn)
                 continue
-            kinds = [v_[0] for v_ in bad]
-            top = max(set(kinds), key=kinds.count)
-            sel = [v_ for v_ in bad if v_[0] == top]
-            gaps = [v_[2] for v_ in sel if np.isfinite(v_[2])]
-            gap = float(np.median(gaps)) if gaps else None
-            fr = [sel[0][1], sel[-1][1]]
-            held_range = [int(self.frames[runs[0][0]]), int(self.frames[runs[-1][1]])] if runs else []
-            ev = {
-                "held_frames": held_range,
-                "bounce_frames": [int(self.frames[i]) for i in bounce],
-                "sampled": [{"frame": f, "verdict": k, "material_gap_m": (None if not np.isfinite(g_) else g_),
-                             "nearest": o} for k, f, g_, o in verdicts],
-                "body_collision": info.get("rigid_body"),
-            }
-            holder = sel[0][3]
-            kind, objects = ("collider_mismatch" if top == "mismatch" else "hidden_support"), [body, holder]
-            asleep = _asleep(info.get("rigid_body"))
-            if top in ("mismatch", "nothing") and asleep and runs and runs[0][0] <= 2:
-                # Bullet's sleep holds the body where nothing does: not a collision shape reaching past a mesh
-                top, kind, objects = "asleep", "hidden_support", [body]
-            if top == "asleep":
-                message = (f"{body} hangs in mid-air asleep ({asleep}): Bullet's deactivation holds it, no material"
-                           + (f" (nearest rendered material {gap:.3f} m away)" if gap is not None else ""))
-                ev["deactivation"] = asleep
-            elif top == "hidden":
-                message = f"{body} is held by {holder!r}, a collider that does not render" + (
-                    f" ({gap:.3f} m from any rendered material)" if gap is not None else "")
-                ev |= {"holder": holder, "holder_info": self.info[holder]}
-            elif top == "mismatch":
-                clear = getattr(self.geom.meshes.get(holder), "clear_tris", 0)
-                message = (f"{body} is held {gap:.3f} m away from the material of {holder!r}: a collision shape or "
-                           "margin extends beyond the visible mesh"
-                           + (f" ({clear} of its triangles have a material that renders nothing)" if clear else ""))
-                ev |= {"holder": holder, "holder_clear_triangles": clear,
-                       "holder_collision": self.info[holder].get("rigid_body") or self.info[holder].get("collision")}
+            self._held_by_nothing_seen(body, info, bad, verdicts, runs, bounce, kf)
+
+    def _support_verdicts(self, body: str, info: dict[str, Any], slack: dict[int, float], reach: float,
+                          rendered: list[str], colliders: list[str]) -> list[tuple[str, int, float, Any]]:
+        """On each sampled held frame, what holds `body`: rendered material within tolerance ("ok"), a collider
+        that does not render ("hidden"), a rendered collider's shape reaching past its mesh ("mismatch"), or
+        nothing ("nothing"); (verdict, frame, gap to the nearest rendered material, holder)."""
+        verdicts = []
+        tol_body = SUPPORT_TOL + _margin_eff(info) + 0.03 * _size(info)
+        rendered_owners = [o for o in rendered if _collision_owner(self.info[o], self.si)]
+        hidden = [o for o in colliders if not _rendered(self.info[o])]
+        for fi in sorted(slack):
+            f = int(self.frames[fi])
+            tol_f = tol_body + slack[fi]
+            best_vis, best_vis_name = self._nearest(body, rendered_owners, f, reach, tol_f)
+            if best_vis_name is not None and best_vis <= tol_f + _margin_eff(self.info[best_vis_name]):
+                verdicts.append(("ok", f, best_vis, best_vis_name))
+                continue
+            best_hid, best_hid_name = self._nearest(body, hidden, f, reach, tol_f)
+            if best_hid_name is not None and best_hid <= tol_f + _margin_eff(self.info[best_hid_name]):
+                near_vis, near_name = self._nearest(body, rendered, f, reach, tol_f)
+                verdicts.append(("hidden", f, near_vis, best_hid_name))
+            elif best_vis_name is not None:
+                verdicts.append(("mismatch", f, best_vis, best_vis_name))
             else:
-                objects = [body]
-                message = f"{body} is held against gravity with no material under it" + (
-                    f" (nearest rendered material {gap:.3f} m away)" if gap is not None else "")
-                by_switch = [f for _k, f, _g, _o in sel if int(f) in kf]
-                if by_switch:
-                    message += (f"; its rigid body is kinematic or switched off on frames {by_switch[0]}-"
-                                f"{by_switch[-1]} (longer than a {HANDOFF_FRAMES}-frame hand-off): the switch holds it")
-                    ev["switch_held_frames"] = [int(by_switch[0]), int(by_switch[-1])]
-            self.add(kind=kind, objects=objects, frames=fr, value=gap, unit="m", message=message, evidence=ev)
+                near_vis, near_name = self._nearest(body, rendered, f, reach, tol_f)
+                verdicts.append(("nothing", f, near_vis, near_name))
+        return verdicts
+
+    def _field_held(self, body: str, holders: list[str], bad: list[Any], runs: list[Any], verdicts: list[Any],
+                    ghat: np.ndarray, gn: float) -> None:
+        """`body` held by force field(s) with no material under it: hidden_support naming each field and the
+        share of the weight it carries (measured on its re-bake)."""
+        shares = {h: self._field_share(body, h, runs, ghat, gn) for h in holders}
+        said = "; ".join(
+            f"{h!r} ({self._field_type(h)}) carries {100 * sh['share']:.0f} % of its weight (without it "
+            f"{body} falls at {sh['fall_mps2']:.2f} m/s^2 of {sh['gravity_mps2']:.2f})"
+            if sh.get("share") is not None else f"{h!r} ({self._field_type(h)}): its share of the weight "
+            f"could not be measured ({sh.get('reason')})" for h, sh in shares.items())
+        top = max((sh["share"] for sh in shares.values() if sh.get("share") is not None), default=None)
+        self.add(
+            kind="hidden_support",
+            objects=[body, *holders],
+            frames=[bad[0][1], bad[-1][1]],
+            value=None if top is None else round(float(top), 4),
+            unit=None if top is None else "share of the weight",
+            message=(f"{body} is held against gravity by force field(s) {holders}, with no material under "
+                     f"it: {said}"),
+            evidence={
+                "held_frames": [int(self.frames[runs[0][0]]), int(self.frames[runs[-1][1]])] if runs else [],
+                "fields": holders, "weight_share": shares,
+                      "sampled": [{"frame": f, "verdict": k, "nearest": o} for k, f, _g, o in verdicts]},
+        )
+
+    def _held_by_nothing_seen(self, body: str, info: dict[str, Any], bad: list[Any], verdicts: list[Any],
+                              runs: list[Any], bounce: list[int], kf: set[Any]) -> None:
+        """The finding for a body held where no rendered material holds it, by the verdict most of its bad frames
+        share: a collider that does not render, a collision shape reaching past its mesh, Bullet's sleep, or
+        nothing at all (a kinematic switch longer than a hand-off named)."""
+        kinds = [v_[0] for v_ in bad]
+        top = max(set(kinds), key=kinds.count)
+        sel = [v_ for v_ in bad if v_[0] == top]
+        gaps = [v_[2] for v_ in sel if np.isfinite(v_[2])]
+        gap = float(np.median(gaps)) if gaps else None
+        fr = [sel[0][1], sel[-1][1]]
+        held_range = [int(self.frames[runs[0][0]]), int(self.frames[runs[-1][1]])] if runs else []
+        ev = {
+            "held_frames": held_range,
+            "bounce_frames": [int(self.frames[i]) for i in bounce],
+            "sampled": [{"frame": f, "verdict": k, "material_gap_m": (None if not np.isfinite(g_) else g_),
+                         "nearest": o} for k, f, g_, o in verdicts],
+            "body_collision": info.get("rigid_body"),
+        }
+        holder = sel[0][3]
+        kind, objects = ("collider_mismatch" if top == "mismatch" else "hidden_support"), [body, holder]
+        asleep = _asleep(info.get("rigid_body"))
+        if top in ("mismatch", "nothing") and asleep and runs and runs[0][0] <= 2:
+            # Bullet's sleep holds the body where nothing does: not a collision shape reaching past a mesh
+            top, kind, objects = "asleep", "hidden_support", [body]
+        if top == "asleep":
+            message = (f"{body} hangs in mid-air asleep ({asleep}): Bullet's deactivation holds it, no material"
+                       + (f" (nearest rendered material {gap:.3f} m away)" if gap is not None else ""))
+            ev["deactivation"] = asleep
+        elif top == "hidden":
+            message = f"{body} is held by {holder!r}, a collider that does not render" + (
+                f" ({gap:.3f} m from any rendered material)" if gap is not None else "")
+            ev |= {"holder": holder, "holder_info": self.info[holder]}
+        elif top == "mismatch":
+            clear = getattr(self.geom.meshes.get(holder), "clear_tris", 0)
+            message = (f"{body} is held {gap:.3f} m away from the material of {holder!r}: a collision shape or "
+                       "margin extends beyond the visible mesh"
+                       + (f" ({clear} of its triangles have a material that renders nothing)" if clear else ""))
+            ev |= {"holder": holder, "holder_clear_triangles": clear,
+                   "holder_collision": self.info[holder].get("rigid_body") or self.info[holder].get("collision")}
+        else:
+            objects = [body]
+            message = f"{body} is held against gravity with no material under it" + (
+                f" (nearest rendered material {gap:.3f} m away)" if gap is not None else "")
+            by_switch = [f for _k, f, _g, _o in sel if int(f) in kf]
+            if by_switch:
+                message += (f"; its rigid body is kinematic or switched off on frames {by_switch[0]}-"
+                            f"{by_switch[-1]} (longer than a {HANDOFF_FRAMES}-frame hand-off): the switch holds it")
+                ev["switch_held_frames"] = [int(by_switch[0]), int(by_switch[-1])]
+        self.add(kind=kind, objects=objects, frames=fr, value=gap, unit="m", message=message, evidence=ev)
 
     def _field_type(self, field: str) -> str:
         return next((f["type"] for f in self.fields if f["field"] == field), "force field")

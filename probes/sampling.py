@@ -587,6 +587,128 @@ def sample_scene(
     return samples
 
 
+def _read_deformed(o: Any, dg: Any, fi: int, n_frames: int, verts: dict[str, np.ndarray],
+                   counts: dict[str, np.ndarray]) -> None:
+    """A deforming mesh's evaluated world vertices on frame index `fi` into `verts` (the first topology kept; a
+    later change only shows in `counts`, its vertex count per frame)."""
+    F = n_frames  # noqa: N806 (the frame count, as in the caller)
+    oe = o.evaluated_get(dg)
+    me = oe.to_mesh()
+    try:
+        n = len(me.vertices)
+        counts[o.name][fi] = n
+        co = np.empty(n * 3, dtype=np.float32)
+        me.vertices.foreach_get("co", co)
+        co = co.reshape(n, 3)
+        mw = np.array(oe.matrix_world, dtype=np.float64)
+        w = (co.astype(np.float64) @ mw[:3, :3].T + mw[:3, 3]).astype(np.float32)
+        arr = verts.get(o.name)
+        if arr is None or arr.shape[1] != n:
+            if arr is not None:
+                # topology changed mid-sequence: keep the first topology, record the change
+                return
+            arr = np.full((F, n, 3), np.nan, dtype=np.float32)
+            verts[o.name] = arr
+        arr[fi] = w
+    finally:
+        oe.to_mesh_clear()
+
+
+def _read_particles(ps: Any, key: str, parts: dict[str, list[np.ndarray]], alive: dict[str, list[np.ndarray]]) -> None:
+    """One frame of an evaluated particle system: every particle's location and whether it is alive."""
+    n = len(ps.particles)
+    loc = np.empty(n * 3, dtype=np.float32)
+    st = np.empty(n, dtype=np.int32)
+    if n:
+        ps.particles.foreach_get("location", loc)
+        ps.particles.foreach_get("alive_state", st)
+    parts[key].append(loc.reshape(n, 3))
+    # alive_state values (measured, bpy 5.0): DEAD=1, UNBORN=2, ALIVE=3, DYING=4
+    alive[key].append(st == 3 if n else np.zeros(0, bool))
+
+
+def _scene_info(scene: Any, varies: bool) -> dict[str, Any]:
+    """What the scene says of its solvers as a whole: gravity, the clock's remapping, the camera, the rigid-body
+    world's settings and cache."""
+    rbw = scene.rigidbody_world
+    scene_info = {
+        "appearance_varies": varies,
+        "name": scene.name,
+        "frame_start": scene.frame_start,
+        "frame_end": scene.frame_end,
+        "gravity": [float(g) for g in scene.gravity],
+        "use_gravity": bool(scene.use_gravity),
+        # time remapping: every solver's scene time advances frame_map_old / frame_map_new per rendered frame
+        "frame_map": [int(scene.render.frame_map_old), int(scene.render.frame_map_new)],
+        "camera": scene.camera.name if scene.camera else None,
+        "rigidbody_world": None
+        if rbw is None
+        else {
+            "enabled": bool(rbw.enabled),
+            "substeps_per_frame": int(rbw.substeps_per_frame),
+            "solver_iterations": int(rbw.solver_iterations),
+            "time_scale": float(rbw.time_scale),
+            "collection": rbw.collection.name if rbw.collection else None,
+            "is_baked": bool(rbw.point_cache.is_baked),
+            "frame_start": int(rbw.point_cache.frame_start),  # bodies rest until the world's first frame
+            "effector_weights": _weights(rbw.effector_weights),
+        },
+    }
+    return scene_info
+
+
+def _padded_particles(parts: dict[str, list[np.ndarray]], alive: dict[str, list[np.ndarray]],
+                      n_frames: int) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Particle counts can change per frame (emission): each system padded to its largest count with NaN
+    locations and not-alive flags, (F, P, 3) and (F, P)."""
+    F = n_frames  # noqa: N806
+    pk: dict[str, np.ndarray] = {}
+    ak: dict[str, np.ndarray] = {}
+    for key in parts:
+        n = max((a.shape[0] for a in parts[key]), default=0)
+        P = np.full((F, n, 3), np.nan, dtype=np.float32)
+        A = np.zeros((F, n), dtype=bool)
+        for fi, (a, al) in enumerate(zip(parts[key], alive[key], strict=True)):
+            P[fi, : a.shape[0]] = a
+            A[fi, : al.shape[0]] = al
+        pk[key], ak[key] = P, A
+    return pk, ak
+
+
+def _object_infos(scene: Any, obs: list[Any], frames: list[int], lens_tracks: dict[str, list[list[float]]],
+                  counts: dict[str, np.ndarray], worst: dict[str, dict[str, Any]],
+                  hidden_at: dict[str, list[int]]) -> dict[str, dict[str, Any]]:
+    """Per object, what it is and how it renders, with what the frames showed folded in: a camera's keyed
+    intrinsics, a mesh whose vertex count changed, and hidden on any sampled frame means hidden (which frames)."""
+    F = len(frames)  # noqa: N806
+    info = {o.name: object_info(o) for o in obs}
+    for n, rows in lens_tracks.items():
+        info[n]["intrinsics"] = {"columns": list(INTRINSICS), "frames": rows}
+    for n, c in counts.items():
+        if len(c) and (c != c[0]).any():  # geometry made or removed mid-run (a Build modifier, geometry nodes...)
+            step = np.nonzero(np.diff(c))[0] + 1
+            info[n]["topology"] = {"changes": [int(frames[i]) for i in step[:40]], "n_changes": int(len(step)),
+                                   "vertices_min": int(c.min()), "vertices_max": int(c.max()),
+                                   "empty_frames": int((c == 0).sum()), "of": F}
+    cols = _render_collections(scene)
+    for o in obs:
+        info[o.name]["render"] = render_visibility(o, scene, cols)
+        info[o.name]["physics"] = physics_settings(o)
+    for n, w in worst.items():  # hidden on any sampled frame: hidden (the frames say which)
+        inf = info[n]
+        inf["hide_render"] = bool(inf["hide_render"] or w["hide_render"])
+        inf["visible_camera"] = bool(inf["visible_camera"] and w["visible_camera"])
+        r = inf["render"]
+        for k in ("holdout", "transparent", "instancer_hidden"):
+            r[k] = bool(r[k] or w[k])
+        r["in_render_collection"] = bool(r["in_render_collection"] and w["in_render_collection"])
+        if n in hidden_at:
+            hf = hidden_at[n]
+            r["hidden_frames"] = {"count": len(hf), "first": hf[0], "last": hf[-1], "of": len(frames),
+                                  "runs": _runs_of(hf, [int(f) for f in frames])}
+    return info
+
+
 def _sample_scene(scene: Any, frames: range | list[int] | None, objects: list[str] | None, with_verts: bool,
                   with_particles: bool, from_start: bool = True) -> SceneSamples:
     import bpy
@@ -648,37 +770,9 @@ def _sample_scene(scene: Any, frames: range | list[int] | None, objects: list[st
             m = oe.matrix_world
             mats[oi, fi] = np.array(m, dtype=np.float64)
         for o in deform:
-            oe = o.evaluated_get(dg)
-            me = oe.to_mesh()
-            try:
-                n = len(me.vertices)
-                counts[o.name][fi] = n
-                co = np.empty(n * 3, dtype=np.float32)
-                me.vertices.foreach_get("co", co)
-                co = co.reshape(n, 3)
-                mw = np.array(oe.matrix_world, dtype=np.float64)
-                w = (co.astype(np.float64) @ mw[:3, :3].T + mw[:3, 3]).astype(np.float32)
-                arr = verts.get(o.name)
-                if arr is None or arr.shape[1] != n:
-                    if arr is not None:
-                        # topology changed mid-sequence: keep the first topology, record the change
-                        continue
-                    arr = np.full((F, n, 3), np.nan, dtype=np.float32)
-                    verts[o.name] = arr
-                arr[fi] = w
-            finally:
-                oe.to_mesh_clear()
+            _read_deformed(o, dg, fi, F, verts, counts)
         for o, i, key in psys_keys:
-            ps = o.evaluated_get(dg).particle_systems[i]
-            n = len(ps.particles)
-            loc = np.empty(n * 3, dtype=np.float32)
-            st = np.empty(n, dtype=np.int32)
-            if n:
-                ps.particles.foreach_get("location", loc)
-                ps.particles.foreach_get("alive_state", st)
-            parts[key].append(loc.reshape(n, 3))
-            # alive_state values (measured, bpy 5.0): DEAD=1, UNBORN=2, ALIVE=3, DYING=4
-            alive[key].append(st == 3 if n else np.zeros(0, bool))
+            _read_particles(o.evaluated_get(dg).particle_systems[i], key, parts, alive)
 
     for parent, keyed in inst_tracks.items():
         keys = sorted(keyed)[:INSTANCE_MAX]
@@ -693,68 +787,11 @@ def _sample_scene(scene: Any, frames: range | list[int] | None, objects: list[st
         if (o.name in verts and not any(m.type in KEEP_TRACK_MODIFIERS for m in o.modifiers)
             and not _changes_in_object_space(verts[o.name], mats[names.index(o.name)])):
             del verts[o.name]
-    info = {o.name: object_info(o) for o in obs}
-    for n, rows in lens_tracks.items():
-        info[n]["intrinsics"] = {"columns": list(INTRINSICS), "frames": rows}
-    for n, c in counts.items():
-        if len(c) and (c != c[0]).any():  # geometry made or removed mid-run (a Build modifier, geometry nodes...)
-            step = np.nonzero(np.diff(c))[0] + 1
-            info[n]["topology"] = {"changes": [int(frames[i]) for i in step[:40]], "n_changes": int(len(step)),
-                                   "vertices_min": int(c.min()), "vertices_max": int(c.max()),
-                                   "empty_frames": int((c == 0).sum()), "of": F}
-    cols = _render_collections(scene)
-    for o in obs:
-        info[o.name]["render"] = render_visibility(o, scene, cols)
-        info[o.name]["physics"] = physics_settings(o)
-    for n, w in worst.items():  # hidden on any sampled frame: hidden (the frames say which)
-        inf = info[n]
-        inf["hide_render"] = bool(inf["hide_render"] or w["hide_render"])
-        inf["visible_camera"] = bool(inf["visible_camera"] and w["visible_camera"])
-        r = inf["render"]
-        for k in ("holdout", "transparent", "instancer_hidden"):
-            r[k] = bool(r[k] or w[k])
-        r["in_render_collection"] = bool(r["in_render_collection"] and w["in_render_collection"])
-        if n in hidden_at:
-            hf = hidden_at[n]
-            r["hidden_frames"] = {"count": len(hf), "first": hf[0], "last": hf[-1], "of": len(frames),
-                                  "runs": _runs_of(hf, [int(f) for f in frames])}
-    rbw = scene.rigidbody_world
-    scene_info = {
-        "appearance_varies": varies,
-        "name": scene.name,
-        "frame_start": scene.frame_start,
-        "frame_end": scene.frame_end,
-        "gravity": [float(g) for g in scene.gravity],
-        "use_gravity": bool(scene.use_gravity),
-        # time remapping: every solver's scene time advances frame_map_old / frame_map_new per rendered frame
-        "frame_map": [int(scene.render.frame_map_old), int(scene.render.frame_map_new)],
-        "camera": scene.camera.name if scene.camera else None,
-        "rigidbody_world": None
-        if rbw is None
-        else {
-            "enabled": bool(rbw.enabled),
-            "substeps_per_frame": int(rbw.substeps_per_frame),
-            "solver_iterations": int(rbw.solver_iterations),
-            "time_scale": float(rbw.time_scale),
-            "collection": rbw.collection.name if rbw.collection else None,
-            "is_baked": bool(rbw.point_cache.is_baked),
-            "frame_start": int(rbw.point_cache.frame_start),  # bodies rest until the world's first frame
-            "effector_weights": _weights(rbw.effector_weights),
-        },
-    }
+    info = _object_infos(scene, obs, frames, lens_tracks, counts, worst, hidden_at)
+    scene_info = _scene_info(scene, varies)
     scene_info["animated_constants"] = _varying(ctracks, {p: o for p, o, _ in readers}, frames)
     fps = scene.render.fps / scene.render.fps_base
-    # Particle counts can change per frame (emission); pad to the max count with NaN / not alive.
-    pk: dict[str, np.ndarray] = {}
-    ak: dict[str, np.ndarray] = {}
-    for key in parts:
-        n = max((a.shape[0] for a in parts[key]), default=0)
-        P = np.full((F, n, 3), np.nan, dtype=np.float32)
-        A = np.zeros((F, n), dtype=bool)
-        for fi, (a, al) in enumerate(zip(parts[key], alive[key], strict=True)):
-            P[fi, : a.shape[0]] = a
-            A[fi, : al.shape[0]] = al
-        pk[key], ak[key] = P, A
+    pk, ak = _padded_particles(parts, alive, F)
     return SceneSamples(
         frames=np.array(frames, dtype=np.int32),
         fps=float(fps),

@@ -185,6 +185,52 @@ def _probe_render(bpy: Any, cv2: Any, scene: Any, geo: list[Any], show: set[str]
     return cv2.imread(str(path), cv2.IMREAD_COLOR)
 
 
+def _probe_items(names: list[str], views: dict[str, Any], best: dict[str, Any], varies: bool, engine: str,
+                 out: dict[str, dict[str, Any]]) -> list[tuple[str, int, Any]]:
+    """(name, frame, box) to probe-render: each object on its best frame, or on every frame where it is in view
+    when the scene's look varies (hidden on one is hidden); one too small to judge gets its record in `out`."""
+    items: list[tuple[str, int, Any]] = []
+    for name in names:
+        if name not in best:
+            continue
+        frame, expected, bx = best[name]
+        if expected < MIN_EXPECTED_PX:
+            out[name] = {"covered_px": None, "expected_px": round(expected, 1), "invisible": False,
+                         "engine": engine, "why": "too small or out of the camera's view to judge"}
+        elif varies:
+            items += [(name, f, b) for f, px, b in views[name] if px >= MIN_EXPECTED_PX]
+        else:
+            items.append((name, frame, bx))
+    return items
+
+
+def _probe_record(img: Any, base: Any, expected: float, bx: Any, group_size: int, engine: str, frame: int,
+                  k: int) -> dict[str, Any]:
+    """What one object adds to the picture on one probe render: pixels that differ from the render without any
+    geometry (only inside its own box when the render is shared with other objects)."""
+    if img is None or base is None or img.shape != base.shape:
+        return {"covered_px": None, "expected_px": round(expected, 1), "invisible": False,
+                "engine": engine, "why": "the probe render could not be read"}
+    shows = np.abs(img.astype(np.int16) - base.astype(np.int16)).max(axis=2) > LEVEL_SEEN
+    if bx is not None and group_size > 1:  # shared render: only its own box is its
+        x0, y0 = max(0, int(np.floor(bx[0])) - 1), max(0, int(np.floor(bx[1])) - 1)
+        shows = shows[y0:int(np.ceil(bx[3])) + 1, x0:int(np.ceil(bx[2])) + 1]
+    covered = int(shows.sum())
+    return {"covered_px": covered, "expected_px": round(expected, 1), "engine": engine,
+            "frame": frame, "probe_render": k, "shared_render_with": group_size - 1,
+            "invisible": covered <= max(INVISIBLE_PX, INVISIBLE_SHARE * expected)}
+
+
+def _keep_least_seen(out: dict[str, dict[str, Any]], name: str, rec: dict[str, Any]) -> None:
+    """The frame an object shows least on is its record; the frames judged are counted."""
+    prev = out.get(name)
+    if prev is None or "judged_frames" not in prev or _less_seen(rec, prev):
+        rec["judged_frames"] = (prev or {}).get("judged_frames", 0) + 1
+        out[name] = rec
+    else:
+        prev["judged_frames"] += 1
+
+
 def coverage(scene: Any, names: list[str]) -> dict[str, dict[str, Any]]:
     """Render each named object alone; {name: {"covered_px", "expected_px", "invisible", "engine"}}.
 
@@ -236,18 +282,7 @@ def coverage(scene: Any, names: list[str]) -> dict[str, dict[str, Any]]:
             varies = bool(appearance_varies(scene))
             views = _views(scene, names, _probe_frames(scene, varies))
             best = _best_frames(views)
-            items: list[tuple[str, int, Any]] = []
-            for name in names:
-                if name not in best:
-                    continue
-                frame, expected, bx = best[name]
-                if expected < MIN_EXPECTED_PX:
-                    out[name] = {"covered_px": None, "expected_px": round(expected, 1), "invisible": False,
-                                 "engine": engine, "why": "too small or out of the camera's view to judge"}
-                elif varies:  # judged on every probe frame where it is in view: hidden on one is hidden
-                    items += [(name, f, b) for f, px, b in views[name] if px >= MIN_EXPECTED_PX]
-                else:
-                    items.append((name, frame, bx))
+            items = _probe_items(names, views, best, varies, engine, out)
             box_at = {(n, f): (px, b) for n, v in views.items() for f, px, b in v}
             cap = MAX_PASSES * (3 if varies else 1)
             for k, (frame, group) in enumerate(_passes(items)):
@@ -265,25 +300,7 @@ def coverage(scene: Any, names: list[str]) -> dict[str, dict[str, Any]]:
                 base = empty[frame]
                 for name in group:
                     expected, bx = box_at[(name, frame)]
-                    if img is None or base is None or img.shape != base.shape:
-                        rec = {"covered_px": None, "expected_px": round(expected, 1), "invisible": False,
-                               "engine": engine, "why": "the probe render could not be read"}
-                    else:
-                        shows = np.abs(img.astype(np.int16) - base.astype(np.int16)).max(axis=2) > LEVEL_SEEN
-                        if bx is not None and len(group) > 1:  # shared render: only its own box is its
-                            x0, y0 = max(0, int(np.floor(bx[0])) - 1), max(0, int(np.floor(bx[1])) - 1)
-                            shows = shows[y0:int(np.ceil(bx[3])) + 1, x0:int(np.ceil(bx[2])) + 1]
-                        covered = int(shows.sum())
-                        rec = {"covered_px": covered, "expected_px": round(expected, 1), "engine": engine,
-                               "frame": frame, "probe_render": k, "shared_render_with": len(group) - 1,
-                               "invisible": covered <= max(INVISIBLE_PX, INVISIBLE_SHARE * expected)}
-                    prev = out.get(name)
-                    # the frame it shows least on is its record; frames judged are counted
-                    if prev is None or "judged_frames" not in prev or _less_seen(rec, prev):
-                        rec["judged_frames"] = (prev or {}).get("judged_frames", 0) + 1
-                        out[name] = rec
-                    else:
-                        prev["judged_frames"] += 1
+                    _keep_least_seen(out, name, _probe_record(img, base, expected, bx, len(group), engine, frame, k))
         finally:
             for fc in muted:
                 fc.mute = False

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import tempfile
 from pathlib import Path
 from typing import Any
 
+from physcodegym.core import atomic
 from physcodegym.probes.defects import (  # noqa: F401  (re-exported for the CLI)
     DEFECTS,
     HONEST_TWINS,
@@ -79,9 +79,7 @@ def truth_baseline(loaded_task: LoadedTask, work: Path) -> dict[str, Any]:
             return doc
     doc = evaluate_blend(loaded_task, blend)
     doc["_key"] = key
-    tmp = cache.with_suffix(".tmp")
-    tmp.write_text(json.dumps(doc, default=_jsonable))
-    os.replace(tmp, cache)
+    atomic.write_text(cache, json.dumps(doc, default=_jsonable))
     return json.loads(cache.read_text())
 
 
@@ -222,6 +220,84 @@ def cell(row: dict[str, Any]) -> str:
     return "+P" if row.get("penalised") else "+"
 
 
+def _defect_mapping(loaded_task: LoadedTask) -> dict[str, str]:
+    """Role -> object names of the truth scene, plus what an injection needs to know of the task: its core
+    roles, the colliders the rubric says the core rests on or touches (whose removal matters) and the
+    actuator types the task admits."""
+    mapping = truth_mapping(loaded_task)
+    mapping["__core__"] = json.dumps([r.name for r in loaded_task.task.roles if r.core])
+    sup = [c.params["support"] for c in loaded_task.task.rubric.criteria if c.check == "supported_by"]
+    sup += [c.params["other"] for c in loaded_task.task.rubric.criteria if c.check == "contacts"]
+    mapping["__supports__"] = json.dumps([mapping[r] for r in dict.fromkeys(sup) if r in mapping])
+    mapping["__admits__"] = json.dumps(sorted(loaded_task.task.rubric.admitted_types()))
+    return mapping
+
+
+def _defect_jobs(work: Path, task_id: str, kinds: list[str]) -> list[dict[str, Any]]:
+    """One injection job per defect kind, each in its own folder cleared of an earlier attempt's outputs."""
+    for kind in kinds:
+        if kind not in DEFECTS:
+            raise ValueError(f"unknown defect {kind!r}; known: {', '.join(DEFECTS)}")
+    jobs = []
+    for kind in kinds:
+        d = work / f"{task_id}_{kind}"
+        d.mkdir(exist_ok=True)
+        for stale in (d / "scene.blend", d / "samples.npz", d / "samples.json"):
+            stale.unlink(missing_ok=True)
+        jobs.append({"out": d / "samples.npz", "defect": kind, "save_blend": d / "scene.blend"})
+    return jobs
+
+
+def _defect_row(loaded_task: LoadedTask, kind: str, job: dict[str, Any], rec: dict[str, Any],
+                base: dict[str, Any], base_failed: set[str]) -> dict[str, Any]:
+    """One defect's row of the matrix: not applicable (with the reason), an honest twin's clean/false-alarm
+    verdict, or what caught the defect (audit, static scan, finding charges, rubric) and whether S_val fell."""
+    d = Path(job["save_blend"]).parent
+    row: dict[str, Any] = {"injected": rec.get("defect"), "expected_kinds": list(DEFECTS[kind]),
+                           "bake_s": rec.get("bake_s"),
+                           **({"worker_crashes": rec["worker_crashes"]} if rec.get("worker_crashes") else {})}
+    if not (d / "scene.blend").is_file() or not rec.get("ok"):
+        err = "; ".join(rec.get("errors", [])) or "injection failed"
+        # a scene with no collider cannot lose one: the defect kind does not apply to this task
+        row.update(caught=None, not_applicable=NOT_APPLICABLE in err, error=err)
+        return row
+    inert = changes_nothing(loaded_task, d / "samples.npz") if kind in MOTION_ONLY_DEFECTS else None
+    if inert:
+        row.update(caught=None, not_applicable=True, error=inert)
+        return row
+    # The worker baked this scene from the saved file and nothing changed since, so its re-simulation
+    # (the costliest audit step: a second bake) can only agree; a defect that edits the scene after
+    # its bake (stale_bake) is exactly what the re-simulation is for, and keeps it.
+    resim = True if (rec.get("defect") or {}).get("after_bake") else NO_RESIM
+    doc = evaluate_blend(loaded_task, d / "scene.blend", lazy=True, samples_npz=d / "samples.npz",
+                         decided_by=DEFECTS[kind], resimulate=resim)
+    failed = sorted(c["id"] for c in doc["criteria"] if c["passed"] is False and c["id"] not in base_failed)
+    scan = sorted({f["kind"] for f in doc.get("scan_findings", [])})
+    if kind in HONEST_TWINS:
+        return _twin_row(row, doc, base, failed, scan, resim is True, HONEST_TWINS[kind])
+    by_audit = sorted(set(doc["audit_kinds"]) & set(DEFECTS[kind]))
+    by_scan = sorted(set(scan) & set(DEFECTS[kind]))
+    # rubric-level findings: the audit's measurements judged against what the task admits (joints, fields)
+    by_charge = sorted({r["kind"] for r in doc.get("finding_charges", [])} & set(DEFECTS[kind]) - set(by_audit))
+    row.update(
+        caught=bool(by_audit or by_scan or by_charge or failed),
+        penalised=bool(doc["S_val"] is not None and base["S_val"] is not None and doc["S_val"] < base["S_val"]),
+        by_audit=by_audit,
+        by_scan=by_scan,
+        by_charge=by_charge,
+        by_rubric=failed,
+        scan_kinds=scan,
+        S_val=doc["S_val"],
+        resimulated=resim is True,
+        audit_error=doc.get("audit_error"),
+        reasons={c["id"]: c["reason"] for c in doc["criteria"] if c["id"] in failed},
+        charges=[{k: r[k] for k in ("kind", "objects", "cap", "cost")} for r in doc.get("finding_charges", [])],
+        **({"counterfactuals_skipped": doc["counterfactuals_skipped"]} if doc.get("counterfactuals_skipped")
+           else {}),
+    )
+    return row
+
+
 def run_selftest(loaded_task: LoadedTask, defects: list[str] | None = None, work_dir: Path | None = None,
                  progress: Any = None) -> dict[str, Any]:
     """{"task", "baseline": {S_val, failed}, "defects": {kind: {caught, by_audit, by_rubric, failed_criteria, S_val}}}.
@@ -239,13 +315,6 @@ def run_selftest(loaded_task: LoadedTask, defects: list[str] | None = None, work
         blend = truth_blend(loaded_task, work)
         base = truth_baseline(loaded_task, work)
         base_failed = {c["id"] for c in base["criteria"] if c["passed"] is False}
-        mapping = truth_mapping(loaded_task)
-        mapping["__core__"] = json.dumps([r.name for r in loaded_task.task.roles if r.core])
-        # the colliders the rubric says the core rests on or touches are the ones whose removal matters
-        sup = [c.params["support"] for c in loaded_task.task.rubric.criteria if c.check == "supported_by"]
-        sup += [c.params["other"] for c in loaded_task.task.rubric.criteria if c.check == "contacts"]
-        mapping["__supports__"] = json.dumps([mapping[r] for r in dict.fromkeys(sup) if r in mapping])
-        mapping["__admits__"] = json.dumps(sorted(loaded_task.task.rubric.admitted_types()))
         out: dict[str, Any] = {
             "task": loaded_task.id,
             "baseline": {"S_val": base["S_val"], "failed": sorted(base_failed),
@@ -253,74 +322,12 @@ def run_selftest(loaded_task: LoadedTask, defects: list[str] | None = None, work
             "defects": {},
         }
         kinds = list(defects or list(DEFECTS))
-        for kind in kinds:
-            if kind not in DEFECTS:
-                raise ValueError(f"unknown defect {kind!r}; known: {', '.join(DEFECTS)}")
-        jobs = []
-        for kind in kinds:
-            d = work / f"{loaded_task.id}_{kind}"
-            d.mkdir(exist_ok=True)
-            for stale in (d / "scene.blend", d / "samples.npz", d / "samples.json"):
-                stale.unlink(missing_ok=True)
-            jobs.append({"out": d / "samples.npz", "defect": kind, "save_blend": d / "scene.blend"})
-        branches = run_branches(blend, jobs, mapping)
+        jobs = _defect_jobs(work, loaded_task.id, kinds)
+        branches = run_branches(blend, jobs, _defect_mapping(loaded_task))
         for kind, job, (_, rec) in zip(kinds, jobs, branches, strict=True):
-            d = Path(job["save_blend"]).parent
-            row: dict[str, Any] = {"injected": rec.get("defect"), "expected_kinds": list(DEFECTS[kind]),
-                                   "bake_s": rec.get("bake_s"),
-                                   **({"worker_crashes": rec["worker_crashes"]} if rec.get("worker_crashes") else {})}
-            if not (d / "scene.blend").is_file() or not rec.get("ok"):
-                err = "; ".join(rec.get("errors", [])) or "injection failed"
-                # a scene with no collider cannot lose one: the defect kind does not apply to this task
-                na = NOT_APPLICABLE in err
-                row.update(caught=None, not_applicable=na, error=err)
-                out["defects"][kind] = row
-                if progress:
-                    progress(kind, row)
-                continue
-            inert = changes_nothing(loaded_task, d / "samples.npz") if kind in MOTION_ONLY_DEFECTS else None
-            if inert:
-                row.update(caught=None, not_applicable=True, error=inert)
-                out["defects"][kind] = row
-                if progress:
-                    progress(kind, row)
-                continue
-            # The worker baked this scene from the saved file and nothing changed since, so its re-simulation
-            # (the costliest audit step: a second bake) can only agree; a defect that edits the scene after
-            # its bake (stale_bake) is exactly what the re-simulation is for, and keeps it.
-            resim = True if (rec.get("defect") or {}).get("after_bake") else NO_RESIM
-            doc = evaluate_blend(loaded_task, d / "scene.blend", lazy=True, samples_npz=d / "samples.npz",
-                                 decided_by=DEFECTS[kind], resimulate=resim)
-            failed = sorted(c["id"] for c in doc["criteria"] if c["passed"] is False and c["id"] not in base_failed)
-            scan = sorted({f["kind"] for f in doc.get("scan_findings", [])})
-            if kind in HONEST_TWINS:
-                out["defects"][kind] = _twin_row(row, doc, base, failed, scan, resim is True, HONEST_TWINS[kind])
-                if progress:
-                    progress(kind, out["defects"][kind])
-                continue
-            by_audit = sorted(set(doc["audit_kinds"]) & set(DEFECTS[kind]))
-            by_scan = sorted(set(scan) & set(DEFECTS[kind]))
-            # rubric-level findings: the audit's measurements judged against what the task admits (joints, fields)
-            by_charge = sorted({r["kind"] for r in doc.get("finding_charges", [])} & set(DEFECTS[kind]) - set(by_audit))
-            row.update(
-                caught=bool(by_audit or by_scan or by_charge or failed),
-                penalised=bool(doc["S_val"] is not None and base["S_val"] is not None and doc["S_val"] < base["S_val"]),
-                by_audit=by_audit,
-                by_scan=by_scan,
-                by_charge=by_charge,
-                by_rubric=failed,
-                scan_kinds=scan,
-                S_val=doc["S_val"],
-                resimulated=resim is True,
-                audit_error=doc.get("audit_error"),
-                reasons={c["id"]: c["reason"] for c in doc["criteria"] if c["id"] in failed},
-                charges=[{k: r[k] for k in ("kind", "objects", "cap", "cost")} for r in doc.get("finding_charges", [])],
-                **({"counterfactuals_skipped": doc["counterfactuals_skipped"]} if doc.get("counterfactuals_skipped")
-                   else {}),
-            )
-            out["defects"][kind] = row
+            out["defects"][kind] = _defect_row(loaded_task, kind, job, rec, base, base_failed)
             if progress:
-                progress(kind, row)
+                progress(kind, out["defects"][kind])
         out["cells"] = {k: cell(r) for k, r in out["defects"].items()}
         out["all_caught"] = all(r.get("caught") for r in out["defects"].values() if not r.get("not_applicable"))
         return out
