@@ -282,6 +282,7 @@ def measure(scene: Any, samples: Any) -> dict[str, Any]:
     surf: dict[str, list[float]] = {n: [] for n in surfaces}
     surf_v: dict[str, int] = dict.fromkeys(surfaces, 0)
     first_members: dict[str, np.ndarray] = {}
+    moved: dict[str, dict[str, float]] = {n: {} for n in surfaces}  # surface -> member -> largest shift (m)
     t_check = 0.0
     for fi in fidx:
         scene.frame_set(int(samples.frames[fi]))
@@ -312,6 +313,12 @@ def measure(scene: Any, samples: Any) -> dict[str, Any]:
             # first; one that moves (keyed, driven, parented) adds liquid no solver moved
             for n, pts in _member_points(dg, scene, rec["members"]).items():
                 ref0 = first_members.setdefault(n, pts)
+                if ref0.shape == pts.shape:
+                    shift = float(np.linalg.norm(ref0[:, :3] - pts[:, :3], axis=1).max(initial=0.0))
+                else:  # elements added or removed mid-run: moved, measured by the centres' mean
+                    shift = DERIVED_MIN_M + float(np.linalg.norm(ref0[:, :3].mean(0) - pts[:, :3].mean(0))
+                                                  if len(ref0) and len(pts) else 0.0) + 1e-6
+                moved[name][n] = max(moved[name].get(n, 0.0), shift)
                 if ref0.shape != pts.shape or np.abs(ref0 - pts).max(initial=0.0) > 1e-3:
                     continue
                 for x, y, z, r in pts:
@@ -333,10 +340,12 @@ def measure(scene: Any, samples: Any) -> dict[str, Any]:
     for name, rec in surfaces.items():
         reach = DERIVED_MIN_M + DERIVED_REACH_REL * rec["radius_m"]
         d = np.array(surf[name])
+        # a member that moves fuses liquid into the surface wherever it goes, even where particles pass too
+        movers = {n: round(x, 4) for n, x in moved[name].items() if x > DERIVED_MIN_M}
         doc["surfaces"][name] = {**rec, "reach_m": round(reach, 4), "per_frame": d, "vertices_max": surf_v[name],
                                  "max_m": round(float(d.max()), 4) if np.isfinite(d).all() else None,
-                                 "departs": bool((d > 0).any()), "frames_over": [f for f, x in zip(frames, d,
-                                                                                                 strict=True) if x > 0]}
+                                 "moving_members": movers, "departs": bool((d > 0).any() or movers),
+                                 "frames_over": [f for f, x in zip(frames, d, strict=True) if x > 0]}
     return {**doc, "frames": frames, "seconds": round(time.perf_counter() - t0, 4),
             "check_seconds": round(t_check, 4)}
 
@@ -373,13 +382,20 @@ def detect(a: Any) -> None:
         if not rec["departs"] or name in done:
             continue
         over = rec["per_frame"] > 0
-        a.add(kind="scripted_motion", objects=[name, *sorted({k.split("/", 1)[0] for k in rec["systems"]})],
-              frames=[rec["frames_over"][0], rec["frames_over"][-1]], value=rec["max_m"], unit="m",
+        movers = rec.get("moving_members") or {}
+        fr = rec["frames_over"] or doc["frames"]
+        said = (f"renders material up to {rec['max_m']:.3f} m from every one of them (reach {rec['reach_m']:.3f} m) "
+                f"on {int(over.sum())} of {len(over)} frames checked" if rec["frames_over"] else "")
+        if movers:
+            said += ("; " if said else "") + (
+                f"it fuses in {', '.join(sorted(movers))}, member(s) of its metaball family that move up to "
+                f"{max(movers.values()):.3f} m with no particle under them")
+        a.add(kind="scripted_motion", objects=[name, *sorted(movers), *sorted({k.split("/", 1)[0]
+                                                                            for k in rec["systems"]})],
+              frames=[fr[0], fr[-1]], value=rec["max_m"] if rec["frames_over"] else max(movers.values()), unit="m",
               message=(f"{name}, a surface derived from the particles of {', '.join(rec['systems'])} ({rec['how']}), "
-                       f"renders material up to {rec['max_m']:.3f} m from every one of them (reach "
-                       f"{rec['reach_m']:.3f} m) on {int(over.sum())} of {len(over)} frames checked: that material "
-                       "follows no solver"),
+                       f"{said}: that material follows no solver"),
               evidence={"cause": "derived_departs", "systems": rec["systems"], "how": rec["how"],
-                        "reach_m": rec["reach_m"], "series": _series(frames, rec["per_frame"],
+                        "moving_members": movers, "reach_m": rec["reach_m"], "series": _series(frames, rec["per_frame"],
                                                                      f"{name} vertices beyond reach", "m")})
 
