@@ -1,18 +1,7 @@
-"""Live-scene measurement in Blender (bpy): sampling a baked scene, the physics audit and its findings, the rubric's
-checks, counterfactual re-simulation, render safety, and the self-test's defect injections.
+"""Live-scene measurement in Blender (bpy), one sub-package per concept, lowest first: `scene`
+(reading a baked scene), `branches` (re-simulated copies of it), `audit` (the task-independent scan and its
+findings), `defects` (the self-test's injections) and `rebake` (the worker child that runs branches). A sub-package
+imports only those before it (`tests/core/test_probes_layout.py`); the rubric's checks are `verifier.checks`.
 """
 
-__all__ = [
-    "audit",
-    "audit_base",
-    "checks",
-    "counterfactual",
-    "defects",
-    "findings",
-    "params",
-    "plots",
-    "render_safety",
-    "resimulation",
-    "roles",
-    "sampling",
-]  # the modules other packages may import
+__all__ = ["scene", "branches", "audit", "defects", "rebake"]  # the sub-packages, lowest first

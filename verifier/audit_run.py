@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from physcodegym.core.errors import InputError
-from physcodegym.probes.findings import Finding
+from physcodegym.probes.audit.findings import Finding
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 SAMPLES = "audit_samples.npz"

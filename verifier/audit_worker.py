@@ -37,7 +37,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _start_resimulation(path: Path) -> Any:
-    """The re-simulation of a validated run's bake, started at once (`probes.audit.EarlyResimulation`), or None
+    """The re-simulation of a validated run's bake, started at once (`probes.audit.audit.EarlyResimulation`), or None
     where the run's record cannot say whether the scene holds particle settings (a bare .blend, an older record):
     the audit then starts it itself after sampling."""
     from physcodegym.sandbox import artifacts
@@ -51,7 +51,7 @@ def _start_resimulation(path: Path) -> Any:
         return None
     if not isinstance(n, int) or isinstance(n, bool):
         return None
-    from physcodegym.probes.audit import EarlyResimulation
+    from physcodegym.probes.audit.audit import EarlyResimulation
 
     return EarlyResimulation(path / "scene.blend", may_hold_particles=n > 0)
 
@@ -84,10 +84,10 @@ def audit_here(args: argparse.Namespace) -> dict[str, Any]:
     early_resim = _start_resimulation(path)  # before the scene is opened: the audit's longest worker
     try:
         bpy.context.preferences.filepaths.use_scripts_auto_execute = False  # Auto Run off for every file opened
-        from physcodegym.probes.render_safety import NEUTRALISED, install_load_guard
+        from physcodegym.probes.scene.render_safety import NEUTRALISED, install_load_guard
 
         install_load_guard(str(Path.cwd()))  # stored code and paths off in every file opened (docs/THREAT_MODEL.md)
-        from physcodegym.probes.audit import audit_path_full
+        from physcodegym.probes.audit.audit import audit_path_full
 
         run_dir = path if path.is_dir() else None
         early: list[Any] = []  # the rubric's counterfactuals, started while the audit works (verifier.rubric_eval)
@@ -124,7 +124,7 @@ def audit_here(args: argparse.Namespace) -> dict[str, Any]:
         else:
             doc["S_val_reason"] = "no --task given: S_val needs a task rubric"
         if args.plot:
-            from physcodegym.probes.plots import write_plots
+            from physcodegym.probes.audit.plots import write_plots
 
             doc["plots"] = write_plots(report, Path(args.plot))
         if args.save:

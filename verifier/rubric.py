@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from physcodegym.probes.findings import FINDING_KINDS
+from physcodegym.probes.audit.findings import FINDING_KINDS
 from physcodegym.tasks.schema import Aggregation
 
 

@@ -12,11 +12,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from physcodegym.probes.audit_base import HANDOFF_FRAMES
-from physcodegym.probes.checks import CheckContext, run_check
-from physcodegym.probes.roles import map_scene_roles, simple_mapping
+from physcodegym.probes.audit.audit_base import HANDOFF_FRAMES
+from physcodegym.probes.scene.roles import map_scene_roles, simple_mapping
 from physcodegym.tasks.loader import LoadedTask
 from physcodegym.tasks.schema import Criterion, Rubric
+from physcodegym.verifier.checks import CheckContext, run_check
 from physcodegym.verifier.rubric import aggregate, charge_findings
 
 
@@ -117,9 +117,9 @@ def prefetch_counterfactuals(loaded_task: LoadedTask, scene: Any, samples: Any, 
 
     The checks themselves say what they ask for: each counterfactual criterion is run against a context whose
     hook starts the branch and stops the check (`_Planned`), so no second copy of their logic exists here.
-    Called by the audit right after sampling (`probes.audit.audit_scene(on_started=...)`) on a scene whose
+    Called by the audit right after sampling (`probes.audit.audit.audit_scene(on_started=...)`) on a scene whose
     caches are all baked; the role mapping moves the scene to its first frame, and the frame is put back."""
-    from physcodegym.probes.counterfactual import start_counterfactual
+    from physcodegym.probes.branches.counterfactual import start_counterfactual
 
     t0 = time.perf_counter()
     pending: dict[str, Any] = {}
@@ -168,7 +168,7 @@ def make_context(loaded_task: LoadedTask, scene: Any, samples: Any, report: Any,
                  prefetched: CounterfactualPrefetch | None = None) -> CheckContext:
     """A CheckContext whose counterfactual hook runs branches on the saved scene, caching identical ones
     (and taking those `prefetched` started during the audit)."""
-    from physcodegym.probes.counterfactual import public, run_counterfactual
+    from physcodegym.probes.branches.counterfactual import public, run_counterfactual
 
     blend = _blend_for(scene, run_dir)
     cache: dict[str, dict[str, Any]] = {}
@@ -218,7 +218,7 @@ def validity_findings(report: Any, samples: Any, rubric: Rubric,
     meta = getattr(report, "meta", None) or (report.get("meta", {}) if isinstance(report, dict) else {})
     out += actuator_findings(meta, rubric, out)
     try:
-        from physcodegym.probes.params import parameter_problems
+        from physcodegym.probes.audit.params import parameter_problems
     except ImportError:  # pragma: no cover
         return out
     movers = set((getattr(report, "scene", None) or {}).get("moving", {}) or [])

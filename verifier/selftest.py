@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from physcodegym.core import atomic
-from physcodegym.probes.defects import (  # noqa: F401  (re-exported for the CLI)
+from physcodegym.probes.defects.defects import (  # noqa: F401  (re-exported for the CLI)
     DEFECTS,
     HONEST_TWINS,
     NOT_APPLICABLE,
@@ -99,10 +99,10 @@ def evaluate_blend(loaded_task: LoadedTask, blend: Path, lazy: bool = False, sam
     `samples_npz`: samples the worker took right after its bake (not taken again). `decided_by`:
     finding kinds that already decide the verdict; when the audit or the rubric scan reports one of
     them (or a cheap criterion fails), the costly counterfactual criteria are not run but listed as
-    undetermined with the reason. `resimulate`: passed to the audit (`probes.audit.audit_scene`).
+    undetermined with the reason. `resimulate`: passed to the audit (`probes.audit.audit.audit_scene`).
     """
     import bpy
-    from physcodegym.probes.sampling import SceneSamples, sample_scene
+    from physcodegym.probes.scene.sampling import SceneSamples, sample_scene
     from physcodegym.verifier.rubric_eval import CF_CHECKS, evaluate_rubric, finalize, validity_findings
 
     bpy.ops.wm.open_mainfile(filepath=str(blend))
@@ -113,7 +113,7 @@ def evaluate_blend(loaded_task: LoadedTask, blend: Path, lazy: bool = False, sam
     audit_kinds: list[str] = []
     audit_error = None
     try:
-        from physcodegym.probes.audit import audit_scene
+        from physcodegym.probes.audit.audit import audit_scene
 
         core = [r.truth_object for r in loaded_task.task.roles if r.core and r.truth_object in samples.names]
         report = audit_scene(scene=scene, samples=samples, core_objects=core, blend=blend, resimulate=resimulate)
@@ -165,13 +165,13 @@ NO_RESIM = ("skipped by the self-test: the worker baked this scene from the save
 
 
 def changes_nothing(loaded_task: LoadedTask, defect_npz: Path) -> str | None:
-    """Why the defected bake is the truth's motion (the `probes.resimulation` comparison with the stored truth
+    """Why the defected bake is the truth's motion (the `probes.branches.resimulation` comparison with the stored truth
     trajectories finds no departure), or None when it moves something differently or cannot be compared.
 
     Why: `stale_bake` bakes at half gravity; on a task where gravity moves nothing (turntable: a kinematic
     table carrying glued bodies) the bake is the truth's own motion, so the saved scene does simulate it and a
     miss would be a false alarm about the self-test, not about the audit."""
-    from physcodegym.probes.resimulation import compare, resim_things
+    from physcodegym.probes.branches.resimulation import compare, resim_things
     from physcodegym.samples import SceneSamples
 
     tt = loaded_task.truth_trajectories
@@ -208,7 +208,7 @@ def _twin_row(row: dict[str, Any], doc: dict[str, Any], base: dict[str, Any], fa
 def cell(row: dict[str, Any]) -> str:
     """One matrix cell: "+P" caught and S_val dropped, "+" caught but not penalised, "MISSED", "n/a" (the defect
     has nothing to act on in this task; the row says why) or "ERROR" (the injection itself failed). An honest twin
-    (`probes.defects.HONEST_TWINS`) is "clean" when it stayed clean, "FALSE ALARM" when anything was charged."""
+    (`probes.defects.defects.HONEST_TWINS`) is "clean" when it stayed clean, "FALSE ALARM" when anything was charged."""
     if row.get("not_applicable"):
         return "n/a"
     if row.get("honest_twin"):
@@ -306,7 +306,7 @@ def run_selftest(loaded_task: LoadedTask, defects: list[str] | None = None, work
     injected into a fresh load of the saved truth scene inside ONE worker process, re-baked, saved
     and sampled there; here each defective scene is audited and rubric-checked on those samples.
     """
-    from physcodegym.probes.counterfactual import run_branches
+    from physcodegym.probes.branches.counterfactual import run_branches
 
     tmp = tempfile.TemporaryDirectory(prefix="pcg_selftest_") if work_dir is None else None
     work = Path(work_dir) if work_dir else Path(tmp.name)

@@ -24,7 +24,7 @@ def measure(loaded_task: LoadedTask | str | Path, work_dir: Path | None = None) 
     Returns `{"task", "criteria": {criterion id: {intervention, expected, took_effect, measured, ratio,
     preserved, control, passed, reason, trajectories}}, "written": path}`.
     """
-    from physcodegym.probes.counterfactual import public, run_counterfactual
+    from physcodegym.probes.branches.counterfactual import public, run_counterfactual
     from physcodegym.verifier.selftest import truth_blend, truth_mapping
 
     lt = loaded_task if isinstance(loaded_task, LoadedTask) else load_task(loaded_task)

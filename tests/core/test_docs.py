@@ -19,7 +19,7 @@ def _section(text: str, number: int) -> str:
 
 
 def test_spec_lists_every_finding_kind_in_order() -> None:
-    from physcodegym.probes.findings import FINDING_KINDS
+    from physcodegym.probes.audit.findings import FINDING_KINDS
 
     sec = _section((ROOT / "docs" / "SPEC.md").read_text(encoding="utf-8"), 5)
     kinds = re.findall(r"^\| `([a-z_]+)` \|", sec, flags=re.M)
@@ -115,9 +115,9 @@ def test_modules_named_in_the_docs_exist() -> None:
 
 def test_the_docs_check_sees_a_dead_name() -> None:
     text = (
-        "`physcodegym.probes.worker`, `physcodegym.probes.audit.audit_scene`, `physcodegym.probes.audit.nothing_here`"
+        "`physcodegym.probes.worker`, `physcodegym.probes.audit.audit.audit_scene`, `physcodegym.probes.audit.audit.nothing_here`"
     )
-    assert _dead_names(text) == ["physcodegym.probes.audit.nothing_here", "physcodegym.probes.worker"]
+    assert _dead_names(text) == ["physcodegym.probes.audit.audit.nothing_here", "physcodegym.probes.worker"]
 
 
 def _has_attrs(spec, attrs: list[str]) -> bool:

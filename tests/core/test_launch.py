@@ -62,10 +62,10 @@ def _parent(binary: str) -> dict:
 def test_module_form_without_a_blender_binary() -> None:
     """This test process has not imported bpy: no binary, children are `python -m MODULE`."""
     assert "bpy" not in sys.modules or not launch.blender_binary()
-    assert launch.module_argv("physcodegym.probes.cf_worker", ["--blend", "x.blend"]) == [
+    assert launch.module_argv("physcodegym.probes.rebake.cf_worker", ["--blend", "x.blend"]) == [
         sys.executable,
         "-m",
-        "physcodegym.probes.cf_worker",
+        "physcodegym.probes.rebake.cf_worker",
         "--blend",
         "x.blend",
     ]
@@ -191,7 +191,7 @@ def test_children_are_started_through_core_launch() -> None:
 def test_the_routing_check_sees_a_direct_start(tmp_path: Path) -> None:
     mod = tmp_path / "bad.py"
     mod.write_text(
-        'import sys\ncmd = [sys.executable, "-m", "physcodegym.probes.cf_worker", "x"]\n'
+        'import sys\ncmd = [sys.executable, "-m", "physcodegym.probes.rebake.cf_worker", "x"]\n'
         'ok = [sys.executable, "-m", "pip"]\n'
     )
     assert _direct_starts(mod) == [2]

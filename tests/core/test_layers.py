@@ -96,5 +96,5 @@ def test_the_check_sees_an_upward_edge(tmp_path):
     """The parser must notice a relative and an absolute upward import, or the test above could not fail."""
     mod = tmp_path / "core" / "bad.py"
     mod.parent.mkdir()
-    mod.write_text("from ..headless import cli\nimport physcodegym.probes.audit\n")
+    mod.write_text("from ..headless import cli\nimport physcodegym.probes.audit.audit\n")
     assert _imports(mod, Path("core/bad.py")) == {"headless", "probes"}

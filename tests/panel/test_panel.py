@@ -429,9 +429,9 @@ def test_panels_draw_in_every_state(addon: Any, task_folder: Path, monkeypatch: 
     real = features._status
     monkeypatch.setattr(features, "_status", lambda name: (False, f"not available: {features.REQUIREMENTS[name][0]} missing"))
     logs = draw_all()
-    assert "not available: physcodegym.probes.audit missing" in labels(logs["PCG_PT_audit"])
+    assert "not available: physcodegym.probes.audit.audit missing" in labels(logs["PCG_PT_audit"])
     assert not op_enabled(logs["PCG_PT_audit"], "physcodegym.run_audit")
-    assert "not available: physcodegym.probes.counterfactual missing" in labels(logs["PCG_PT_counterfactual"])
+    assert "not available: physcodegym.probes.branches.counterfactual missing" in labels(logs["PCG_PT_counterfactual"])
     assert "not available" in labels(logs["PCG_PT_agent"]) and "not available" in labels(logs["PCG_PT_scores"])
     assert "not available: pydantic missing" in labels(logs["PCG_PT_task"])
     monkeypatch.setattr(features, "_status", real)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from physcodegym.probes.findings import AuditReport
+from physcodegym.probes.audit.findings import AuditReport
 from physcodegym.testing import demo_scenes as D
 
 BUILDERS: dict[str, Callable[[], object]] = {
@@ -53,7 +53,7 @@ for _name in (
 @pytest.fixture(scope="session")
 def audited() -> Callable[..., AuditReport]:
     """audited(case, program_text=None) -> AuditReport of that demo scene (built, baked, audited once)."""
-    from physcodegym.probes.audit import audit_scene
+    from physcodegym.probes.audit.audit import audit_scene
 
     cache: dict[tuple[str, str | None], AuditReport] = {}
 

@@ -129,8 +129,8 @@ BUILDERS = {"glued_tower": glued_tower, "pumped_pendulum": pumped_pendulum, "win
 @pytest.fixture(scope="session")
 def audited_actuators() -> Any:
     """audited_actuators(case, defect) -> (AuditReport, SceneSamples), each scene built, baked and audited once."""
-    from physcodegym.probes.audit import audit_scene
-    from physcodegym.probes.sampling import sample_scene
+    from physcodegym.probes.audit.audit import audit_scene
+    from physcodegym.probes.scene.sampling import sample_scene
 
     cache: dict[tuple[str, bool], Any] = {}
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from physcodegym.probes.findings import FINDING_KINDS
+from physcodegym.probes.audit.findings import FINDING_KINDS
 from physcodegym.testing import demo_scenes as D
 
 # (case, kind that must be found, objects that finding must name)
@@ -72,7 +72,7 @@ def test_embedded_eggs_depth_and_frames(audited):
 
 
 def test_handler_in_program_text_is_reported():
-    from physcodegym.probes.sources import scan_program_handlers
+    from physcodegym.probes.scene.sources import scan_program_handlers
 
     recs = scan_program_handlers(D.HANDLER_PROGRAM)
     assert recs and recs[0]["event"] == "frame_change_pre" and recs[0]["moves"]
@@ -94,7 +94,7 @@ def test_program_handler_finding_on_otherwise_valid_scene(audited):
 
 
 def test_finding_kinds_are_the_spec_vocabulary():
-    from physcodegym.probes.findings import Finding
+    from physcodegym.probes.audit.findings import Finding
 
     assert len(FINDING_KINDS) == 12 and "stale_cache" in FINDING_KINDS and "self_intersection" in FINDING_KINDS and "non_physical_parameter" in FINDING_KINDS
     from physcodegym.tasks.schema import DEFAULT_FINDING_CAPS
@@ -107,7 +107,7 @@ def test_finding_kinds_are_the_spec_vocabulary():
 
 @pytest.mark.parametrize("how,reason", [("driver", "drivers"), ("path", "FOLLOW_PATH")])
 def test_driver_and_path_constraint_are_scripted(how, reason):
-    from physcodegym.probes.audit import audit_scene
+    from physcodegym.probes.audit.audit import audit_scene
 
     rep = audit_scene(D.driven_ball(how))
     hits = [f for f in rep.by_kind("scripted_motion") if "Ball" in f.objects]
@@ -118,7 +118,7 @@ def test_driver_and_path_constraint_are_scripted(how, reason):
 
 def test_live_handler_registered_by_a_program():
     """The program runs in this process (as in the Blender panel): its handler shows up live."""
-    from physcodegym.probes.audit import audit_scene
+    from physcodegym.probes.audit.audit import audit_scene
 
     sc = D.reset(30)
     D.rigid_world(sc, 30)

@@ -68,7 +68,7 @@ def _jobs(tmp_path: Path, names: list[str]) -> list[dict]:
 
 def test_a_crash_between_branches_resumes_the_rest_in_a_fresh_worker(
         small_blend: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from physcodegym.probes.counterfactual import run_branches
+    from physcodegym.probes.branches.counterfactual import run_branches
 
     marker = _crash_env(tmp_path, monkeypatch, "once:b")
     res = run_branches(small_blend, _jobs(tmp_path, ["a", "b", "c"]), {})
@@ -82,7 +82,7 @@ def test_a_crash_between_branches_resumes_the_rest_in_a_fresh_worker(
 
 def test_a_branch_that_always_crashes_fails_alone_and_the_loop_ends(
         small_blend: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from physcodegym.probes.counterfactual import run_branches
+    from physcodegym.probes.branches.counterfactual import run_branches
 
     marker = _crash_env(tmp_path, monkeypatch, "always:b")
     res = run_branches(small_blend, _jobs(tmp_path, ["a", "b", "c"]), {})
@@ -100,7 +100,7 @@ def test_a_branch_that_always_crashes_fails_alone_and_the_loop_ends(
 def test_a_stale_record_is_not_taken_for_this_runs(small_blend: Path, tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """A record left in the folder by an earlier run must not stand in for a branch that crashed now."""
-    from physcodegym.probes.counterfactual import run_branches
+    from physcodegym.probes.branches.counterfactual import run_branches
 
     (tmp_path / "b.json").write_text('{"ok": true, "errors": []}')
     _crash_env(tmp_path, monkeypatch, "always:b")

@@ -77,7 +77,7 @@ def test_cli_bad_input_exit_2(tmp_path):
 
 
 def test_plots_written_for_curve_findings(audited, tmp_path):
-    from physcodegym.probes.plots import write_plots
+    from physcodegym.probes.audit.plots import write_plots
 
     paths = write_plots(audited("pumped_ball"), tmp_path)
     assert paths and all(Path(p).stat().st_size > 1000 for p in paths)
@@ -85,7 +85,7 @@ def test_plots_written_for_curve_findings(audited, tmp_path):
 
 def test_screen_motion_of_handler_moved_object(tmp_path):
     """Handler-moved ball: the saved scene is static, the rendered frames are not -> scripted_motion."""
-    from physcodegym.probes.audit import audit_path
+    from physcodegym.probes.audit.audit import audit_path
 
     bad = _save_run(tmp_path / "bad", lambda: D.handler_ball(True), render=True)
     good = _save_run(tmp_path / "good", lambda: D.handler_ball(False), render=True)

@@ -1,12 +1,12 @@
-"""What renders of a liquid is what its solver simulated (`probes.derived`).
+"""What renders of a liquid is what its solver simulated (`probes.audit.derived`).
 
 Real, small SPH bakes (`testing.demo_scenes.rendered_liquid`: 40 particles, 24 frames). The honest looks (each
 particle draws a sphere; a metaball family fuses the balls its particles draw; a geometry-nodes remesh of that
-surface) stay clean: before `probes.derived` the remeshed surface was charged twice (its vertex count changes as
+surface) stay clean: before `probes.audit.derived` the remeshed surface was charged twice (its vertex count changes as
 particles merge: `geometry_switch`; its own particles pass through it: `no_contact_response`). The defects carry
 rendered material no solver put there: drops built 0.25 m above their origin, drops a scene-time modifier lifts,
 a keyframed member of the metaball family (hidden itself), a remesh that adds a keyframed empty's location.
-The self-test injections (`probes.defects_hiding`: offset_drops, drifting_drops, keyed_blob, metaball_liquid) are
+The self-test injections (`probes.defects.defects_hiding`: offset_drops, drifting_drops, keyed_blob, metaball_liquid) are
 applied to the honest drops scene here, as the self-test applies them to a task's truth.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from physcodegym.probes import derived
+from physcodegym.probes.audit import derived
 from physcodegym.testing import demo_scenes as D
 
 _AUDITS: dict[str, Any] = {}
@@ -26,7 +26,7 @@ _AUDITS: dict[str, Any] = {}
 def _audit(how: str) -> Any:
     """The audit report of one variant (built, baked and audited once per module)."""
     if how not in _AUDITS:
-        from physcodegym.probes.audit import audit_scene
+        from physcodegym.probes.audit.audit import audit_scene
 
         _AUDITS[how] = audit_scene(D.rendered_liquid(how))
     return _AUDITS[how]
@@ -71,7 +71,7 @@ def test_rendered_material_off_its_particles_is_scripted(reports: Any, how: str,
 def test_measure_sees_drops_a_hidden_modifier_moves() -> None:
     """The drifting drop is also caught by the solvers-off test (its mesh deforms there); the derived check sees
     it on its own, from what renders: the instances rise off their particles."""
-    from physcodegym.probes.sampling import sample_scene
+    from physcodegym.probes.scene.sampling import sample_scene
 
     sc = D.rendered_liquid("drift")
     doc = derived.measure(sc, sample_scene(sc))
@@ -97,7 +97,7 @@ def test_far_from_is_exact_where_it_flags() -> None:
 
 def _injected(kind: str) -> Any:
     import bpy
-    from physcodegym.probes.defects import inject_defect
+    from physcodegym.probes.defects.defects import inject_defect
 
     sc = D.rendered_liquid("drops")
     rec = inject_defect(sc, kind, {"liquid": "Spout", "__core__": json.dumps(["liquid"])})
@@ -109,7 +109,7 @@ def _injected(kind: str) -> Any:
 
 @pytest.mark.parametrize("kind", ["offset_drops", "drifting_drops"])
 def test_drop_injections_depart(kind: str) -> None:
-    from physcodegym.probes.sampling import sample_scene
+    from physcodegym.probes.scene.sampling import sample_scene
 
     sc, rec = _injected(kind)
     doc = derived.measure(sc, sample_scene(sc))
@@ -118,8 +118,8 @@ def test_drop_injections_depart(kind: str) -> None:
 
 @pytest.mark.parametrize("kind", ["keyed_blob", "metaball_liquid"])
 def test_metaball_injections(kind: str) -> None:
-    from physcodegym.probes.audit import audit_scene
-    from physcodegym.probes.defects import DEFECTS, HONEST_TWINS
+    from physcodegym.probes.audit.audit import audit_scene
+    from physcodegym.probes.defects.defects import DEFECTS, HONEST_TWINS
 
     sc, rec = _injected(kind)
     rep = audit_scene(sc)

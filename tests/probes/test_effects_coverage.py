@@ -1,5 +1,5 @@
-"""Every hidden collider is measured, and one whose measurement fails counts as acting (`probes.detect_fields`,
-`probes.effects`; real bakes and real re-bake workers):
+"""Every hidden collider is measured, and one whose measurement fails counts as acting (`probes.audit.detect_fields`,
+`probes.audit.effects`; real bakes and real re-bake workers):
 
 - decoys first: four colliders that do not render and touch nothing are created before the hidden ramp that
   deflects the falling ball. Only the first four candidates get a branch of their own; the rest are re-baked
@@ -62,7 +62,7 @@ def _hidden(rep: Any) -> list[Any]:
 
 @pytest.mark.parametrize("hidden", [True, False], ids=["hidden_ramp", "rendered_ramp_twin"])
 def test_a_hidden_collider_behind_four_decoys_is_still_measured(hidden: bool) -> None:
-    from physcodegym.probes.audit import audit_scene
+    from physcodegym.probes.audit.audit import audit_scene
 
     rep = audit_scene(deflected_ball(hidden, decoys=4), render_check=False)
     planned = rep.meta["effects"]["planned"]
@@ -78,7 +78,7 @@ def test_a_hidden_collider_behind_four_decoys_is_still_measured(hidden: bool) ->
 
 @pytest.mark.parametrize("hidden", [True, False], ids=["hidden_ramp", "rendered_ramp_twin"])
 def test_a_hidden_collider_that_emits_particles_is_measured_too(hidden: bool) -> None:
-    from physcodegym.probes.audit import audit_scene
+    from physcodegym.probes.audit.audit import audit_scene
 
     rep = audit_scene(deflected_ball(hidden, emits=True), render_check=False)
     hits = _hidden(rep)
@@ -91,7 +91,7 @@ def test_a_hidden_collider_that_emits_particles_is_measured_too(hidden: bool) ->
 
 @pytest.mark.parametrize("hidden", [True, False], ids=["hidden_ramp", "rendered_ramp_twin"])
 def test_a_hidden_collider_whose_branch_fails_counts_as_acting(hidden: bool, monkeypatch) -> None:
-    from physcodegym.probes.audit import audit_scene
+    from physcodegym.probes.audit.audit import audit_scene
 
     monkeypatch.setenv("PHYSCODEGYM_BRANCH_TIMEOUT_S", "0.01")
     rep = audit_scene(deflected_ball(hidden), render_check=False)
@@ -143,7 +143,7 @@ def _keyed_field(kind: str, name: str, strength: float) -> None:
 
 @pytest.mark.parametrize("winds", [1, 7], ids=["one_far_wind", "seven_far_winds"])
 def test_a_far_wind_does_not_explain_the_energy_a_hidden_pump_supplies(winds: int) -> None:
-    from physcodegym.probes.audit import audit_scene
+    from physcodegym.probes.audit.audit import audit_scene
 
     rep = audit_scene(pumped_with_winds(winds), render_check=False)
     assert rep.meta["energy"]["admitted_sources"] == [], rep.meta["energy"]
@@ -151,7 +151,7 @@ def test_a_far_wind_does_not_explain_the_energy_a_hidden_pump_supplies(winds: in
 
 
 def test_a_wind_that_supplies_the_energy_is_admitted() -> None:
-    from physcodegym.probes.audit import audit_scene
+    from physcodegym.probes.audit.audit import audit_scene
 
     rep = audit_scene(gusted_ball(), render_check=False)
     assert rep.meta["energy"]["admitted_sources"] == ["wind field Gust"], rep.meta["energy"]
@@ -161,7 +161,7 @@ def test_a_wind_that_supplies_the_energy_is_admitted() -> None:
 @pytest.mark.parametrize("hidden", [True, False], ids=["hidden_ball", "rendered_ball_twin"])
 def test_an_invisible_ball_that_topples_the_dominoes_is_a_hidden_collider(hidden: bool) -> None:
     import bpy
-    from physcodegym.probes.audit import audit_scene
+    from physcodegym.probes.audit.audit import audit_scene
 
     sc = D.dominoes(120)
     if hidden:
@@ -204,7 +204,7 @@ def _composite_layer(sc: Any, layer: str) -> None:
 def test_a_ball_hidden_by_view_layers_or_shading_is_a_hidden_collider(how: str) -> None:
     """`shading_among_many`: six more rigid bodies (twelve in all) used to switch the probe off for every moving
     body (at most 8 were rendered alone); bodies whose boxes do not overlap now share a probe render."""
-    from physcodegym.probes.audit import audit_scene
+    from physcodegym.probes.audit.audit import audit_scene
 
     sc = D.dominoes(120)
     if how == "shading_among_many":
@@ -238,7 +238,7 @@ def test_a_ball_hidden_by_view_layers_or_shading_is_a_hidden_collider(how: str) 
 
 def test_the_twin_ball_in_its_own_rendered_collection_is_clean() -> None:
     """Twin of the three: the ball in its own collection, a second view layer that renders it, Cycles, opaque."""
-    from physcodegym.probes.audit import audit_scene
+    from physcodegym.probes.audit.audit import audit_scene
 
     sc = D.dominoes(120)
     b = _ball_in_props(sc)
@@ -253,7 +253,7 @@ def test_the_twin_ball_in_its_own_rendered_collection_is_clean() -> None:
 @pytest.mark.parametrize("hidden", [True, False], ids=["hidden_pivot", "rendered_pivot_twin"])
 def test_a_joint_to_an_invisible_anchor_is_a_hidden_support(hidden: bool) -> None:
     import bpy
-    from physcodegym.probes.audit import audit_scene
+    from physcodegym.probes.audit.audit import audit_scene
 
     sc = D.pendulum(60)
     bpy.data.objects["Pivot"].hide_render = hidden
@@ -288,7 +288,7 @@ def glued_to_wall(touching: bool, frames: int = 40) -> Any:
 @pytest.mark.parametrize("case", ["hinge_without_rod", "pendulum_with_rod", "glued_across_air", "glued_touching"])
 def test_a_joint_whose_pivot_no_material_reaches_is_a_hidden_support(case: str) -> None:
     """Both joined bodies render, but the pivot is 1 m or more from one's material: the link is invisible."""
-    from physcodegym.probes.audit import audit_scene
+    from physcodegym.probes.audit.audit import audit_scene
 
     bad = case in ("hinge_without_rod", "glued_across_air")
     sc = D.pendulum(60, rod=False) if case == "hinge_without_rod" else D.pendulum(60) \
@@ -310,7 +310,7 @@ def test_a_joint_whose_pivot_no_material_reaches_is_a_hidden_support(case: str) 
 def test_the_twin_workbench_compositor_showing_the_ball_is_clean() -> None:
     """Twin of `compositor_layer_workbench`: the compositor outputs the view layer that has the ball; Workbench
     is probed because a compositor makes the picture, and the ball is seen."""
-    from physcodegym.probes.audit import audit_scene
+    from physcodegym.probes.audit.audit import audit_scene
 
     sc = D.dominoes(120)
     _ball_in_props(sc)

@@ -12,8 +12,8 @@ import pytest
 def spheres():
     """Two r=1 spheres 1.5 m apart on frame 1 and 3 m apart on frame 2 (true depth 0.5, then gap 1.0)."""
     import bpy
-    from physcodegym.probes.geometry import SceneGeometry
-    from physcodegym.probes.sampling import sample_scene
+    from physcodegym.probes.scene.geometry import SceneGeometry
+    from physcodegym.probes.scene.sampling import sample_scene
     from physcodegym.testing import demo_scenes as D
 
     sc = D.reset(2)
@@ -59,8 +59,8 @@ def test_aabb_broad_phase(spheres):
 def test_self_intersections_exclude_neighbours():
     """A sheet folded flat onto itself through its middle crosses; the flat sheet does not."""
     import bpy
-    from physcodegym.probes.geometry import SceneGeometry
-    from physcodegym.probes.sampling import sample_scene
+    from physcodegym.probes.scene.geometry import SceneGeometry
+    from physcodegym.probes.scene.sampling import sample_scene
     from physcodegym.testing import demo_scenes as D
 
     sc = D.reset(1)
@@ -84,8 +84,8 @@ def test_centre_bound_never_under_the_sampled_depth_and_prunes_resting_contact()
     """The one-query bound of a small body against a large closed one (`centre_depth_bounds`) is never below the
     sampled depth, whether the ball is apart, resting, sunk, centred in the slab or wholly inside it; it is near
     zero for the resting ball (what it prunes) and gives no bound (inf) once the centre is inside."""
-    from physcodegym.probes.geometry import SceneGeometry
-    from physcodegym.probes.sampling import sample_scene
+    from physcodegym.probes.scene.geometry import SceneGeometry
+    from physcodegym.probes.scene.sampling import sample_scene
     from physcodegym.testing import demo_scenes as D
 
     heights = [0.2, 0.1, 0.07, 0.02, -0.05, -0.3]  # ball centre z; slab top at 0, bottom at -0.5; r = 0.1
@@ -115,8 +115,8 @@ def test_centre_bound_is_not_used_where_merged_shells_put_faces_inside_the_mater
     side. The bound is not used there (inf), so the sampled depth decides; a single box keeps the bound."""
     import bmesh
     import bpy
-    from physcodegym.probes.geometry import SceneGeometry
-    from physcodegym.probes.sampling import sample_scene
+    from physcodegym.probes.scene.geometry import SceneGeometry
+    from physcodegym.probes.scene.sampling import sample_scene
     from physcodegym.testing import demo_scenes as D
 
     sc = D.reset(1)

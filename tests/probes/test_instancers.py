@@ -1,5 +1,5 @@
 """Motion candidates are everything that renders, not only objects of a geometry type: an EMPTY that instances a
-collection draws material as surely as a mesh does (`probes.geometry` holds what it instances under its name).
+collection draws material as surely as a mesh does (`probes.scene.geometry` holds what it instances under its name).
 
 Real, small bakes (`testing.demo_scenes.instanced_ball`): a ball with no physics whose only rendered copy is a
 collection instanced by an empty, beside a simulated ball. Keyed, the empty slides the ball along the ground
@@ -11,12 +11,12 @@ honest twin, a still instancing empty, stays clean.
 from __future__ import annotations
 
 import pytest
-from physcodegym.probes.findings import AuditReport
+from physcodegym.probes.audit.findings import AuditReport
 from physcodegym.testing import demo_scenes as D
 
 
 def _audit(how: str) -> AuditReport:
-    from physcodegym.probes.audit import audit_scene
+    from physcodegym.probes.audit.audit import audit_scene
 
     try:
         return audit_scene(D.instanced_ball(how))

@@ -25,9 +25,9 @@ import pytest
 CHILD = r'''
 import sys
 import bpy
-from physcodegym.probes.cf_worker import rebake
-from physcodegym.probes.defects import _drop_rigid_body, _reopened
-from physcodegym.probes.interventions import remove_object
+from physcodegym.probes.rebake.cf_worker import rebake
+from physcodegym.probes.defects.defects import _drop_rigid_body, _reopened
+from physcodegym.probes.branches.interventions import remove_object
 
 how, hidden, path = sys.argv[1], sys.argv[2] == "hidden", sys.argv[3]
 for _ in range(40):

@@ -72,7 +72,7 @@ def test_decoy_field_that_touches_nothing_is_measured_as_such(audited):
 def test_a_hidden_emitter_outside_the_task_core_is_still_judged():
     """With a task's core (the rendered hopper only), the emitter is named by no role; it is judged because the
     drops it emits render. Its still twin stays clean."""
-    from physcodegym.probes.audit import audit_scene
+    from physcodegym.probes.audit.audit import audit_scene
     from physcodegym.testing import demo_scenes as D
 
     for defect in (True, False):

@@ -11,7 +11,7 @@ re-evaluation in a fresh worker, as in `test_mechanisms`):
 - a geometry-nodes instance (not realized: no mesh vertex shows it) moved by the scene time on a static plate;
 - parameters whose effect hides them: mass 0 (Bullet holds the active body still) and restitution above 1
   on the passive ground (the ground never moves, the ball it pumps does);
-- the viewport against the render (`probes.render_config`): motion from a modifier shown in renders only, and a
+- the viewport against the render (`probes.scene.render_config`): motion from a modifier shown in renders only, and a
   collision mesh grown by a modifier shown in the viewport only (the solver collides with what no frame shows);
 - a cloth whose collision distance holds it above the floor it lies on (a shell no frame shows);
 - a cloth hanging from pinned vertices, and a soft body hanging on its goals, with nothing rendered there to
@@ -34,7 +34,7 @@ re-evaluation in a fresh worker, as in `test_mechanisms`):
 - a ball that hands over to a second, resting ball by keyed render visibility (one ball jumps on screen) or by
   Build modifiers (geometry removed and built mid-run, no keyframe), and a
   timeline marker that cuts to a camera 1 m to the side, a camera keyed to teleport 0.5 m (a dolly and pan is
-  the twin) or to jump from 35 to 60 mm (a zoom is the twin) (`probes.detect_switches`);
+  the twin) or to jump from 35 to 60 mm (a zoom is the twin) (`probes.audit.detect_switches`);
 - a prop keyed from scale 0 to 1 (it appears); its twin stays at scale 0, which is no motion.
 """
 
@@ -43,7 +43,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from physcodegym.probes.findings import AuditReport
+from physcodegym.probes.audit.findings import AuditReport
 from physcodegym.testing import demo_scenes as D
 
 
@@ -699,7 +699,7 @@ def is_viewport_floor(defect: bool, frames: int = 45) -> Any:
     """A ball dropped onto a slab whose geometry-nodes tree lifts it by 0.25 m where an "Is Viewport" node says so.
     Defect: lifted in the viewport only (the solver's slab is 0.25 m above the rendered one: the ball rests on air
     in every frame). Twin: lifted in both (the node is there, the two configurations agree)."""
-    from physcodegym.probes.defects_hiding import lift_node_group
+    from physcodegym.probes.defects.defects_hiding import lift_node_group
 
     sc = D.reset(frames)
     D.rigid_world(sc, frames)
@@ -751,7 +751,7 @@ BUILDERS = {"keyed_world": keyed_world, "field_hold": field_hold, "shapekey_ball
 @pytest.fixture(scope="session")
 def audited_more() -> Any:
     """audited_more(case, defect) -> AuditReport (each scene built, baked and audited once per session)."""
-    from physcodegym.probes.audit import audit_scene
+    from physcodegym.probes.audit.audit import audit_scene
 
     cache: dict[tuple[str, bool], AuditReport] = {}
 
@@ -838,7 +838,7 @@ def test_animated_constant_names_its_path_and_values(audited_more):
 def test_the_audit_reads_the_render_side_and_says_where_the_viewport_differs(audited_more):
     """The divergence is named (modifier path, both visibilities), and the live scene is left as it was found."""
     import bpy
-    from physcodegym.probes.audit import audit_scene
+    from physcodegym.probes.audit.audit import audit_scene
 
     bad = audited_more("viewport_grown_collider", True)
     rows = bad.scene["render_divergences"]
@@ -854,7 +854,7 @@ def test_an_is_viewport_node_is_read_as_in_a_render_and_put_back(audited_more):
     """The "Is Viewport" node is named among the divergences with the object that uses it, and after the audit the
     live node tree is as it was built (the node still feeds the switch; no constant left behind)."""
     import bpy
-    from physcodegym.probes.audit import audit_scene
+    from physcodegym.probes.audit.audit import audit_scene
 
     rows = audited_more("is_viewport_floor", True).scene["render_divergences"]
     assert [(r["type"], r["objects"]) for r in rows] == [("IS_VIEWPORT", ["Slab"])], rows
@@ -876,7 +876,7 @@ def test_a_turn_in_mid_air_with_nothing_there_is_read_from_the_free_flight(audit
 def test_a_single_knock_in_mid_air_is_read_from_the_free_flight():
     """A ball falling past a small post that clips its edge (two frames off gravity), the post taken away after the
     bake: a knock that short is read wherever it falls. With the post left in place the same bake is clean."""
-    from physcodegym.probes.audit import audit_scene
+    from physcodegym.probes.audit.audit import audit_scene
 
     def knock(defect: bool) -> Any:
         return _helper_in_the_fall(defect, 40, ("Post", (0.13, 0, 1.3), (0.1, 0.1, 0.1), 0.0), 2.4)

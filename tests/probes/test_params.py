@@ -18,7 +18,7 @@ def _samples(weight: float = 1.0, clock: float = 1.0, restitution: float = 0.5, 
 
 
 def test_gravity_tolerance_and_clock_and_restitution() -> None:
-    from physcodegym.probes.params import parameter_problems
+    from physcodegym.probes.audit.params import parameter_problems
 
     assert parameter_problems(_samples()) == []
     assert parameter_problems(_samples(weight=0.95)) == []  # within the default 10 %
@@ -37,7 +37,7 @@ def test_scene_frame_rate_is_part_of_the_rigid_body_clock() -> None:
     physics at half speed, and time_scale 2 at 60 fps is real time again."""
     from dataclasses import replace
 
-    from physcodegym.probes.params import parameter_problems
+    from physcodegym.probes.audit.params import parameter_problems
 
     slow = {p["param"]: p for p in parameter_problems(replace(_samples(), fps=60.0))}
     assert set(slow) == {"time_scale"} and slow["time_scale"]["value"] == 0.5, slow
@@ -48,7 +48,7 @@ def test_scene_frame_rate_is_part_of_the_rigid_body_clock() -> None:
 def test_scene_frame_rate_clock_on_a_real_bake() -> None:
     """The same on a baked scene: a ball dropped in a 60 fps scene falls a quarter as far in 15 frames, and the
     audit names the frame rate."""
-    from physcodegym.probes.audit import audit_scene
+    from physcodegym.probes.audit.audit import audit_scene
     from physcodegym.testing import demo_scenes as D
 
     sc = D.rigid_stage(30)
@@ -64,7 +64,7 @@ def test_a_time_remapped_render_is_a_clock_on_a_real_bake() -> None:
     """`render.frame_map_old / frame_map_new` plays every solver in slow (or fast) motion: measured, 100 -> 300
     drops a ball a third as fast on screen with nothing else in the scene saying so. The audit charges it as the
     clock of the solver; the same scene without remapping is clean."""
-    from physcodegym.probes.audit import audit_scene
+    from physcodegym.probes.audit.audit import audit_scene
     from physcodegym.testing import demo_scenes as D
 
     def clocks(new: int) -> list:
@@ -85,7 +85,7 @@ def test_a_tilted_gravity_is_a_slope_nobody_sees() -> None:
     the energy balance (which uses the same tilted gravity) sees nothing. The direction is judged on its own."""
     import math
 
-    from physcodegym.probes.params import parameter_problems
+    from physcodegym.probes.audit.params import parameter_problems
 
     s = _samples()
     a = math.radians(15)
@@ -99,7 +99,7 @@ def test_a_tilted_gravity_is_a_slope_nobody_sees() -> None:
 def test_a_brownian_push_on_particles_is_charged_on_a_real_bake() -> None:
     """Brownian motion pushes every particle at random each step: a source of energy no drop or grain has. The
     audit names the property; the same drops without it are clean."""
-    from physcodegym.probes.audit import audit_scene
+    from physcodegym.probes.audit.audit import audit_scene
     from physcodegym.testing import demo_scenes as D
 
     def pushes(brownian: float) -> list:

@@ -8,7 +8,7 @@ import pytest
 
 bpy = pytest.importorskip("bpy")
 
-from physcodegym.probes.audit import audit_scene  # noqa: E402
+from physcodegym.probes.audit.audit import audit_scene  # noqa: E402
 
 
 def _pour_on_plate(with_collider: bool, kill: bool = False, lifetime: int = 200):

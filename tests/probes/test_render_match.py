@@ -1,5 +1,5 @@
 """The handed-in frames must be renders of the saved scene, and what changes in them must be moved by something
-(real bakes and Workbench renders; `probes.render_match`):
+(real bakes and Workbench renders; `probes.audit.render_match`):
 
 - render one scene, save another: a keyframed ball sliding across is rendered, then a clean rigid-body ball that
   falls is baked and audited against those frames (`scripted_motion`, cause `render_mismatch`); twin: the
@@ -93,7 +93,7 @@ def rendered(tmp_path_factory) -> dict[str, Path]:
 
 @pytest.fixture(scope="session")
 def render_audits(tmp_path_factory, rendered) -> dict[str, Any]:
-    from physcodegym.probes.audit import audit_scene
+    from physcodegym.probes.audit.audit import audit_scene
 
     root = tmp_path_factory.mktemp("render_match_sky")
     out: dict[str, Any] = {}
@@ -144,7 +144,7 @@ def test_frames_of_the_saved_scene_agree_on_every_frame(render_audits):
 
 
 def test_a_fake_window_between_checked_frames_is_scripted_motion(render_audits):
-    from physcodegym.probes.render_match import LAG_FRAMES
+    from physcodegym.probes.audit.render_match import LAG_FRAMES
 
     rep = render_audits["window"]
     doc = rep.meta["render_match"]
@@ -160,7 +160,7 @@ def test_frame_choice_starts_with_the_first_frame_and_covers_all(tmp_path):
     generators choose different grids (the program cannot know them)."""
     import random
 
-    from physcodegym.probes.render_match import frame_order, longest_run
+    from physcodegym.probes.audit.render_match import frame_order, longest_run
 
     a, b = frame_order(240, 6, random.Random(1)), frame_order(240, 6, random.Random(2))
     assert a[0] == 0 and sorted(a) == list(range(240)) and len(set(a)) == 240
@@ -203,7 +203,7 @@ def _run_folder(sc: Any, frames: Path, out: Path, as_video: bool) -> Path:
 def test_a_video_handed_in_instead_of_frames_is_checked_too(tmp_path, rendered):
     """`render.mp4` runs are decoded for the frame checks: the swap is found there as well, and the honest
     video agrees."""
-    from physcodegym.probes.audit import audit_path
+    from physcodegym.probes.audit.audit import audit_path
 
     swap = audit_path(_run_folder(_scene(), rendered["slide"], tmp_path / "swap_run", as_video=True))
     assert "render_mismatch" in _causes(swap), [(f.kind, f.message) for f in swap.findings]
@@ -214,7 +214,7 @@ def test_a_video_handed_in_instead_of_frames_is_checked_too(tmp_path, rendered):
 
 def test_a_saved_scene_without_camera_cannot_have_made_the_frames(tmp_path, rendered):
     import bpy
-    from physcodegym.probes.audit import audit_path
+    from physcodegym.probes.audit.audit import audit_path
 
     sc = _scene()
     bpy.data.objects.remove(sc.camera, do_unlink=True)
@@ -245,7 +245,7 @@ def test_the_re_render_writes_nothing_through_the_scenes_file_output_nodes(tmp_p
     beside the run) is muted while it renders and unmuted afterwards; the check itself still runs and agrees.
     Control: the same node does write on a plain render, so the empty folder is the mute's doing."""
     import bpy
-    from physcodegym.probes.audit import audit_scene
+    from physcodegym.probes.audit.audit import audit_scene
 
     sc = _scene()
     fo = _file_output(sc, tmp_path / "control")
@@ -288,7 +288,7 @@ def test_a_fake_window_in_a_cycles_or_eevee_scene_is_found_too(cycles_frames, en
     The handed-in frames are Cycles renders in both cases (an EEVEE render costs seconds a frame on this CPU; an
     honest EEVEE scene against its Cycles re-render was measured by hand: lowest agreement 0.52); they are
     rendered once (`cycles_frames`) from the same deterministic rigid bake this test's scene re-bakes."""
-    from physcodegym.probes.audit import audit_scene
+    from physcodegym.probes.audit.audit import audit_scene
 
     sc = _cycles_scene()
     sc.render.engine = engine
@@ -307,7 +307,7 @@ def test_the_re_render_caps_subdivision_only_where_it_changes_nothing_but_smooth
     before a cloth would change the mesh the cloth's cache was baked on. The cap holds during the render and the
     scene's own setting is back afterwards."""
     import bpy
-    from physcodegym.probes import render_match as rm
+    from physcodegym.probes.audit import render_match as rm
 
     sc = D.rigid_stage(3)
     sc.render.engine = "BLENDER_WORKBENCH"

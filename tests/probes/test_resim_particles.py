@@ -1,4 +1,4 @@
-"""How a re-simulated liquid is compared with its bake (`probes.resimulation`), on synthetic particle tracks.
+"""How a re-simulated liquid is compared with its bake (`probes.branches.resimulation`), on synthetic particle tracks.
 
 Why synthetic: the three situations below are what real SPH bakes do, but a real bake cannot be made to do one
 of them on purpose in a test (which drops escape, how a memory layout perturbs the solver). Each case was
@@ -9,7 +9,7 @@ measured on the shipped hose_jet truth (numbers in the module docstring); the re
 from __future__ import annotations
 
 import numpy as np
-from physcodegym.probes.resimulation import (
+from physcodegym.probes.branches.resimulation import (
     RESIM_PARTICLE_TOL_M,
     RESIM_YOUNG_AGES,
     RESIM_YOUNG_TOL_M,

@@ -4,7 +4,7 @@ Blender keeps a baked cache when the scene is edited afterwards, so a program ca
 (a deflecting plank, weak gravity, an attractor on liquid drops) and then remove it: the saved scene
 carries motion its own physics does not make, and nothing in it names the helper. Each defect scene here
 is baked for real, edited after the bake, and audited; its twin is the same scene baked honestly. The
-audit re-simulates the saved scene in a worker (`probes.resimulation`) and must tell them apart.
+audit re-simulates the saved scene in a worker (`probes.branches.resimulation`) and must tell them apart.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from physcodegym.probes.findings import AuditReport
+from physcodegym.probes.audit.findings import AuditReport
 from physcodegym.testing import demo_scenes as D
 
 
@@ -60,7 +60,7 @@ BUILDERS = {"plank_deflects": plank_deflects, "weak_gravity": weak_gravity, "dro
 
 @pytest.fixture(scope="module")
 def audited_resim() -> Any:
-    from physcodegym.probes.audit import audit_scene
+    from physcodegym.probes.audit.audit import audit_scene
 
     cache: dict[tuple[str, bool], AuditReport] = {}
 
@@ -102,7 +102,7 @@ def test_rigid_bodies_re_simulate_bit_for_bit(audited_resim) -> None:
 
 def test_the_re_simulation_stops_after_the_bake_stops_moving(audited_resim) -> None:
     """Only frames up to the bake's last motion plus the tail are simulated again (the costliest branch)."""
-    from physcodegym.probes.resimulation import RESIM_TAIL_FRAMES
+    from physcodegym.probes.branches.resimulation import RESIM_TAIL_FRAMES
 
     doc = audited_resim("weak_gravity", False).meta["resimulation"]
     # the ball rests from frame 30 (measured) of 60: frames 1..45 are simulated again
@@ -111,7 +111,7 @@ def test_the_re_simulation_stops_after_the_bake_stops_moving(audited_resim) -> N
 
 def test_an_unbaked_scene_is_not_simulated_twice() -> None:
     """A stepped (unbaked) scene is simulated by the audit's own sampling: no re-simulation is run."""
-    from physcodegym.probes.audit import audit_scene
+    from physcodegym.probes.audit.audit import audit_scene
 
     sc = D.rigid_stage(20)
     D.sphere("Ball", (0, 0, 1.0), 0.2)
@@ -127,7 +127,7 @@ def test_an_audit_leaves_a_disk_cache_as_it_found_it(tmp_path) -> None:
     down to 1 after one audit). Each branch now works on a private copy: the files stay, and the re-simulation
     of the honest disk-cached cloth matches its bake."""
     import bpy
-    from physcodegym.probes.audit import audit_path
+    from physcodegym.probes.audit.audit import audit_path
 
     sc = D.reset(20)
     D.camera(sc)
@@ -154,7 +154,7 @@ def test_an_audit_leaves_a_disk_cache_as_it_found_it(tmp_path) -> None:
 def _audit_started_early(tmp_path, particles: bool) -> tuple[Any, AuditReport, Any]:
     """Save the live scene, start `EarlyResimulation` on it, audit the file; (early, report, samples)."""
     import bpy
-    from physcodegym.probes.audit import EarlyResimulation, audit_path_full
+    from physcodegym.probes.audit.audit import EarlyResimulation, audit_path_full
 
     blend = tmp_path / "scene.blend"
     bpy.ops.wm.save_as_mainfile(filepath=str(blend))
@@ -176,7 +176,7 @@ def test_a_re_simulation_started_before_sampling_judges_as_the_audits_own(tmp_pa
     by the audit and reaches the verdict and the end frame the audit's own re-simulation reaches."""
     import os
 
-    from physcodegym.probes.resimulation import resim_end
+    from physcodegym.probes.branches.resimulation import resim_end
 
     BUILDERS[case](defect)
     early, rep, samples = _audit_started_early(tmp_path, particles)
@@ -241,7 +241,7 @@ def test_a_sandboxed_run_is_re_simulated_from_the_start_of_the_audit(tmp_path, s
     doc = json.loads((tmp_path / "rep.json").read_text())
     resim = doc["meta"]["resimulation"]
     assert resim["ran"] is True and resim["started_before_sampling"] is True, resim
-    from physcodegym.probes.resimulation import resim_end
+    from physcodegym.probes.branches.resimulation import resim_end
     from physcodegym.samples import SceneSamples
 
     samples = SceneSamples.load_npz(run / "audit_samples.npz")  # the audit's own sampling of the bake
@@ -281,8 +281,8 @@ def test_a_bake_read_before_it_is_freed_is_still_simulated_again(tmp_path, case:
     an edited scene). Each scene here was edited after its bake, so a real re-simulation departs from it."""
     import bpy
     import numpy as np
-    from physcodegym.probes.cf_worker import rebake
-    from physcodegym.probes.sampling import sample_scene
+    from physcodegym.probes.rebake.cf_worker import rebake
+    from physcodegym.probes.scene.sampling import sample_scene
 
     sc = _cloth_on_deleted_ball() if case == "cloth" else BUILDERS[case](True)
     blend = tmp_path / "scene.blend"
@@ -308,7 +308,7 @@ def test_a_bake_read_before_it_is_freed_is_still_simulated_again(tmp_path, case:
 
 def _audit_live(sc: Any) -> AuditReport:
     """Audit the live scene, then drop the handlers it registered (the next builder starts clean)."""
-    from physcodegym.probes.audit import audit_scene
+    from physcodegym.probes.audit.audit import audit_scene
 
     try:
         return audit_scene(sc)
@@ -367,7 +367,7 @@ def test_a_cloth_restarted_from_its_bake_finds_an_edit_after_the_bake_and_clears
 
 def test_a_restarted_cloth_on_a_disk_cache_leaves_its_files(tmp_path) -> None:
     """A disk cache restarts from the branch's private copy: the submission's files stay, the bake is matched."""
-    from physcodegym.probes.audit import audit_path
+    from physcodegym.probes.audit.audit import audit_path
 
     sinking_sheet(False, disk=tmp_path)
     cache_dir = tmp_path / "blendcache_scene"
@@ -388,7 +388,7 @@ def test_the_restart_plan_covers_the_fast_phase_then_runs_at_a_secret_phase() ->
     import random
     from pathlib import Path
 
-    from physcodegym.probes.resimulation import SEGMENT_EVERY, SEGMENT_FRAMES, resim_end, resim_plan
+    from physcodegym.probes.branches.resimulation import SEGMENT_EVERY, SEGMENT_FRAMES, resim_end, resim_plan
     from physcodegym.samples import SceneSamples
 
     tasks = Path(__file__).resolve().parents[2] / "tasks" / "packs"
@@ -452,7 +452,7 @@ def test_an_early_re_simulation_re_bakes_a_fresh_load_bit_for_bit(tmp_path) -> N
     one baked frame left state in the rigid-body solver, and ball_dominoes_s3's truth (its ball rolls into the
     fallen dominoes) drifted from its own bake from frame 27, 6.1 cm by frame 240: a false "edited after the bake"
     through `audit --task`. On a fresh load the re-bake is the bake exactly."""
-    from physcodegym.probes.audit import EarlyResimulation, audit_path_full
+    from physcodegym.probes.audit.audit import EarlyResimulation, audit_path_full
     from physcodegym.sandbox.runner import run_program
 
     out = tmp_path / "run"

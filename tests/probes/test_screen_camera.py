@@ -39,7 +39,7 @@ def _dolly_run(root: Path) -> Path:
 
 
 def test_a_dolly_moves_static_objects_on_screen_without_a_script(tmp_path):
-    from physcodegym.probes.audit import audit_path
+    from physcodegym.probes.audit.audit import audit_path
 
     rep = audit_path(_dolly_run(tmp_path / "dolly"))
     sm = rep.meta["screen_motion"]

@@ -119,7 +119,7 @@ def _run(root: Path, prop_by_handler: bool, still_cloud: bool) -> Path:
 
 @pytest.fixture(scope="module")
 def liquid_runs(tmp_path_factory):
-    from physcodegym.probes.audit import audit_path
+    from physcodegym.probes.audit.audit import audit_path
 
     root = tmp_path_factory.mktemp("screen_liquids")
     return {
@@ -161,8 +161,8 @@ def test_still_particles_do_not_explain_a_scripted_prop(liquid_runs):
 def test_hidden_particles_are_not_rendered(tmp_path):
     """A system whose emitter is hidden in renders, or whose render type draws nothing, owns no pixels."""
     import bpy
-    from physcodegym.probes.sampling import sample_scene
-    from physcodegym.probes.screen import rendered_particle_systems
+    from physcodegym.probes.scene.sampling import sample_scene
+    from physcodegym.probes.scene.screen import rendered_particle_systems
 
     sc = D.reset(5)
     a = D.box("EmA", (0, 0, 1), (1, 1, 0.02))

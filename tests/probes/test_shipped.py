@@ -29,7 +29,7 @@ faithful = sorted(ci_tasks([p.parent.name for p in (SUBS / "faithful-agent").glo
 
 
 def _audit_program(program: Path, out: Path):
-    from physcodegym.probes.audit import audit_path
+    from physcodegym.probes.audit.audit import audit_path
     from physcodegym.sandbox.runner import run_program
 
     rec = run_program(program, out, mode="bake_only")
@@ -41,7 +41,7 @@ def _audit_program(program: Path, out: Path):
 def test_truth_audits_clean(task_id, truth_work):
     """The truth's run folder (truth.py baked bake-only by the sandbox runner, as `selftest` bakes it) audits
     with no finding, as `physcodegym audit <run folder>` reads it (program text included)."""
-    from physcodegym.probes.audit import audit_path
+    from physcodegym.probes.audit.audit import audit_path
     from physcodegym.tasks.loader import load_task
     from physcodegym.verifier.selftest import truth_blend
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from physcodegym.probes.findings import AuditReport
+from physcodegym.probes.audit.findings import AuditReport
 from physcodegym.tasks.schema import Rubric
 from physcodegym.testing import demo_scenes as D
 
@@ -26,7 +26,7 @@ from physcodegym.testing import demo_scenes as D
 @pytest.fixture(scope="module")
 def audit_of() -> Callable[..., AuditReport]:
     """audit_of(name, builder, program_text=None): the audit of a demo scene, built and audited once per module."""
-    from physcodegym.probes.audit import audit_scene
+    from physcodegym.probes.audit.audit import audit_scene
 
     cache: dict[str, AuditReport] = {}
 
@@ -139,7 +139,7 @@ def test_the_edits_after_a_bake_are_read_where_the_bake_runs() -> None:
     """A bake inside a function happens where the function is called: the scene built below the function's
     definition is not 'after the bake', the edits that follow the call (and the function's own after its bake call)
     are; output paths are no physics."""
-    from physcodegym.probes.resimulation import edits_after_bake
+    from physcodegym.probes.branches.resimulation import edits_after_bake
 
     prog = '''import bpy
 def go():

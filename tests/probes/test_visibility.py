@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from physcodegym.probes.findings import AuditReport
+from physcodegym.probes.audit.findings import AuditReport
 from physcodegym.testing import demo_scenes as D
 
 
@@ -40,7 +40,7 @@ def occluded_shelf(frames: int = 40) -> Any:
 
 @pytest.fixture(scope="module")
 def audited_vis() -> Any:
-    from physcodegym.probes.audit import audit_scene
+    from physcodegym.probes.audit.audit import audit_scene
 
     cache: dict[tuple[str, bool], AuditReport] = {}
 
@@ -100,7 +100,7 @@ def keyed_hidden_shelf(hide: bool, frames: int = 40) -> Any:
 
 @pytest.mark.parametrize("hide", [True, False])
 def test_a_shelf_keyed_hidden_but_on_the_last_frame_is_a_hidden_support(hide: bool) -> None:
-    from physcodegym.probes.audit import audit_scene
+    from physcodegym.probes.audit.audit import audit_scene
 
     try:
         rep = audit_scene(keyed_hidden_shelf(hide))
@@ -126,7 +126,7 @@ def test_an_occluded_support_is_not_an_invisible_one(audited_vis) -> None:
 def test_a_workbench_scene_is_read_from_its_settings_not_rendered() -> None:
     """Workbench draws exactly the viewport colour and alpha the settings give (read by the sampler), so no probe
     render runs there: its GPU renders are kept out of long-lived processes."""
-    from physcodegym.probes.audit import audit_scene
+    from physcodegym.probes.audit.audit import audit_scene
 
     sc = shaded_shelf("mix", True)
     sc.render.engine = "BLENDER_WORKBENCH"

@@ -40,7 +40,7 @@ def billiard_task() -> Any:
 def evaluate(loaded_task: Any, run_dir: Path, roles_file: Path | None = None) -> dict[str, Any]:
     """Open a saved scene in this process, sample it and evaluate the rubric (what `audit --task` does)."""
     import bpy
-    from physcodegym.probes.sampling import sample_scene
+    from physcodegym.probes.scene.sampling import sample_scene
     from physcodegym.verifier.rubric_eval import evaluate_rubric
 
     bpy.ops.wm.open_mainfile(filepath=str(run_dir / "scene.blend"))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 
 def test_no_collider_intervention_fails_the_criterion_with_the_reason() -> None:
-    from physcodegym.probes.checks import _cf_failure
-    from physcodegym.probes.interventions import NO_COLLISION_OWNER
+    from physcodegym.probes.branches.interventions import NO_COLLISION_OWNER
+    from physcodegym.verifier.checks import _cf_failure
 
     r = _cf_failure({"ok": False, "reason": f"intervened branch failed: 'Glass' and ['Drops'] {NO_COLLISION_OWNER}"})
     assert r["passed"] is False and "no collision owner" in r["reason"] and r["evidence"]["no_collision_owner"]

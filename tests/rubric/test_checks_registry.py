@@ -1,4 +1,4 @@
-"""The check names a task may use (tasks.schema.CHECKS) and the implementations (probes.checks) stay in step."""
+"""The check names a task may use (tasks.schema.CHECKS) and the implementations (verifier.checks) stay in step."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import inspect
 
 
 def test_every_named_check_is_implemented_and_no_implementation_is_unnamed() -> None:
-    from physcodegym.probes.checks import CHECK_FUNCS
     from physcodegym.tasks.schema import CHECKS
+    from physcodegym.verifier.checks import CHECK_FUNCS
 
     assert set(CHECKS) - set(CHECK_FUNCS) == set(), "named in CHECKS but not implemented"
     assert set(CHECK_FUNCS) - set(CHECKS) == set(), "implemented but not named in CHECKS"
@@ -17,7 +17,7 @@ def test_every_named_check_is_implemented_and_no_implementation_is_unnamed() -> 
 
 
 def test_every_check_function_in_the_module_is_registered() -> None:
-    import physcodegym.probes.checks as C
+    import physcodegym.verifier.checks as C
 
     defined = {n[len("check_") :] for n, f in vars(C).items() if n.startswith("check_") and inspect.isfunction(f)}
     assert defined == set(C.CHECK_FUNCS), defined ^ set(C.CHECK_FUNCS)

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from physcodegym.probes.checks import CheckContext, check_no_interpenetration
-from physcodegym.probes.sampling import sample_scene
+from physcodegym.probes.scene.sampling import sample_scene
 from physcodegym.tasks.schema import Criterion
+from physcodegym.verifier.checks import CheckContext, check_no_interpenetration
 
 FRAMES = 40
 
@@ -75,8 +75,8 @@ def test_pruned_pair_queries_give_the_numbers_of_the_full_query() -> None:
 def test_the_rubric_reads_a_cloth_crossing_from_the_audit(crossed: bool) -> None:
     """`no_self_intersection` is the audit's `self_intersection` finding on the role (one definition of a crossing),
     not a second count with its own neighbour rule: a folded sheet through itself fails, its twin passes."""
-    from physcodegym.probes.checks import check_no_self_intersection
     from physcodegym.testing import demo_scenes as D
+    from physcodegym.verifier.checks import check_no_self_intersection
 
     sc = D.folded_sheet(crossed)
     ctx = CheckContext(scene=sc, samples=sample_scene(sc), mapping={"cloth": "Sheet"})

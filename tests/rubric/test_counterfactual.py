@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from physcodegym.probes.counterfactual import run_counterfactual, track
+from physcodegym.probes.branches.counterfactual import run_counterfactual, track
 from physcodegym.tasks.schema import ExpectedResponse, Intervention
 
 IDENT = {"CueBall": "CueBall", "RedBall": "RedBall", "Table": "Table", "Wind": "Wind"}
@@ -123,7 +123,7 @@ def test_a_re_simulation_past_the_workers_limit_is_not_credited(truth, baseline,
     re-bake outruns it; the real worker is killed) fails the counterfactual criterion instead of leaving it
     undetermined: otherwise a scene could skip every counterfactual by being slow. A failure that is the check's
     own (an intervention that does not apply to the scene) stays undetermined."""
-    from physcodegym.probes.checks import _cf_failure
+    from physcodegym.verifier.checks import _cf_failure
 
     monkeypatch.setenv("PHYSCODEGYM_BRANCH_TIMEOUT_S", "0.01")
     d = cf(truth, RELAUNCH, control=CONTROL, expected=RESPONDS, baseline=baseline)

@@ -14,7 +14,7 @@ from typing import Any
 def _audit_then_rubric(task: Any, run_dir: Path, early: bool, roles_file: Path | None = None) -> dict[str, Any]:
     """`audit --task` in this process: with `early`, the branches start from the audit's `on_started` hook."""
     import bpy
-    from physcodegym.probes.audit import audit_path_full
+    from physcodegym.probes.audit.audit import audit_path_full
     from physcodegym.verifier.rubric_eval import evaluate_rubric, prefetch_counterfactuals
 
     started: list[Any] = []

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 from physcodegym.core.errors import InputError
-from physcodegym.probes.roles import load_roles_file, map_roles
+from physcodegym.probes.scene.roles import load_roles_file, map_roles
 
 
 def cands() -> list[dict]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from physcodegym.probes.defects import BASIC_DEFECTS, HONEST_TWINS, MECHANISM_DEFECTS, NOT_APPLICABLE
+from physcodegym.probes.defects.defects import BASIC_DEFECTS, HONEST_TWINS, MECHANISM_DEFECTS, NOT_APPLICABLE
 from physcodegym.tasks.loader import load_task
 from physcodegym.verifier.selftest import DEFECTS, run_selftest
 

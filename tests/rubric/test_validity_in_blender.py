@@ -59,4 +59,4 @@ def test_s_val_runs_through_the_blender_binary(tmp_path: Path, scene_dir: Callab
     first = starts[0]["argv"]  # the parent's one child: the audit with the task's rubric
     assert "'physcodegym'" in modules[0] and first[first.index("--") + 1 :][:1] == ["audit"] and "--task" in first
     assert all(s["argv"][:2] == ["-b", "--factory-startup"] for s in starts)
-    assert any("'physcodegym.probes.cf_worker'" in m for m in modules), modules  # grandchildren through the binary too
+    assert any("'physcodegym.probes.rebake.cf_worker'" in m for m in modules), modules  # grandchildren through the binary too

@@ -1,4 +1,4 @@
-"""The stored-path scan (`probes.render_safety.stored_paths`) reports paths a scene carries, not Blender's own.
+"""The stored-path scan (`probes.scene.render_safety.stored_paths`) reports paths a scene carries, not Blender's own.
 
 In-process bpy, no bake: a few seconds. A Workbench scene lit by a studio light references the `.sl` file inside
 the Blender install; a truth program with that lighting was refused as `path-outside-run` until the scan skipped
@@ -8,7 +8,7 @@ studio lights. The twin: an output path of a compositor-free scene that leads ou
 from __future__ import annotations
 
 import bpy
-from physcodegym.probes import render_safety
+from physcodegym.probes.scene import render_safety
 
 
 def _fresh_scene() -> bpy.types.Scene:

@@ -74,7 +74,7 @@ RENDER = textwrap.dedent(
     bpy.context.preferences.filepaths.use_scripts_auto_execute = False
     bpy.ops.wm.open_mainfile(filepath=blend, use_scripts=False)
     if neutral == "1":
-        from physcodegym.probes.render_safety import neutralise
+        from physcodegym.probes.scene.render_safety import neutralise
         print("NEUTRALISED", neutralise(bpy))
     bpy.context.scene.render.filepath = out
     bpy.ops.render.render(write_still=True)
@@ -86,7 +86,7 @@ STEP = textwrap.dedent(
     import bpy, sys
     blend, neutral = sys.argv[-2:]
     if neutral == "1":  # before the open: Blender writes frame 1's disk cache while it loads the file
-        from physcodegym.probes.render_safety import install_load_guard
+        from physcodegym.probes.scene.render_safety import install_load_guard
         install_load_guard()
     bpy.ops.wm.open_mainfile(filepath=blend, use_scripts=False)
     for f in range(1, 5):
