@@ -239,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     blend, out = Path(argv[0]), Path(argv[1])
     import bpy
-    from physcodegym.probes.render_safety import install_load_guard
+    from physcodegym.probes.scene.render_safety import install_load_guard
 
     install_load_guard()  # stored code and paths off as the file loads (docs/THREAT_MODEL.md)
     bpy.ops.wm.open_mainfile(filepath=str(blend), load_ui=False, use_scripts=False)  # Auto Run off

@@ -4,7 +4,7 @@
 
 Writes the SceneSamples npz (truth trajectories) and, for the named objects, their first-frame
 screen position (object origin through the scene camera, origin top-left, the same convention as
-probes.roles) and their first material's diffuse colour. A fresh process means no state of the
+probes.scene.roles) and their first material's diffuse colour. A fresh process means no state of the
 program that built the scene (handlers, Python objects) can leak into the measurement.
 """
 
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     a = sys.argv[1:] if argv is None else argv
     blend, out_npz, out_roles, names = Path(a[0]), Path(a[1]), Path(a[2]), a[3:]
     import bpy
-    from physcodegym.probes.sampling import sample_scene
+    from physcodegym.probes.scene.sampling import sample_scene
 
     bpy.ops.wm.open_mainfile(filepath=str(blend))
     sc = bpy.context.scene

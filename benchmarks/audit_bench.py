@@ -89,8 +89,8 @@ def render_estimate(sc, render_frames: int, frames: int) -> float:
 
 def measure(name: str, build, frames: int, render_frames: int) -> dict:
     import bpy
-    from physcodegym.probes.audit import audit_scene
-    from physcodegym.probes.sampling import sample_scene
+    from physcodegym.probes.audit.audit import audit_scene
+    from physcodegym.probes.scene.sampling import sample_scene
 
     sc = build(frames)
     t = time.perf_counter()
@@ -125,7 +125,7 @@ def measure(name: str, build, frames: int, render_frames: int) -> dict:
 def task_measure(task_id: str, render_frames: int, work: Path, sequential: bool = False) -> dict:
     """One shipped task in this process: bake the truth, estimate its render, audit + rubric (see module doc)."""
     import bpy
-    from physcodegym.probes.audit import audit_path_full
+    from physcodegym.probes.audit.audit import audit_path_full
     from physcodegym.sandbox.runner import run_program
     from physcodegym.tasks.loader import load_task
     from physcodegym.verifier.rubric_eval import evaluate_rubric, prefetch_counterfactuals

@@ -19,7 +19,7 @@ from pathlib import Path
 
 
 def _worker(blend: Path, out: Path, interventions: list[dict], mapping: dict[str, str], force: bool) -> tuple[float, dict]:
-    cmd = [sys.executable, "-m", "physcodegym.probes.cf_worker", "--blend", str(blend), "--out", str(out),
+    cmd = [sys.executable, "-m", "physcodegym.probes.rebake.cf_worker", "--blend", str(blend), "--out", str(out),
            "--interventions", json.dumps(interventions), "--mapping", json.dumps(mapping)]
     if force:
         cmd.append("--force-rebake")

@@ -1,6 +1,6 @@
 """How often the audit's re-simulation fails to repeat a truth's own bake (the reproducibility of SPH liquids).
 
-The audit re-bakes the saved scene in a worker and compares it with the bake (`probes.resimulation`). For a
+The audit re-bakes the saved scene in a worker and compares it with the bake (`probes.branches.resimulation`). For a
 truth, anything but 0.0 is a re-bake that landed in another of the solver's outcomes: harmless to the verdict
 (the comparison is chaos-robust) but a sign that some simulating child does not start the way the sandbox's
 child does (`core.determinism`). The drift is rare (measured on hose_jet before the workers were pinned and their
@@ -33,7 +33,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=16)
     ap.add_argument("--vary-paths", action="store_true")
     a = ap.parse_args()
-    from physcodegym.probes.audit import audit_path
+    from physcodegym.probes.audit.audit import audit_path
     from physcodegym.sandbox.runner import run_program
 
     with tempfile.TemporaryDirectory(prefix="pcg_resim_") as td:

@@ -15,7 +15,7 @@ from typing import Any
 
 
 def _tracks(samples: Any, names: list[str]) -> dict[str, list[list[float]]]:
-    from physcodegym.probes.counterfactual import track
+    from physcodegym.probes.branches.counterfactual import track
 
     out = {}
     for n in names:
@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mapping", required=True, help="{role: object} JSON")
     ap.add_argument("--out", required=True, help="work folder")
     a = ap.parse_args(argv)
-    from physcodegym.probes.counterfactual import public, run_branch, run_counterfactual
+    from physcodegym.probes.branches.counterfactual import public, run_branch, run_counterfactual
     from physcodegym.tasks.schema import Intervention
 
     out = Path(a.out)

@@ -13,12 +13,12 @@ from functools import cache
 # capability -> modules that must be importable (first missing one is the reason)
 REQUIREMENTS: dict[str, tuple[str, ...]] = {
     "tasks": ("pydantic", "physcodegym.tasks.loader"),
-    "audit": ("physcodegym.probes.audit", "physcodegym.headless.commands.audit"),
+    "audit": ("physcodegym.probes.audit.audit", "physcodegym.headless.commands.audit"),
     "rubric_eval": ("physcodegym.verifier.rubric_eval", "scipy"),  # role mapping solves an assignment with scipy
     "counterfactual": (
-        "physcodegym.probes.counterfactual",
-        "physcodegym.probes.cf_worker",
-        "physcodegym.probes.interventions",
+        "physcodegym.probes.branches.counterfactual",
+        "physcodegym.probes.rebake.cf_worker",
+        "physcodegym.probes.branches.interventions",
     ),
     "agent": ("physcodegym.headless.commands.agent", "requests"),
     "score": ("physcodegym.headless.commands.score", "cv2", "skimage", "scipy"),  # video decode, SSIM

@@ -13,7 +13,7 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     blend, frame, engine, out = (argv or sys.argv[1:])[:4]
     import bpy
-    from physcodegym.probes.render_safety import install_load_guard
+    from physcodegym.probes.scene.render_safety import install_load_guard
 
     install_load_guard()  # stored code and paths off as the copy loads (docs/THREAT_MODEL.md)
     bpy.ops.wm.open_mainfile(filepath=blend)
@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     for f in range(sc.frame_start, int(frame) + 1):  # step so unbaked simulations reach the frame
         sc.frame_set(f)
     sc.render.filepath = out
-    from physcodegym.probes.render_safety import no_file_outputs
+    from physcodegym.probes.scene.render_safety import no_file_outputs
 
     with no_file_outputs():  # a reconstruction's File Output nodes must not write from the panel's process
         bpy.ops.render.render(write_still=True)

@@ -51,8 +51,8 @@ def witness_frame(frames: list[int]) -> int:
 def main(argv: list[str] | None = None) -> int:
     a = sys.argv[1:] if argv is None else argv
     run_dir, out = Path(a[0]), Path(a[1])
-    from physcodegym.probes.audit import audit_path_full
-    from physcodegym.probes.render_safety import install_load_guard
+    from physcodegym.probes.audit.audit import audit_path_full
+    from physcodegym.probes.scene.render_safety import install_load_guard
 
     install_load_guard()  # stored code and paths off as the scene loads (docs/THREAT_MODEL.md)
     report, _samples, scene = audit_path_full(run_dir, save_samples=False)

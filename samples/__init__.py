@@ -2,7 +2,7 @@
 
 The data every probe, rubric check, counterfactual and truth comparison reads: world matrices per object
 and frame, world-space vertices of deforming meshes, particle positions with their alive masks, and the
-static settings of each object. `probes.sampling.sample_scene` fills it inside Blender; `save_npz` /
+static settings of each object. `probes.scene.sampling.sample_scene` fills it inside Blender; `save_npz` /
 `load_npz` keep it as a file (a shipped task's `truth_trajectories.npz`) so a scene is never sampled twice.
 A leaf of the data layer: authoring, verification and the UI read it without importing Blender.
 """

@@ -28,7 +28,7 @@ def audit(blend: str, root: str, also_inside: tuple[str, ...] = (),
           refusals: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """Open `blend` (Auto Run off) and scan it; `refusals`, when given, receives `scene_refusals` of the file as it
     was saved: scanned from a load_post handler, before Blender evaluates the scene (a point cache on disk is
-    written while the file loads), and then neutralised (`probes.render_safety.neutralise`)."""
+    written while the file loads), and then neutralised (`probes.scene.render_safety.neutralise`)."""
     import bpy
 
     with_prefs = getattr(bpy.context, "preferences", None)
@@ -37,7 +37,7 @@ def audit(blend: str, root: str, also_inside: tuple[str, ...] = (),
     guard = None
     if refusals is not None:
         from bpy.app.handlers import persistent
-        from physcodegym.probes.render_safety import neutralise
+        from physcodegym.probes.scene.render_safety import neutralise
 
         @persistent
         def guard(*_a: Any) -> None:
@@ -55,11 +55,11 @@ def audit(blend: str, root: str, also_inside: tuple[str, ...] = (),
 
 def scene_refusals(bpy: Any, root: str, also_inside: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     """Why the loaded scene may not be opened by a trusted process at all (the run is `invalid`): a feature that
-    runs code stored in the scene (`probes.render_safety.code_features`), or a path it writes through that leads
+    runs code stored in the scene (`probes.scene.render_safety.code_features`), or a path it writes through that leads
     outside the run folder after normalisation (point-cache names edited in the file's bytes, File Output nodes).
     Paths it reads from outside are `scan_loaded_media`'s (policy breaches). The render output path is not
     refused (Blender's default is '/tmp/'); every trusted renderer sets its own (`render_safety.neutralise`)."""
-    from physcodegym.probes.render_safety import (
+    from physcodegym.probes.scene.render_safety import (
         cache_name_problem,
         code_features,
         file_output_nodes,
@@ -198,7 +198,7 @@ def _import_nodes(bpy: Any) -> list[tuple[str, str | None]]:
 def _point_caches(bpy: Any) -> list[tuple[str, Any]]:
     """Every point cache in the file, with a name for its owner: rigid-body worlds, solver modifiers (cloth, soft
     body, dynamic paint surfaces) and particle systems, on every object of every scene. The same walk as
-    `probes.render_safety.point_caches`, kept here because the sandbox child loads this file by path, before
+    `probes.scene.render_safety.point_caches`, kept here because the sandbox child loads this file by path, before
     anything of the package can be imported there."""
     out: list[tuple[str, Any]] = []
     for sc in bpy.data.scenes:

@@ -155,7 +155,7 @@ class EventItem(_Strict):
 
 
 # Checks a criterion can name, with the parameters each requires. The implementations live in
-# probes/checks.py; the list is here so a task is validated before anything runs.
+# verifier/checks.py; the list is here so a task is validated before anything runs.
 CHECKS: dict[str, tuple[str, ...]] = {
     "moves_by_simulation": (),  # roles move, and their motion comes from a solver (no scripted motion)
     "no_scripted_motion": (),

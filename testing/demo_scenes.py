@@ -680,7 +680,7 @@ def _emitter(name: str, loc: tuple, count: int, frames: int, physics: str = "NEW
              tap: bool = True) -> Any:
     """A plane that drops `count` particles in frames 1-5 and does not render itself. `tap`: a rendered box
     ("Tap", no collider) sits 1 cm above it, so the drops leave something the frames show
-    (`probes.static_defects.sourceless`)."""
+    (`probes.audit.static_defects.sourceless`)."""
     import bpy
 
     if tap:

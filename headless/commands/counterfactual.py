@@ -97,7 +97,7 @@ def _blend(target: str) -> Path:
 
 
 def _mapping(blend: Path, task: str | None, roles: str | None) -> tuple[dict[str, str], dict[str, Any] | None]:
-    from physcodegym.probes.roles import load_roles_file, map_scene_roles, simple_mapping
+    from physcodegym.probes.scene.roles import load_roles_file, map_scene_roles, simple_mapping
 
     if roles:
         return load_roles_file(Path(roles)), None
@@ -115,7 +115,7 @@ def _mapping(blend: Path, task: str | None, roles: str | None) -> tuple[dict[str
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from physcodegym.probes.counterfactual import public, run_counterfactual
+    from physcodegym.probes.branches.counterfactual import public, run_counterfactual
 
     if args.truth:
         from physcodegym.verifier import truth_counterfactuals
@@ -156,7 +156,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         work_dir=Path(args.work_dir) if args.work_dir else None,
     )
     if args.plot and doc.get("_samples"):
-        from physcodegym.probes.plots import plot_counterfactual
+        from physcodegym.probes.audit.plots import plot_counterfactual
 
         plot_counterfactual(doc, Path(args.plot), roles or list(mapping)[:3])
         doc["plot"] = args.plot

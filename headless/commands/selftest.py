@@ -23,7 +23,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--task", action="append", help="task id or folder (repeatable)")
     p.add_argument("--all", action="store_true", help="every shipped task (the full self-test matrix)")
     p.add_argument(
-        "--defects", help="comma-separated subset of the defect kinds (default: all; see probes/defects.py DEFECTS)"
+        "--defects",
+        help="comma-separated subset of the defect kinds (default: all; see probes/defects/defects.py DEFECTS)",
     )
     p.add_argument("--work-dir", help="keep truth bakes and defected scenes here (and each task's result, "
                                       "<work-dir>/<task>/selftest.json, written as soon as the task is done)")
