@@ -26,7 +26,8 @@ if _spec:
     def _hook(event, args):
         if event != "open" or not args or not isinstance(args[0], (str, os.PathLike)):
             return
-        if not os.fspath(args[0]).endswith(_name + ".json.tmp"):
+        base = os.path.basename(os.fspath(args[0]))  # core.atomic's temp name: .<name>.json.<pid>.<hex>.tmp
+        if not (base.startswith("." + _name + ".json.") and base.endswith(".tmp")):
             return
         n = int(open(_marker).read() or 0) if os.path.exists(_marker) else 0
         if _how == "always" or n == 0:

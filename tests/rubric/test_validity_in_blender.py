@@ -53,10 +53,11 @@ def test_s_val_runs_through_the_blender_binary(tmp_path: Path, scene_dir: Callab
     assert res["value"] == 1.0 and res["state"].endswith("ok"), res
     assert "cf_contact" in res["passed"]  # the counterfactual criterion was evaluated, not left undetermined
     beside = Path(str(standin) + ".starts.jsonl")  # starts from children whose environment was built from nothing
-    lines = log.read_text().splitlines() + (beside.read_text().splitlines() if beside.is_file() else [])
+    lines = (log.read_text().splitlines() if log.is_file() else []) + (
+        beside.read_text().splitlines() if beside.is_file() else [])
     starts = [json.loads(ln) for ln in lines]
     modules = [s["module_line"] or "" for s in starts]
-    first = starts[0]["argv"]  # the parent's one child: the audit with the task's rubric
-    assert "'physcodegym'" in modules[0] and first[first.index("--") + 1 :][:1] == ["audit"] and "--task" in first
+    first = starts[0]["argv"]  # the parent's one child: the audit worker with the task's rubric
+    assert "'physcodegym.verifier.audit_worker'" in modules[0] and "--task" in first, (modules[0], first)
     assert all(s["argv"][:2] == ["-b", "--factory-startup"] for s in starts)
     assert any("'physcodegym.probes.rebake.cf_worker'" in m for m in modules), modules  # grandchildren through the binary too
