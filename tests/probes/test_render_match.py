@@ -15,6 +15,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +93,21 @@ def rendered(tmp_path_factory) -> dict[str, Path]:
     return out
 
 
+@contextmanager
+def _every_frame() -> Iterator[None]:
+    """Lift the re-render's time budgets, so that every frame is compared whatever the machine's load: these tests
+    are about what the masks say, not about how many frames a busy CI worker renders in 1.2 s (a CI run on a
+    loaded worker compared 17 of 29)."""
+    from physcodegym.probes.audit import render_match as rm
+
+    saved = rm.RENDER_BUDGET_S, rm.STILL_BUDGET_S
+    rm.RENDER_BUDGET_S = rm.STILL_BUDGET_S = rm.HARD_CAP_S
+    try:
+        yield
+    finally:
+        rm.RENDER_BUDGET_S, rm.STILL_BUDGET_S = saved
+
+
 @pytest.fixture(scope="session")
 def render_audits(tmp_path_factory, rendered) -> dict[str, Any]:
     from physcodegym.probes.audit.audit import audit_scene
@@ -103,10 +120,12 @@ def render_audits(tmp_path_factory, rendered) -> dict[str, Any]:
     r = sc.render
     before = (r.resolution_percentage, r.filepath, r.image_settings.file_format, sc.camera.name,
               [o.hide_render for o in sc.objects], sorted(o.name for o in sc.objects))
-    out["honest"] = audit_scene(sc, frames_dir=own)
+    with _every_frame():
+        out["honest"] = audit_scene(sc, frames_dir=own)
     out["restored"] = (before, (r.resolution_percentage, r.filepath, r.image_settings.file_format, sc.camera.name,
                                 [o.hide_render for o in sc.objects], sorted(o.name for o in sc.objects)))
-    out["window"] = audit_scene(_scene(), frames_dir=rendered["window"])
+    with _every_frame():
+        out["window"] = audit_scene(_scene(), frames_dir=rendered["window"])
     sky = _scene(world_keys=True)
     out["sky"] = audit_scene(sky, frames_dir=_render_all(sky, root / "sky"))
     return out
@@ -135,10 +154,10 @@ def test_frames_of_the_saved_scene_agree(render_audits):
 
 
 def test_frames_of_the_saved_scene_agree_on_every_frame(render_audits):
-    """Workbench re-renders every frame within the time budget (29 compared frames after the first when idle;
-    at least 20 on a loaded machine, whose renders may take longer than the budget allows)."""
+    """With the time budget lifted, every frame after the first is compared and agrees, also "since a moment
+    ago" (how many frames fit the budget is measured by benchmarks, not asserted here)."""
     doc = render_audits["honest"].meta["render_match"]
-    assert doc["compared"] >= 20 and doc["recent_disagree_run"] is None, doc
+    assert doc["compared"] == FRAMES - 1 and doc["recent_disagree_run"] is None, doc
     recent = [r["recent_agreement"] for r in doc["frames"] if r.get("recent_agreement") is not None]
     assert len(recent) >= 10 and min(recent) > 0.9, doc
 
