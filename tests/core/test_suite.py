@@ -104,7 +104,7 @@ def test_packs_outside_the_ci_set_are_told_apart() -> None:
 
 def test_baking_tests_run_over_the_ci_packs_only() -> None:
     """Collect the files that bake per pack (a subprocess, no Blender work): no case names a shipped pack outside
-    testing/ci_tasks.py, and every CI pack is still covered by the self-test."""
+    testing/ci_tasks.py, and every CI pack is still covered by the self-test (itself or its small copy)."""
     import subprocess
     import sys
 
@@ -116,8 +116,11 @@ def test_baking_tests_run_over_the_ci_packs_only() -> None:
     ids = [ln.strip() for ln in p.stdout.splitlines() if "::" in ln]
     packs = {d.name for d in (REPO / "tasks" / "packs").iterdir() if (d / "task.json").is_file()}
     assert not packs_outside_ci(ids, packs, set(CI_TASKS)), packs_outside_ci(ids, packs, set(CI_TASKS))
-    for t in CI_TASKS:
-        assert f"tests/rubric/test_selftest.py::test_shipped_task_selftest[{t}]" in ids, t
+    from tests.rubric.small_tasks import SMALL
+
+    small_of = {spec.source: tid for tid, spec in SMALL.items()}
+    for t in CI_TASKS:  # the pack itself, or its small copy (same scene, solver and rubric over fewer frames)
+        assert f"tests/rubric/test_selftest.py::test_shipped_task_selftest[{small_of.get(t, t)}]" in ids, t
 
 
 def test_a_partial_run_refreshes_only_its_files_in_the_durations_table() -> None:

@@ -17,8 +17,22 @@ from physcodegym.tasks.loader import load_task
 from physcodegym.verifier.selftest import DEFECTS, run_selftest
 
 from tests.rubric.conftest import shipped_task_ids
+from tests.rubric.small_tasks import SMALL, small_task
 
 MECHANISM_TASKS = ("ball_bounce", "block_stack")
+
+
+def _task(task_id: str, truth_work: Path):
+    """A shipped task, or its small copy (`tests/rubric/small_tasks.py`) when `task_id` names one."""
+    return small_task(task_id, truth_work) if task_id in SMALL else load_task(task_id)
+
+
+def selftest_task_ids() -> list[str]:
+    """The CI packs, with the three whose solver makes a defect's re-bake cost minutes (cloth_drape's 36x36
+    self-colliding cloth, milk_pour's and liquid_duck's SPH pours over 8 s) replaced by their small copies:
+    the same scene, solver and rubric over 2-3 s with a coarser cloth or fewer drops."""
+    small_of = {spec.source: tid for tid, spec in SMALL.items()}
+    return [small_of.get(t, t) for t in shipped_task_ids()]
 
 
 def test_selftest_catches_every_defect_on_test_task(billiard_task, tmp_path: Path) -> None:
@@ -78,18 +92,19 @@ RIGID_ONLY_NA = ("cloth_shell", "pin_in_air", "brownian_push", "collision_stack_
 @pytest.mark.timeout(1800)
 @pytest.mark.parametrize("task_id,defects", [("flag_wind", ("pin_in_air", "render_only_lift", "cloth_string",
                                                            "still_cloth_crossing", "still_cloth_fold")),
-                                             ("cloth_drape", ("cloth_shell", "collision_stack_shrink")),
+                                             ("cloth_drape_small", ("cloth_shell", "collision_stack_shrink")),
                                              ("hose_jet", ("brownian_push", "vanishing_liquid", "sourceless_liquid",
                                                            "steered_liquid"))])
 def test_cloth_and_liquid_concealment_caught_and_penalised(task_id: str, defects: tuple[str, ...],
                                                           truth_work: Path) -> None:
-    """The concealment defects that need a cloth or a liquid, on the cheapest shipped task that has one: a cloth
+    """The concealment defects that need a cloth or a liquid, on the cheapest task that has one (cloth_drape's small
+    copy for the defects that need a collider under the cloth): a cloth
     pinned to nothing rendered, a cloth held off its colliders by its collision distance, colliders drawn inside
     the surfaces they collide with, a cloth tied by loose edges, a Brownian push on the water, water that vanishes, water
     that appears in mid-air, a still pinned spare of the cloth folded through itself; each caught by the audit finding
     its mechanism names and penalised, each honest twin (the spare folded without crossing) clean (the rest of the
     matrix: `physcodegym selftest --all`)."""
-    doc = run_selftest(load_task(task_id), defects=list(defects), work_dir=truth_work / task_id)
+    doc = run_selftest(_task(task_id, truth_work), defects=list(defects), work_dir=truth_work / task_id)
     assert doc["baseline"]["S_val"] == 1.0, (task_id, doc["baseline"])
     for k, v in doc["defects"].items():
         if k in HONEST_TWINS:
@@ -99,12 +114,13 @@ def test_cloth_and_liquid_concealment_caught_and_penalised(task_id: str, defects
         assert set(v["by_audit"]) & set(DEFECTS[k]), (task_id, k, v)
 
 
-@pytest.mark.parametrize("task_id", ["hose_jet", "liquid_duck", "milk_pour"])
+@pytest.mark.parametrize("task_id", ["hose_jet", "liquid_duck_small", "milk_pour_small"])
 def test_stale_bake_caught_and_penalised_on_liquid_tasks(task_id: str, truth_work: Path) -> None:
     """SPH liquids do not re-simulate bit for bit, so their bake is compared on chaos-robust aggregates: a liquid
     baked at half gravity (gravity restored afterwards) must still be caught, the truth still clean (its run is
-    shared with the task's basic self-test through `truth_work`)."""
-    doc = run_selftest(load_task(task_id), defects=["stale_bake"], work_dir=truth_work / task_id)
+    shared with the task's basic self-test through `truth_work`); on the shipped hose_jet and on the small copies
+    of the two pours."""
+    doc = run_selftest(_task(task_id, truth_work), defects=["stale_bake"], work_dir=truth_work / task_id)
     assert doc["baseline"]["S_val"] == 1.0, (task_id, doc["baseline"])
     v = doc["defects"]["stale_bake"]
     assert v.get("caught") and v.get("penalised") and v["S_val"] < 0.9, (task_id, v)
@@ -120,14 +136,13 @@ def test_a_stale_bake_that_changes_no_motion_is_not_applicable(task_id: str, tru
     assert doc["cells"]["stale_bake"] == "n/a" and "largest departure" in v["error"], v
 
 
-# cloth_drape's row re-bakes a 1 s cloth a dozen times: 509 s in the last CI, idle; 900 s (the suite's limit
-# against hangs) was exceeded when two self-tests and a demo shared the 2 cores. Twice the idle time or more.
 @pytest.mark.timeout(1800)
-@pytest.mark.parametrize("task_id", shipped_task_ids())
+@pytest.mark.parametrize("task_id", selftest_task_ids())
 def test_shipped_task_selftest(task_id: str, truth_work: Path) -> None:
-    """Every shipped task: truth S_val = 1 and every basic injected defect kind is caught and penalised, or
-    (only where the defect has nothing to act on) not applicable with its reason; an injection error fails."""
-    lt = load_task(task_id)
+    """Every CI task (cloth_drape, milk_pour and liquid_duck by their small copies): truth S_val = 1 and every
+    basic injected defect kind is caught and penalised, or (only where the defect has nothing to act on) not
+    applicable with its reason; an injection error fails."""
+    lt = _task(task_id, truth_work)
     doc = run_selftest(lt, defects=list(BASIC_DEFECTS), work_dir=truth_work / task_id)
     assert doc["baseline"]["S_val"] == 1.0, (task_id, doc["baseline"])
     assert doc["all_caught"], (task_id, {k: v for k, v in doc["defects"].items() if not v.get("caught")})
