@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from physcodegym.agent import prompts
 from physcodegym.agent.budget import Budget, BudgetLimits
@@ -25,6 +25,9 @@ from physcodegym.agent.trace import AGENT_RUN_FILE, Trace, agent_run_doc, read_t
 from physcodegym.llm.base import ChatResponse, ImagePart, Message, Provider, TextPart, ToolCall, ToolResult
 from physcodegym.llm.errors import ProviderError
 from physcodegym.tasks.loader import LoadedTask
+
+if TYPE_CHECKING:
+    from physcodegym.evaluator.score_document import ScoreDocument
 
 IMAGE_CHARS = 1500  # rough context cost of one image, in characters of text, for the budget of the view
 
@@ -447,7 +450,7 @@ def _short_args(args: dict | None, limit: int = 120) -> str:
 
 def score_submission(
     loaded_task: LoadedTask, run_dir: Path, metrics: list[str] | None = None, judge: Any = None
-) -> dict:
+) -> ScoreDocument:
     """Score the finalized submission with the evaluator (the same path as `physcodegym score`)."""
     from physcodegym.evaluator.scoring import score_run
 

@@ -18,11 +18,14 @@ import traceback
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from physcodegym.core import atomic
 from physcodegym.core.errors import InputError
 from physcodegym.core.hashing import sha256_file
+
+if TYPE_CHECKING:
+    from physcodegym.evaluator.score_document import ScoreDocument
 
 CONFIG_KEYS = {"model", "harness", "label", "cost_usd_per_task", "tokens_per_task", "timeout_s", "timeout_s_by_task",
                "memory_mb", "notes",
@@ -204,7 +207,7 @@ def discover(tasks_dir: Path, submissions_dir: Path, results_dir: Path, *, timeo
     return units, tasks, cfg_meta
 
 
-def _score(task_folder: str, run_dir: Path, metrics: list[str] | None, judge: dict | None) -> dict:
+def _score(task_folder: str, run_dir: Path, metrics: list[str] | None, judge: dict | None) -> ScoreDocument:
     from physcodegym.tasks.loader import load_task
 
     try:
@@ -255,13 +258,13 @@ def execute_unit(spec_d: dict) -> dict:
             try:
                 doc = _score(spec.task_folder, run_dir, spec.metrics, spec.judge)
                 row["seconds_score"] = round(time.monotonic() - t1, 3)
-                atomic.write_json(unit_dir / "score.json", doc)
+                atomic.write_json(unit_dir / "score.json", doc.to_json())
                 evidence["score_json"] = str(unit_dir / "score.json")
-                if doc.get("status") == "invalid":  # the accepted files no longer match the record
+                if doc.invalid:  # the accepted files no longer match the record
                     row.update(status="invalid", artifact=False, metrics=None, score=None,
-                               reason=doc.get("invalid_reason"))
-                else:
-                    row.update(status="done", metrics=doc.get("metrics"), score=doc, reason=None)
+                               reason=doc.invalid_reason)
+                else:  # the row is a JSON document (it crosses to the store, maybe through Ray): the plain dict
+                    row.update(status="done", metrics=dict(doc.metrics), score=doc.to_json(), reason=None)
             except Exception as e:
                 row["seconds_score"] = round(time.monotonic() - t1, 3)
                 (unit_dir / "score_error.txt").write_text(traceback.format_exc())

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 from physcodegym.core.errors import InputError
+from physcodegym.evaluator.score_document import ScoreDocument
 from physcodegym.metrics.aggregate import aggregate, zero_results
 from physcodegym.metrics.results import METRIC_NAMES, MetricResult, MetricState
 from physcodegym.metrics.video import NoArtifact, decode_png_blobs, decode_video_limited, is_run_dir, load_video
@@ -332,28 +333,29 @@ def _metric_results(loaded_task: Any, candidate: Path, vr: Any, wanted: list[str
 
 
 def _document(loaded_task: Any, candidate: Path, is_run: bool, results: dict[str, MetricResult],
-              no_artifact: str | None) -> dict[str, Any]:
-    """The score document's body (SPEC §7): aggregates, what the task lacks, status, per-frame curves, details."""
-    doc: dict[str, Any] = {
-        "task": loaded_task.id,
-        "candidate": str(candidate),
-        "candidate_kind": "run" if is_run else "video",
-    }
-    doc.update(aggregate(results))
+              no_artifact: str | None, parity: dict[str, Any]) -> ScoreDocument:
+    """The score document (SPEC §7): aggregates, what the task lacks, status, per-frame curves, details, codec
+    parity; `plot` and `timings` are the caller's to fill."""
     # what the task itself lacks (a task made from a real video has no truth scene), each with its reason
     from physcodegym.tasks.loader import truth_status
 
-    doc["truth"] = truth_status(loaded_task)
-    doc["status"] = "invalid" if no_artifact is not None else "scored"
-    if no_artifact is not None:
-        doc["no_artifact"] = no_artifact
-        doc["invalid_reason"] = no_artifact
     per_frame = {n: r.per_frame for n, r in results.items() if r.per_frame}
     if "S_mot" in per_frame:
         per_frame["motion_iou"] = per_frame.pop("S_mot")
-    doc["per_frame"] = per_frame
-    doc["details"] = {n: r.details for n, r in results.items() if r.details}
-    return doc
+    invalid = {"no_artifact": no_artifact, "invalid_reason": no_artifact} if no_artifact is not None else {}
+    return ScoreDocument(
+        task=loaded_task.id,
+        candidate=str(candidate),
+        candidate_kind="run" if is_run else "video",
+        **aggregate(results),
+        truth=truth_status(loaded_task),
+        status="invalid" if no_artifact is not None else "scored",
+        **invalid,
+        per_frame=per_frame,
+        details={n: r.details for n, r in results.items() if r.details},
+        codec_parity=parity,
+        timings={},
+    )
 
 
 def score_run(
@@ -368,8 +370,8 @@ def score_run(
     lpips_options: dict | None = None,
     codec_parity: bool = True,
     unsafe_no_isolation: bool = False,
-) -> dict:
-    """The SPEC §7 score document for one candidate.
+) -> ScoreDocument:
+    """The SPEC §7 score document for one candidate (`doc.to_json()` is its public JSON).
 
     judge: {"provider": "openai"|"anthropic", "model": ..., "base_url": ..., "cache_dir": ..., "n_judgments": 3}
     (or {"provider_obj": Provider}); None leaves S_obj / S_evt uncomputable. lpips_options go to s_lpips
@@ -421,33 +423,32 @@ def score_run(
         if n not in wanted:
             results[n] = MetricResult.missing(n, MetricState.not_applicable, "not requested (--metrics)")
 
-    doc = _document(loaded_task, candidate, is_run, results, no_artifact)
-    doc["codec_parity"] = parity
+    doc = _document(loaded_task, candidate, is_run, results, no_artifact, parity)
     if plot is not None and no_artifact is None and cand_masks is not None:
         from physcodegym.metrics.plots import write_score_plot
 
-        doc["plot"] = str(write_score_plot(Path(plot), doc, _ref_masks(ref_data), cand_masks))
+        doc.plot = str(write_score_plot(Path(plot), doc.to_json(), _ref_masks(ref_data), cand_masks))
     timings["total_s"] = time.perf_counter() - t0
-    doc["timings"] = {k: round(v, 4) for k, v in timings.items()}
+    doc.timings = {k: round(v, 4) for k, v in timings.items()}
     return doc
 
 
-def human_summary(doc: dict) -> str:
+def human_summary(doc: ScoreDocument) -> str:
     """A short terminal table of the score document."""
 
     def f(v: float | None) -> str:
         return "  -  " if v is None else f"{v:.3f}"
 
-    lines = [f"task {doc['task']}  candidate {doc['candidate']} ({doc.get('candidate_kind')})"]
-    if doc.get("no_artifact"):
-        lines.append(f"NO VALID ARTIFACT: {doc['no_artifact']} (every requested metric scores 0)")
+    lines = [f"task {doc.task}  candidate {doc.candidate} ({doc.candidate_kind})"]
+    if doc.no_artifact:
+        lines.append(f"NO VALID ARTIFACT: {doc.no_artifact} (every requested metric scores 0)")
     for n in METRIC_NAMES:
-        st = doc["states"][n]
-        note = "" if st["state"] == "ok" and not st["reason"] else f"  [{st['state']}] {st['reason'] or ''}"
-        lines.append(f"  {n:<8} {f(doc['metrics'][n])}{note}")
-    cov = doc["coverage"]
+        st = doc.states[n]
+        note = "" if st.state == "ok" and not st.reason else f"  [{st.state}] {st.reason or ''}"
+        lines.append(f"  {n:<8} {f(doc.metrics[n])}{note}")
     for agg in ("S_vis", "S_phys", "S_tot"):
-        lines.append(f"  {agg:<8} {f(doc[agg])}  (covers {', '.join(cov[agg]) or 'nothing'})")
-    if doc.get("plot"):
-        lines.append(f"plot: {doc['plot']}")
+        covers = getattr(doc.coverage, agg)
+        lines.append(f"  {agg:<8} {f(getattr(doc, agg))}  (covers {', '.join(covers) or 'nothing'})")
+    if doc.plot:
+        lines.append(f"plot: {doc.plot}")
     return "\n".join(lines)

@@ -123,7 +123,7 @@ def run(args: argparse.Namespace) -> CommandResult:
         metrics = [m.strip() for m in args.metrics.split(",") if m.strip()] if args.metrics else None
         if doc.get("finalized"):
             try:
-                doc["score"] = score_submission(loaded_task, out, metrics=metrics, judge=judge)
+                doc["score"] = score_submission(loaded_task, out, metrics=metrics, judge=judge).to_json()
             except InputError:
                 raise
             except Exception as e:  # scoring failure is recorded, never mistaken for a score

@@ -60,5 +60,5 @@ def run(args: argparse.Namespace) -> CommandResult:
     if args.out:
         out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)
-        atomic.write_text(out, json.dumps(doc, indent=2))
-    return CommandResult(doc, human=human_summary(doc))
+        atomic.write_text(out, json.dumps(doc.to_json(), indent=2))
+    return CommandResult(doc.to_json(), human=human_summary(doc))

@@ -40,17 +40,17 @@ def test_exact_frames_score_one_only_through_the_reference_codec(tmp_path):
     seal_run(run)
     raw = score_run(lt, run, metrics=["ssim", "motion"], codec_parity=False)
     coded = score_run(lt, run, metrics=["ssim", "motion"])
-    assert raw["codec_parity"]["applied"] is False and raw["metrics"]["S_ssim"] < 0.999, raw["metrics"]
-    assert coded["codec_parity"]["applied"] is True and coded["codec_parity"]["encoder"] == MP4V
-    assert coded["metrics"]["S_ssim"] == pytest.approx(1.0, abs=1e-6) and coded["metrics"]["S_mot"] == 1.0
+    assert raw.codec_parity["applied"] is False and raw.metrics["S_ssim"] < 0.999, raw.metrics
+    assert coded.codec_parity["applied"] is True and coded.codec_parity["encoder"] == MP4V
+    assert coded.metrics["S_ssim"] == pytest.approx(1.0, abs=1e-6) and coded.metrics["S_mot"] == 1.0
 
 
 def test_parity_is_not_applied_to_a_video_or_an_unknown_reference(tmp_path, clips):
     lt = load_task(_imported_task(tmp_path, "mpeg4 (cv2 mp4v)"))
     video = score_run(lt, lt.video_path, metrics=["ssim"])
-    assert video["codec_parity"]["applied"] is False and "video" in video["codec_parity"]["reason"]
+    assert video.codec_parity["applied"] is False and "video" in video.codec_parity["reason"]
     plain = score_run(load_task(clips.task_dir), clips.run_dir("parity_plain", clips.ref), metrics=["ssim"])
-    assert plain["codec_parity"] == {"applied": False, "reason": "the task does not say how its reference was encoded"}
+    assert plain.codec_parity == {"applied": False, "reason": "the task does not say how its reference was encoded"}
 
 
 def test_shipped_reference_frames_score_one_through_blenders_h264(tmp_path):
@@ -67,5 +67,5 @@ def test_shipped_reference_frames_score_one_through_blenders_h264(tmp_path):
     write_pngs(run / "sandbox" / "frames", load_video(lt.video_path))
     seal_run(run)
     doc = score_run(lt2, run, metrics=["ssim", "motion"])
-    assert doc["codec_parity"]["applied"] is True and doc["codec_parity"]["encoder"] == H264, doc["codec_parity"]
-    assert doc["metrics"]["S_ssim"] > 0.99 and doc["metrics"]["S_mot"] > 0.9, doc["metrics"]
+    assert doc.codec_parity["applied"] is True and doc.codec_parity["encoder"] == H264, doc.codec_parity
+    assert doc.metrics["S_ssim"] > 0.99 and doc.metrics["S_mot"] > 0.9, doc.metrics

@@ -27,17 +27,17 @@ def faithful(clips):
 
 def test_identical_candidate_scores_one_and_reports_missing_metrics(task, faithful):
     doc = score_run(task, faithful, metrics=FAST)
-    m = doc["metrics"]
+    m = doc.metrics
     assert m["S_ssim"] == pytest.approx(1.0, abs=1e-6) and m["S_mot"] == 1.0
-    assert m["S_obj"] is None and doc["states"]["S_obj"]["state"] == "uncomputable" and "no judge" in doc["missing"]["S_obj"]
-    assert m["S_evt"] is None and "no judge" in doc["missing"]["S_evt"]
-    assert doc["states"]["S_val"]["state"] == "not_applicable" and "scene.blend" in doc["missing"]["S_val"]
-    assert doc["states"]["S_lpips"]["state"] == "not_applicable" and "not requested" in doc["missing"]["S_lpips"]
-    assert doc["coverage"] == {"S_vis": ["S_ssim"], "S_phys": ["S_mot"], "S_tot": ["S_ssim", "S_mot"]}
-    assert doc["S_vis"] == pytest.approx(1.0, abs=1e-6) and doc["S_tot"] == pytest.approx(1.0, abs=1e-6)
-    assert len(doc["per_frame"]["S_ssim"]) == 240 and len(doc["per_frame"]["motion_iou"]) == 240
-    assert doc["complete"] is False
-    json.dumps(doc)  # scriptable JSON
+    assert m["S_obj"] is None and doc.states["S_obj"].state == "uncomputable" and "no judge" in doc.missing["S_obj"]
+    assert m["S_evt"] is None and "no judge" in doc.missing["S_evt"]
+    assert doc.states["S_val"].state == "not_applicable" and "scene.blend" in doc.missing["S_val"]
+    assert doc.states["S_lpips"].state == "not_applicable" and "not requested" in doc.missing["S_lpips"]
+    assert doc.coverage.model_dump() == {"S_vis": ["S_ssim"], "S_phys": ["S_mot"], "S_tot": ["S_ssim", "S_mot"]}
+    assert doc.S_vis == pytest.approx(1.0, abs=1e-6) and doc.S_tot == pytest.approx(1.0, abs=1e-6)
+    assert len(doc.per_frame["S_ssim"]) == 240 and len(doc.per_frame["motion_iou"]) == 240
+    assert doc.complete is False
+    json.dumps(doc.to_json())  # scriptable JSON
 
 
 def test_shifted_and_blank_candidates_score_lower(task, clips, faithful, tools, tmp_path):
@@ -49,33 +49,54 @@ def test_shifted_and_blank_candidates_score_lower(task, clips, faithful, tools, 
     d_path = score_run(task, other_path, metrics=["ssim", "motion"])
     d_blank = score_run(task, blank, metrics=["ssim", "motion"])
     for d in (d_late, d_path, d_blank):
-        assert d["metrics"]["S_ssim"] < base["metrics"]["S_ssim"]
-        assert d["metrics"]["S_mot"] < base["metrics"]["S_mot"]
-    assert d_blank["metrics"]["S_mot"] == 0.0  # nothing moves in a blank video
-    assert d_blank["metrics"]["S_ssim"] < d_path["metrics"]["S_ssim"]
+        assert d.metrics["S_ssim"] < base.metrics["S_ssim"]
+        assert d.metrics["S_mot"] < base.metrics["S_mot"]
+    assert d_blank.metrics["S_mot"] == 0.0  # nothing moves in a blank video
+    assert d_blank.metrics["S_ssim"] < d_path.metrics["S_ssim"]
 
 
 def test_failed_run_scores_zero_on_every_metric_with_reason(task, clips):
     d = clips.run_dir("failed", None, status="timeout")
     doc = score_run(task, d)
-    assert all(v == 0.0 for v in doc["metrics"].values())
-    assert "timeout" in doc["no_artifact"] and doc["S_tot"] == 0.0 and doc["missing"] == {}
-    assert all("no valid artifact" in s["reason"] for s in doc["states"].values())
-    assert doc["coverage"]["S_tot"] == ["S_ssim", "S_lpips", "S_obj", "S_evt", "S_mot", "S_val"]
+    assert all(v == 0.0 for v in doc.metrics.values())
+    assert "timeout" in doc.no_artifact and doc.S_tot == 0.0 and doc.missing == {}
+    assert all("no valid artifact" in s.reason for s in doc.states.values())
+    assert doc.coverage.S_tot == ["S_ssim", "S_lpips", "S_obj", "S_evt", "S_mot", "S_val"]
+
+
+KEYS = ["task", "candidate", "candidate_kind", "metrics", "states", "missing", "S_vis", "S_phys", "S_tot", "coverage",
+        "complete", "truth", "status"]
+
+
+def test_document_json_keeps_its_keys_and_reads_back(task, clips, faithful):
+    """The typed document serialises to the public JSON (keys in their order, optional ones absent, not null) and a
+    copy read back from disk validates into the same document; a dict that is no score document is refused."""
+    from physcodegym.evaluator.score_document import read_score
+
+    scored = score_run(task, faithful, metrics=["motion"]).to_json()
+    assert list(scored) == [*KEYS, "per_frame", "details", "codec_parity", "timings"]
+    assert scored["states"]["S_mot"] == {"state": "ok", "reason": None} and scored["S_vis"] is None
+    invalid = score_run(task, clips.run_dir("failed_doc", None, status="timeout")).to_json()
+    assert list(invalid) == [*KEYS, "no_artifact", "invalid_reason", "per_frame", "details", "codec_parity", "timings"]
+    for doc in (scored, invalid):
+        text = json.dumps(doc, indent=2)
+        assert json.dumps(read_score(json.loads(text)).to_json(), indent=2) == text
+    with pytest.raises(ValueError, match="score.json is not a valid score document: S_tot"):
+        read_score({**scored, "S_tot": "high"}, "score.json")
 
 
 def test_incomplete_render_is_no_valid_artifact(task, clips):
     d = clips.run_dir("short", clips.ref[:100])
     doc = score_run(task, d, metrics=["ssim"])
-    assert doc["metrics"]["S_ssim"] == 0.0 and "accepted 100 frame" in doc["no_artifact"] and doc["status"] == "invalid"
+    assert doc.metrics["S_ssim"] == 0.0 and "accepted 100 frame" in doc.no_artifact and doc.status == "invalid"
 
 
 def test_bare_video_candidate_has_no_native_scene(task, clips, tmp_path, tools):
     mp4 = tools.write_mp4(tmp_path / "cand.mp4", clips.ref)
     doc = score_run(task, mp4, metrics=["ssim", "val"])
-    assert doc["candidate_kind"] == "video"
-    assert doc["states"]["S_val"]["state"] == "not_applicable" and "bare video" in doc["missing"]["S_val"]
-    assert 0.9 < doc["metrics"]["S_ssim"] < 1.0  # re-encoded once more: close, not identical
+    assert doc.candidate_kind == "video"
+    assert doc.states["S_val"].state == "not_applicable" and "bare video" in doc.missing["S_val"]
+    assert 0.9 < doc.metrics["S_ssim"] < 1.0  # re-encoded once more: close, not identical
 
 
 def test_bad_inputs_raise_input_error(task, tmp_path, tools):
@@ -94,7 +115,7 @@ def test_plot_is_written(task, clips, tmp_path, tools):
     cand = clips.run_dir("plotted", tools.disk_clip(y=150))
     png = tmp_path / "plots" / "score.png"
     doc = score_run(task, cand, metrics=["ssim", "motion"], plot=png)
-    assert doc["plot"] == str(png) and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000
+    assert doc.plot == str(png) and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:

@@ -144,11 +144,11 @@ def test_imported_task_is_annotated_saved_validated_and_scored_in_the_panel(addo
     assert (len(st.checklist), len(st.events), len(st.draft_criteria), len(st.draft_roles)) == (2, 2, 1, 2)
     # a candidate scored against it: video metrics computed, truth-dependent parts not applicable with reasons
     s = score_run(lt, lt.video_path, metrics=["S_ssim", "S_mot", "S_val"], progress=False)
-    assert s["metrics"]["S_ssim"] > 0.99 and s["metrics"]["S_mot"] is not None
-    assert s["states"]["S_val"]["state"] != "ok" and s["states"]["S_val"]["reason"]
-    assert {k: v["state"] for k, v in s["truth"].items()} == dict.fromkeys(("truth_trajectories", "truth_counterfactuals", "truth_criteria"), "not_applicable")
-    assert all("disc.mp4" in v["reason"] for v in s["truth"].values())
-    json.dumps(s)  # the document is JSON as `physcodegym score --json` prints it
+    assert s.metrics["S_ssim"] > 0.99 and s.metrics["S_mot"] is not None
+    assert s.states["S_val"].state != "ok" and s.states["S_val"].reason
+    assert {k: v.state for k, v in s.truth.items()} == dict.fromkeys(("truth_trajectories", "truth_counterfactuals", "truth_criteria"), "not_applicable")
+    assert all("disc.mp4" in v.reason for v in s.truth.values())
+    json.dumps(s.to_json())  # the document is JSON as `physcodegym score --json` prints it
 
 
 def test_import_video_operator_runs_in_the_background_and_loads_the_skeleton(addon: Any, tmp_path: Path) -> None:
