@@ -56,6 +56,12 @@ def task_values(row: dict | None) -> dict[str, Any]:
     return {"artifact": True, "values": vals, "reason": None, "status": "done"}
 
 
+def _s_tot(row: dict | None) -> float | None:
+    """The row's S_tot from its score document (None when it has none)."""
+    sc = (row or {}).get("score")
+    return sc.S_tot if sc is not None else None
+
+
 def _mean(xs: list[float]) -> float | None:
     return sum(xs) / len(xs) if xs else None
 
@@ -87,9 +93,9 @@ def leaderboard(rows: list[dict], tasks: list[dict], configs: dict[str, dict]) -
     covered = [n for n in METRIC_NAMES if any(per[c][t]["artifact"] and per[c][t]["values"][n] is not None
                                                for c in cfg_names for t in task_ids)]
     missing_reasons: dict[str, str] = {}
-    for r in rows:
-        sc = r.get("score") or {}
-        for n, why in (sc.get("missing") or {}).items():
+    for r in rows:  # rows of the store: `score` is a ScoreDocument or None
+        sc = r.get("score")
+        for n, why in (sc.missing if sc is not None else {}).items():
             if n not in covered:
                 missing_reasons.setdefault(n, why)
     for n in METRIC_NAMES:
@@ -124,8 +130,7 @@ def leaderboard(rows: list[dict], tasks: list[dict], configs: dict[str, dict]) -
         ids = [t["id"] for t in tasks if t["category"] == cat]
         by_cat[cat] = {c: _column_means(per[c], ids, covered) for c in cfg_names}
     per_task = {c: {t: {**per[c][t], "attempt": (chosen.get((c, t)) or {}).get("attempt"),
-                        "S_tot": ((chosen.get((c, t)) or {}).get("score") or {}).get("S_tot")
-                        if per[c][t]["status"] == "done"
+                        "S_tot": _s_tot(chosen.get((c, t))) if per[c][t]["status"] == "done"
                         else (0.0 if not per[c][t]["artifact"] else None)}
                     for t in task_ids} for c in cfg_names}
     return {

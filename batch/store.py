@@ -12,6 +12,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from physcodegym.evaluator.score_document import ScoreDocument, read_score
+
 DB_NAME = "results.sqlite"
 FINAL = ("done", "failed", "invalid", "error")  # a row with one of these is never redone on resume (same hashes)
 
@@ -82,6 +84,8 @@ class ResultsStore:
         vals = []
         for c in COLUMNS:
             v = row.get(c)
+            if isinstance(v, ScoreDocument):
+                v = v.to_json()
             if c in JSON_COLUMNS and v is not None:
                 v = json.dumps(v, default=str)
             if c == "artifact":
@@ -92,6 +96,9 @@ class ResultsStore:
                             f"({','.join('?' * len(COLUMNS))})", vals)
 
     def rows(self) -> list[dict[str, Any]]:
+        """Every unit's row; its `score` (the score document) validated into a `ScoreDocument`, or None.
+
+        Raises InputError naming the store and the unit when a stored score is not a score document."""
         out = []
         for r in self.db.execute("SELECT * FROM units ORDER BY config, task_id, attempt"):
             d = dict(r)
@@ -99,8 +106,19 @@ class ResultsStore:
                 if d.get(c):
                     d[c] = json.loads(d[c])
             d["artifact"] = bool(d["artifact"])
+            if d.get("score") is not None:
+                d["score"] = self._score(d)
             out.append(d)
         return out
+
+    def _score(self, row: dict[str, Any]) -> ScoreDocument:
+        unit = f"{row['config']}/{row['task_id']}/{row['attempt']}"
+        try:
+            return read_score(row["score"], f"the score of unit {unit}")
+        except ValueError as e:
+            from physcodegym.core.errors import InputError
+
+            raise InputError(str(e), file=str(self.path), field=f"units[{unit}].score") from e
 
     def final_keys(self) -> dict[tuple[str, str, str], tuple[str | None, str | None]]:
         """(config, task, attempt) -> (program hash, task hash) for finished units."""

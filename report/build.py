@@ -29,6 +29,7 @@ from typing import Any
 from physcodegym.batch.accounting import SETS, leaderboard, select
 from physcodegym.batch.store import ResultsStore
 from physcodegym.core import atomic, launch
+from physcodegym.evaluator.score_document import ScoreDocument
 from physcodegym.metrics.results import METRIC_NAMES
 from physcodegym.report import assets, evidence, plots
 
@@ -196,21 +197,47 @@ def _run_dir(row: dict | None) -> Path | None:
     return Path(rd) if rd and Path(rd).is_dir() else None
 
 
+def _s_val_details(row: dict | None) -> dict:
+    """S_val's details (findings, criteria, role mapping) from the row's score document; {} when it has none."""
+    sc = (row or {}).get("score")  # a ScoreDocument (validated by the results store) or None
+    d = sc.details.get("S_val") if sc is not None else None
+    return d if isinstance(d, dict) else {}
+
+
+def _per_frame(row: dict | None, curve: str) -> list[float] | None:
+    """One per-frame curve of the row's score document (None when it has no score or no such curve)."""
+    sc = (row or {}).get("score")
+    return sc.per_frame.get(curve) if sc is not None else None
+
+
+def _score_table(sc: ScoreDocument) -> list[str]:
+    """A unit's metrics with their states and reasons, and what S_vis and S_phys cover."""
+    h = ["<table><thead><tr><th class=l>metric</th><th>value</th><th class=l>state</th><th "
+         "class=l>reason</th></tr></thead><tbody>"]
+    for n in METRIC_NAMES:
+        st = sc.states.get(n)
+        state, reason = (st.state, st.reason) if st is not None else ("–", None)
+        h.append(f"<tr><td class=l>{n}</td><td>{_fmt(sc.metrics.get(n))}</td><td class=l>{e(str(state))}</td>"
+                 f"<td class='l wrap small'>{e(str(reason or ''))}</td></tr>")
+    h.append("</tbody></table>")
+    cov = sc.coverage
+    h.append(f"<p class='small muted'>S_vis {_fmt(sc.S_vis)} covers {e(', '.join(cov.S_vis) or 'nothing')}; "
+             f"S_phys {_fmt(sc.S_phys)} covers {e(', '.join(cov.S_phys) or 'nothing')}.</p>")
+    return h
+
+
 def _finding_kinds(row: dict | None) -> list[str]:
-    d = (((row or {}).get("score") or {}).get("details") or {}).get("S_val") or {}
-    f = d.get("findings") if isinstance(d, dict) else None
+    f = _s_val_details(row).get("findings")
     return [x if isinstance(x, str) else str((x or {}).get("kind")) for x in f] if isinstance(f, list) else []
 
 
 def _criteria(row: dict | None) -> list[dict]:
-    d = (((row or {}).get("score") or {}).get("details") or {}).get("S_val") or {}
-    cr = d.get("criteria") if isinstance(d, dict) else None
+    cr = _s_val_details(row).get("criteria")
     return [c for c in cr if isinstance(c, dict)] if isinstance(cr, list) else []
 
 
 def _mapping(row: dict | None) -> dict[str, str]:
-    d = (((row or {}).get("score") or {}).get("details") or {}).get("S_val") or {}
-    roles = ((d.get("mapping") or {}).get("roles") or {}) if isinstance(d, dict) else {}
+    roles = (_s_val_details(row).get("mapping") or {}).get("roles") or {}
     return {k: v.get("object") for k, v in roles.items() if isinstance(v, dict) and v.get("object")}
 
 
@@ -458,7 +485,7 @@ class _Builder:
         cat_of = {t["id"]: t["category"] for t in lb["tasks"]}
         for r in self.rows:
             cls = "pass" if r["status"] == "done" else "fail"
-            st = (r.get("score") or {}).get("S_tot")
+            st = r["score"].S_tot if r.get("score") is not None else None
             href = f"tasks/{_slug(r['task_id'])}.html#unit-{_slug(r['config'])}-{_slug(r['attempt'])}"
             p.append(f"<tr data-row data-config='{e(r['config'])}' data-cat='{e(cat_of.get(r['task_id'], ''))}'>"
                      f"<td class=l>{e(r['config'])}</td><td class=l><a href='{href}'>{e(r['task_id'])}</a></td>"
@@ -531,7 +558,7 @@ class _Builder:
             why.append(f"no sampled candidate scene for {', '.join(nos)} (no artifact, or S_val was not computed)")
         if why:
             b.append(f"<p class='muted small'>{e('; '.join(why))}.</p>")
-        ious = {c: ((chosen[c] or {}).get("score") or {}).get("per_frame", {}).get("motion_iou") for c in cfgs}
+        ious = {c: _per_frame(chosen[c], "motion_iou") for c in cfgs}
         iou = self.write_img(f"{_slug(tid)}/iou.png", plots.iou_over_time({c: v for c, v in ious.items() if v}, events))
         b.append(
             "<h2>Motion-mask IoU over time</h2>" + (f"<img class=plot alt='iou {e(tid)}' src='../{iou}'>" if iou else
@@ -637,21 +664,10 @@ class _Builder:
         elif row.get("status") != "done":
             h.append(f"<p class=fail>Scoring failed — {e(str(row.get('reason')))}. Its metrics are technical gaps "
                      "(left out of the means).</p>")
-        sc = row.get("score") or {}
-        states = sc.get("states") or {}
-        if sc:
-            h.append("<table><thead><tr><th class=l>metric</th><th>value</th><th class=l>state</th><th "
-                     "class=l>reason</th></tr></thead><tbody>")
-            for n in METRIC_NAMES:
-                st = states.get(n) or {}
-                v = (sc.get("metrics") or {}).get(n)
-                h.append(f"<tr><td class=l>{n}</td><td>{_fmt(v)}</td><td class=l>{e(str(st.get('state', '–')))}</td>"
-                         f"<td class='l wrap small'>{e(str(st.get('reason') or ''))}</td></tr>")
-            h.append("</tbody></table>")
-            cov = sc.get("coverage") or {}
-            h.append(f"<p class='small muted'>S_vis {_fmt(sc.get('S_vis'))} covers "
-                     f"{e(', '.join(cov.get('S_vis') or []) or 'nothing')}; S_phys {_fmt(sc.get('S_phys'))} covers "
-                     f"{e(', '.join(cov.get('S_phys') or []) or 'nothing')}.</p>")
+        sc = row.get("score")  # a ScoreDocument (validated by the results store) or None
+        val = sc.states.get("S_val") if sc is not None else None
+        if sc is not None:
+            h += _score_table(sc)
         crit = _criteria(row)
         if crit:
             h.append("<h3>Rubric criteria (S_val)</h3><ul>")
@@ -662,10 +678,9 @@ class _Builder:
                 h.append(f"<li><span class={cls}>{word}</span> <code>{e(str(cr.get('id')))}</code> — {e(sent)}"
                          f"<details><summary>raw numbers</summary><pre>{e(raw[:6000])}</pre></details></li>")
             h.append("</ul>")
-        elif sc:
-            st = states.get("S_val") or {}
-            h.append(f"<p class='muted small'>No rubric criteria: S_val {e(str(st.get('state', 'missing')))} — "
-                     f"{e(str(st.get('reason') or ''))}</p>")
+        elif sc is not None:
+            h.append(f"<p class='muted small'>No rubric criteria: S_val {e(str(val.state if val else 'missing'))} — "
+                     f"{e(str((val.reason if val else None) or ''))}</p>")
         findings, err = self.findings_of(c, tid, row)
         if err:
             h.append(f"<p class='small fail'>{e(err)}</p>")
@@ -678,7 +693,7 @@ class _Builder:
                 for k, f in enumerate(fs):
                     h.append(self._finding(f, c, tid, kind, k, fd))
                 h.append("</div>")
-        elif sc and "S_val" in (sc.get("metrics") or {}) and (states.get("S_val") or {}).get("state") == "ok":
+        elif sc is not None and "S_val" in sc.metrics and val is not None and val.state == "ok":
             h.append("<p class='small pass'>The audit found no task-independent violation.</p>")
         h.append("</section>")
         return "".join(h)
