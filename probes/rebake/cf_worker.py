@@ -15,6 +15,8 @@ import json
 import os
 import time
 import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -390,131 +392,192 @@ def _cpus() -> int | None:
         return None
 
 
+def _open_fresh(blend: str, rec: dict[str, Any], handlers0: dict[str, list[Any]] | None) -> Any:
+    """Open `blend` afresh for this branch and return its scene: stored code and paths off before any bake
+    (docs/THREAT_MODEL.md), a private copy of its particle disk cache (the previous copy, if any, removed), and
+    the handlers registered since `handlers0` (a previous job's, persistent or not) dropped when it is given."""
+    import shutil
+
+    import bpy
+    from physcodegym.probes.scene.render_safety import neutralise
+
+    used = rec.get("private_disk_cache")
+    bpy.ops.wm.open_mainfile(filepath=str(blend), use_scripts=False)  # Auto Run off: the blend is a program's output
+    neutralise(bpy)
+    rec["private_disk_cache"] = _private_disk_cache(blend)
+    if used:
+        shutil.rmtree(used, ignore_errors=True)
+    if handlers0 is not None:
+        for name, keep in handlers0.items():
+            lst = getattr(bpy.app.handlers, name)
+            for h in [h for h in lst if h not in keep]:
+                lst.remove(h)
+    return bpy.context.scene
+
+
+@dataclass
+class Branch:
+    """One job's working state, handed to each of its edits: the scene (an edit may re-open the file), the job,
+    the role mapping, the record being written, and whether the scene now differs from its bake (so it is
+    re-baked)."""
+
+    scene: Any
+    job: dict[str, Any]
+    mapping: dict[str, str]
+    rec: dict[str, Any]
+    interventions: list[Any]
+    changed: bool = False
+
+
+def _edit_defect(b: Branch) -> None:
+    """A self-test defect injected (probes.defects); an injection may re-open the file (defects._reopened)."""
+    import bpy
+    from physcodegym.probes.defects.defects import inject_defect
+
+    b.rec["defect"] = inject_defect(b.scene, b.job["defect"], b.mapping)
+    b.scene = bpy.context.scene
+    b.changed = True
+
+
+def _edit_interventions(b: Branch) -> None:
+    """The counterfactual's interventions, each verified; one that cannot be applied is recorded with its error."""
+    from physcodegym.probes.branches.interventions import InterventionError, apply_intervention
+
+    for iv in b.interventions:
+        try:
+            b.rec["interventions"].append(apply_intervention(b.scene, iv, b.mapping))
+            b.changed = True
+        except InterventionError as ex:
+            b.rec["interventions"].append({"kind": iv.kind.value, "roles": iv.roles, "verified": False,
+                                           "error": str(ex)})
+            b.rec["errors"].append(str(ex))
+
+
+def _edit_decollide(b: Branch) -> None:
+    """Hidden colliders without their collision: what they do (probes.audit.effects)."""
+    b.rec["decollided"] = decollide(b.scene, list(b.job["decollide"]))
+    b.changed = True
+
+
+def _edit_strip_clear(b: Branch) -> None:
+    """The clear faces of rendered colliders removed: what they do (probes.audit.effects)."""
+    b.rec["stripped"] = strip_clear_faces(b.scene, list(b.job["strip_clear"]))
+    b.changed = True
+
+
+def _edit_stack_gaps(b: Branch) -> None:
+    """Colliders that render otherwise than they collide, measured (probes.audit.detect_fields); nothing changes."""
+    b.rec["stack_gaps"] = collision_stack_gaps(b.scene, list(b.job["stack_gaps"]))
+
+
+def _edit_render_side(b: Branch) -> None:
+    """The bake made as the frames show the scene (probes.scene.render_config)."""
+    from physcodegym.probes.scene.render_config import apply_render_configuration
+
+    b.rec["render_side"] = len(apply_render_configuration(b.scene))
+    b.changed = True
+
+
+def _edit_reseed(b: Branch) -> None:
+    """Another microstate of the same physics: the noise floor of a chaotic liquid."""
+    b.rec["reseeded"] = reseed_particles(b.scene, int(b.job["reseed"]))
+    b.changed = True
+
+
+# The kinds of edit a job asks for (its keys), applied in this order to the freshly opened scene. Each is one
+# function of the branch, so a new kind is one function and one line here, and run_job stays the same.
+EDITS: dict[str, Callable[[Branch], None]] = {
+    "defect": _edit_defect,
+    "interventions": _edit_interventions,
+    "decollide": _edit_decollide,
+    "strip_clear": _edit_strip_clear,
+    "stack_gaps": _edit_stack_gaps,
+    "render_side": _edit_render_side,
+    "reseed": _edit_reseed,
+}
+
+
+def _plan_frames(b: Branch, blend: str, handlers0: dict[str, list[Any]] | None) -> tuple[int, int, list[tuple]]:
+    """The frames the branch samples and the runs it re-simulates. A job `to_rest` (a re-simulation started before
+    its caller sampled the bake) reads what it simulates from the bake, then opens the file again: reading the
+    bake leaves state in the rigid-body solver that a re-bake starts from (the objects' frame-1 transforms are the
+    same, measured; the solver's are not a fresh world's). Measured on ball_dominoes_s3's truth: re-baked after
+    reading it, the ball departed from frame 27 and by 6.1 cm at frame 240 (a false "edited after the bake");
+    re-baked on a fresh load, it is the bake bit for bit."""
+    from physcodegym.probes.scene.sampling import sample_scene
+
+    s, e = b.scene.frame_start, b.scene.frame_end
+    if b.job.get("frames"):
+        fs, fe = b.job["frames"]
+        s, e = max(s, int(fs)), min(e, int(fe))
+    runs = [tuple(r) for r in b.job.get("runs") or []]
+    if b.job.get("to_rest"):
+        from physcodegym.probes.branches.resimulation import resim_plan
+
+        runs = resim_plan(sample_scene(b.scene, frames=range(s, e + 1)))
+        e = min(e, runs[-1][1]) if runs else e
+        b.rec["frames"] = [s, e]
+        b.scene = _open_fresh(blend, b.rec, handlers0)
+    if len(runs) > 1:
+        b.rec["runs"] = [list(r) for r in runs]
+    return s, e, runs
+
+
+def _bake(b: Branch, blend: str, runs: list[tuple], end: int) -> Any:
+    """Re-bake a changed scene (or a forced one) up to `end`; an unchanged scene in restarted runs is simulated and
+    sampled in one pass, and returns its samples (None otherwise). Runs that cannot restart fall back to the whole
+    range from the first frame, on a fresh load (the failed runs may have cleared frames of its cache copy)."""
+    samples = None
+    if b.rec.get("runs") and not b.changed and b.job.get("force_rebake"):  # the unchanged scene, in restarted runs
+        t1 = time.perf_counter()
+        try:
+            samples = resimulate_runs(b.scene, runs)
+            b.rec["bake_s"] = time.perf_counter() - t1  # simulating and sampling are one pass here
+            b.rec["baked"] = True
+        except RestartFailed as ex:
+            b.rec["runs_failed"] = str(ex)
+            b.rec.pop("runs")
+            b.scene = _open_fresh(blend, b.rec, None)
+    if samples is None and (b.changed or b.job.get("force_rebake")):
+        b.rec["bake_s"] = rebake(b.scene, end)
+        b.rec["baked"] = True
+    return samples
+
+
 def run_job(blend: str, job: dict[str, Any], mapping: dict[str, str],
             handlers0: dict[str, list[Any]] | None = None) -> dict[str, Any]:
-    """One branch on a fresh load of `blend`: inject/intervene, re-bake, sample, optionally save; returns its record."""
+    """One branch on a fresh load of `blend`: inject/intervene (the job's `EDITS`), re-bake, sample, optionally
+    save; returns its record."""
     out = Path(job["out"])
     rec: dict[str, Any] = {"ok": False, "blend": blend, "interventions": [], "errors": [],
                            "cpus": _cpus()}  # 1 when the branch's simulation runs on one thread (core.determinism)
     t0 = time.perf_counter()
     try:
         import bpy
-        from physcodegym.probes.branches.interventions import InterventionError, apply_intervention
-        from physcodegym.probes.scene.render_safety import neutralise
         from physcodegym.probes.scene.sampling import sample_scene
         from physcodegym.tasks.schema import Intervention
 
-        # Auto Run off: the blend is a program's output
-        bpy.ops.wm.open_mainfile(filepath=str(blend), use_scripts=False)
-        neutralise(bpy)  # stored code and paths off before any bake (docs/THREAT_MODEL.md)
-        rec["private_disk_cache"] = _private_disk_cache(blend)
-        if handlers0 is not None:  # a previous job's handlers (persistent or not) never reach this one
-            for name, keep in handlers0.items():
-                lst = getattr(bpy.app.handlers, name)
-                for h in [h for h in lst if h not in keep]:
-                    lst.remove(h)
-        scene = bpy.context.scene
+        scene = _open_fresh(blend, rec, handlers0)
         rec["load_s"] = time.perf_counter() - t0
-        ivs = [Intervention.model_validate(x) for x in job.get("interventions", [])]
-        s, e = scene.frame_start, scene.frame_end
-        if job.get("frames"):
-            fs, fe = job["frames"]
-            s, e = max(s, int(fs)), min(e, int(fe))
-        runs = [tuple(r) for r in job.get("runs") or []]
-        if job.get("to_rest"):  # a re-simulation started before its caller sampled the bake: what it simulates
-            # is read from the bake, before anything changes
-            from physcodegym.probes.branches.resimulation import resim_plan
-
-            runs = resim_plan(sample_scene(scene, frames=range(s, e + 1)))
-            e = min(e, runs[-1][1]) if runs else e
-            rec["frames"] = [s, e]
-            # ... and then the file is opened again: reading the bake leaves state in the rigid-body solver that a
-            # re-bake starts from (the objects' frame-1 transforms are the same, measured; the solver's are not a
-            # fresh world's). Measured on ball_dominoes_s3's truth: re-baked after reading it, the ball departed
-            # from frame 27 and by 6.1 cm at frame 240 (a false "edited after the bake"); re-baked on a fresh
-            # load, it is the bake bit for bit.
-            used = rec.get("private_disk_cache")
-            bpy.ops.wm.open_mainfile(filepath=str(blend), use_scripts=False)
-            neutralise(bpy)  # stored code and paths off before any bake (docs/THREAT_MODEL.md)
-            rec["private_disk_cache"] = _private_disk_cache(blend)
-            if used:
-                import shutil
-
-                shutil.rmtree(used, ignore_errors=True)
-            if handlers0 is not None:
-                for name, keep in handlers0.items():
-                    lst = getattr(bpy.app.handlers, name)
-                    for h in [h for h in lst if h not in keep]:
-                        lst.remove(h)
-            scene = bpy.context.scene
-        if len(runs) > 1:
-            rec["runs"] = [list(r) for r in runs]
-        changed = False
-        if job.get("defect"):
-            from physcodegym.probes.defects.defects import inject_defect
-
-            rec["defect"] = inject_defect(scene, job["defect"], mapping)
-            scene = bpy.context.scene  # an injection may re-open the file (defects._reopened)
-            changed = True
-        for iv in ivs:
-            try:
-                rec["interventions"].append(apply_intervention(scene, iv, mapping))
-                changed = True
-            except InterventionError as ex:
-                rec["interventions"].append({"kind": iv.kind.value, "roles": iv.roles, "verified": False,
-                                             "error": str(ex)})
-                rec["errors"].append(str(ex))
-        if job.get("decollide"):  # hidden colliders without their collision: what it does (probes.audit.effects)
-            rec["decollided"] = decollide(scene, list(job["decollide"]))
-            changed = True
-        if job.get("strip_clear"):  # the clear faces of rendered colliders removed: what they do (probes.audit.effects)
-            rec["stripped"] = strip_clear_faces(scene, list(job["strip_clear"]))
-            changed = True
-        if job.get("stack_gaps"):  # colliders that render otherwise than they collide (probes.audit.detect_fields)
-            rec["stack_gaps"] = collision_stack_gaps(scene, list(job["stack_gaps"]))
-        if job.get("render_side"):  # the bake made as the frames show the scene (probes.scene.render_config)
-            from physcodegym.probes.scene.render_config import apply_render_configuration
-
-            rec["render_side"] = len(apply_render_configuration(scene))
-            changed = True
-        if job.get("reseed"):  # another microstate of the same physics: the noise floor of a chaotic liquid
-            rec["reseeded"] = reseed_particles(scene, int(job["reseed"]))
-            changed = True
+        b = Branch(scene, job, mapping, rec, [Intervention.model_validate(x) for x in job.get("interventions", [])])
+        s, e, runs = _plan_frames(b, blend, handlers0)
+        for kind, edit in EDITS.items():
+            if job.get(kind):
+                edit(b)
         rec["baked"] = False
         if job.get("solvers_off"):  # the universal ownership test: nothing is baked, nothing simulates
             from physcodegym.probes.branches.ownership import switch_off_solvers
 
-            rec["switched_off"] = switch_off_solvers(scene)
-            changed = False
-        samples = None
-        if rec.get("runs") and not changed and job.get("force_rebake"):  # the unchanged scene, in restarted runs
-            t1 = time.perf_counter()
-            try:
-                samples = resimulate_runs(scene, runs)
-                rec["bake_s"] = time.perf_counter() - t1  # simulating and sampling are one pass here
-                rec["baked"] = True
-            except RestartFailed as ex:  # the whole range from the first frame, as for any other scene
-                rec["runs_failed"] = str(ex)
-                rec.pop("runs")
-                import shutil
-
-                used = rec.get("private_disk_cache")  # the failed runs may have cleared frames of its copy
-                bpy.ops.wm.open_mainfile(filepath=str(blend), use_scripts=False)
-                neutralise(bpy)  # stored code and paths off before any bake (docs/THREAT_MODEL.md)
-                rec["private_disk_cache"] = _private_disk_cache(blend)
-                if used:
-                    shutil.rmtree(used, ignore_errors=True)
-                scene = bpy.context.scene
-        if samples is None and (changed or job.get("force_rebake")):
-            rec["bake_s"] = rebake(scene, e)
-            rec["baked"] = True
+            rec["switched_off"] = switch_off_solvers(b.scene)
+            b.changed = False
+        samples = _bake(b, blend, runs, e)
         if isinstance(rec.get("defect"), dict) and rec["defect"].get("after_bake"):
             from physcodegym.probes.defects.defects import after_bake
 
-            rec["after_bake"] = after_bake(scene, rec["defect"])
+            rec["after_bake"] = after_bake(b.scene, rec["defect"])
         t1 = time.perf_counter()
         if samples is None:
-            samples = sample_scene(scene, frames=range(s, e + 1), with_particles=not job.get("solvers_off"))
+            samples = sample_scene(b.scene, frames=range(s, e + 1), with_particles=not job.get("solvers_off"))
         rec["sample_s"] = time.perf_counter() - t1
         samples.save_npz(out)
         if job.get("save_blend"):
