@@ -303,7 +303,8 @@ def test_a_fake_window_in_a_cycles_or_eevee_scene_is_found_too(cycles_frames, en
     """Cycles with its denoiser on (as a program would save it) used to cost 0.3 s a re-rendered frame, so about 10
     of 240 frames were compared and a window fake fitted between them; EEVEE, 3 or 4. The re-render now drops the
     denoiser (masks ignore noise), re-renders EEVEE scenes with Cycles standing in, and goes on to at least an
-    eighth of the frames: here most of the 30 are compared, the window is found, and the honest frames agree.
+    eighth of the frames (here the budget is lifted so that all 30 are compared whatever the worker's load): the
+    window is found, and the honest frames agree.
     The handed-in frames are Cycles renders in both cases (an EEVEE render costs seconds a frame on this CPU; an
     honest EEVEE scene against its Cycles re-render was measured by hand: lowest agreement 0.52); they are
     rendered once (`cycles_frames`) from the same deterministic rigid bake this test's scene re-bakes."""
@@ -311,12 +312,15 @@ def test_a_fake_window_in_a_cycles_or_eevee_scene_is_found_too(cycles_frames, en
 
     sc = _cycles_scene()
     sc.render.engine = engine
-    rep = audit_scene(sc, frames_dir=cycles_frames["window"])
+    with _every_frame():  # what is compared, not how much fits the time budget on a loaded worker
+        rep = audit_scene(sc, frames_dir=cycles_frames["window"])
     doc = rep.meta["render_match"]
-    assert doc["rendered_with"] == "CYCLES" and doc["compared"] >= 20, {k: v for k, v in doc.items() if k != "frames"}
+    assert doc["rendered_with"] == "CYCLES" and doc["compared"] == FRAMES - 1, {k: v for k, v in doc.items()
+                                                                                if k != "frames"}
     assert "render_mismatch" in _causes(rep), [(f.kind, f.message) for f in rep.findings]
     assert sc.render.engine == engine and sc.cycles.use_denoising is True and sc.render.resolution_percentage == 50
-    twin = audit_scene(sc, frames_dir=cycles_frames["honest"])
+    with _every_frame():
+        twin = audit_scene(sc, frames_dir=cycles_frames["honest"])
     assert "render_mismatch" not in _causes(twin), [(f.kind, f.message) for f in twin.findings]
 
 
