@@ -100,12 +100,12 @@ def _every_frame() -> Iterator[None]:
     loaded worker compared 17 of 29)."""
     from physcodegym.probes.audit import render_match as rm
 
-    saved = rm.RENDER_BUDGET_S, rm.STILL_BUDGET_S
-    rm.RENDER_BUDGET_S = rm.STILL_BUDGET_S = rm.HARD_CAP_S
+    saved = rm.RENDER_BUDGET_S, rm.CYCLES_BUDGET_S, rm.STILL_BUDGET_S
+    rm.RENDER_BUDGET_S = rm.CYCLES_BUDGET_S = rm.STILL_BUDGET_S = rm.HARD_CAP_S
     try:
         yield
     finally:
-        rm.RENDER_BUDGET_S, rm.STILL_BUDGET_S = saved
+        rm.RENDER_BUDGET_S, rm.CYCLES_BUDGET_S, rm.STILL_BUDGET_S = saved
 
 
 @pytest.fixture(scope="session")
