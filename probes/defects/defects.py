@@ -11,6 +11,17 @@ import json
 from typing import Any
 
 from physcodegym.probes.defects.defects_hiding import HIDING_DEFECTS, HIDING_TWINS, inject_hiding
+from physcodegym.probes.defects.targets import (
+    NOT_APPLICABLE,
+    STILL_M,
+    cloth_core,
+    core_objects,
+    displacement,
+    flow_tracks,
+    moving_core,
+    solver_flow,
+    support_objects,
+)
 
 DEFECTS: dict[str, tuple[str, ...]] = {
     "keyframe_core": ("scripted_motion", "not_simulated"),
@@ -57,118 +68,22 @@ HONEST_TWINS: dict[str, str] = {"idle_motor": "keyed_motor", "instanced_decor": 
                                 "rebake_same": "stale_bake", "field_far": "field_lift",
                                 "still_cloth_fold": "still_cloth_crossing", **HIDING_TWINS}
 BASIC_DEFECTS: tuple[str, ...] = tuple(k for k in DEFECTS if k not in MECHANISM_DEFECTS)
-# Defects that cannot apply to a task say so with this prefix (the self-test reports them not applicable).
-NOT_APPLICABLE = "not applicable:"
-
-
-# ------------------------------------------------------------------ injection (bpy, inside cf_worker)
-
-
-def _core_objects(scene: Any, mapping: dict[str, str]) -> list[Any]:
-    core = json.loads(mapping.get("__core__", "[]")) if "__core__" in mapping else list(mapping)
-    obs = [scene.objects.get(mapping[r]) for r in core if r in mapping and not r.startswith("__")]
-    return [o for o in obs if o is not None]
-
-
-def _support_objects(scene: Any, mapping: dict[str, str]) -> list[Any]:
-    core = {o.name for o in _core_objects(scene, mapping)}
-    preferred = [scene.objects.get(n) for n in json.loads(mapping.get("__supports__", "[]"))]
-    roles = [scene.objects.get(v) for k, v in mapping.items() if not k.startswith("__")]
-    cands = [o for o in preferred if o is not None and o.name not in core]
-    cands += [o for o in roles if o is not None and o.name not in core and o not in cands]
-    cands += [o for o in scene.objects if o.name not in core and o not in cands]
-    return [o for o in cands if (o.rigid_body is not None and o.rigid_body.type == "PASSIVE") or any(
-        m.type == "COLLISION" for m in o.modifiers)]
-
-
-def _moving_core(scene: Any, mapping: dict[str, str]) -> Any:
-    """The simulated core object that moves most in the baked truth (a resting block hides a keyframed copy)."""
-    obs = _core_objects(scene, mapping)
-    if not obs:
-        raise ValueError("no core object mapped")
-    sim = [o for o in obs if (o.rigid_body is not None and o.rigid_body.type == "ACTIVE") or any(
-        m.type in {"CLOTH", "SOFT_BODY"} for m in o.modifiers)]
-    cands = sim or obs
-    if len(cands) == 1:
-        return cands[0]
-    start = {o.name: o.matrix_world.translation.copy() for o in cands}
-    moved = dict.fromkeys(start, 0.0)
-    for f in range(scene.frame_start, scene.frame_end + 1, 5):
-        scene.frame_set(f)
-        for o in cands:
-            moved[o.name] = max(moved[o.name], (o.matrix_world.translation - start[o.name]).length)
-    scene.frame_set(scene.frame_start)
-    return max(cands, key=lambda o: moved[o.name])
-
-
-STILL_M = 1e-3  # m: a core object that never moves farther than this in the truth bake is still
-
-
-def _displacement(scene: Any, ob: Any) -> float:
-    """Largest distance of `ob`'s origin from its first-frame position over the baked range (every 5th frame)."""
-    scene.frame_set(scene.frame_start)
-    p0 = ob.matrix_world.translation.copy()
-    d = 0.0
-    for f in range(scene.frame_start, scene.frame_end + 1, 5):
-        scene.frame_set(f)
-        d = max(d, (ob.matrix_world.translation - p0).length)
-    scene.frame_set(scene.frame_start)
-    return d
-
-
-def _solver_flow(scene: Any, mapping: dict[str, str]) -> tuple[Any, Any] | None:
-    """(emitter, particle system) of a core object whose particles a solver moves (SPH, Newtonian), or None."""
-    for o in _core_objects(scene, mapping):
-        for ps in o.particle_systems:
-            if ps.settings.physics_type in {"FLUID", "NEWTON"}:
-                return o, ps
-    return None
-
-
 def _still_core(scene: Any, mapping: dict[str, str], defect: str) -> Any:
     """The moving core, or a not-applicable error when it is no simulated body and never moves: a defect that
     hides or replaces the core's own motion proves nothing on an object that stays put (a liquid's emitter;
     its flow moves instead)."""
-    ob = _moving_core(scene, mapping)
+    ob = moving_core(scene, mapping)
     body = (ob.rigid_body is not None and ob.rigid_body.type == "ACTIVE") or any(
         m.type in {"CLOTH", "SOFT_BODY"} for m in ob.modifiers)
     if body:  # a simulated body at rest (a settled stack) still has a simulation the defect can hide or replace
         return ob
-    d = _displacement(scene, ob)
+    d = displacement(scene, ob)
     if d <= STILL_M:
-        flow = _solver_flow(scene, mapping)
+        flow = solver_flow(scene, mapping)
         what = f"its particle system {flow[1].name!r} moves instead" if flow else "nothing of it moves"
         raise ValueError(f"{NOT_APPLICABLE} the core {ob.name} never moves in the truth bake ({d * 1000:.1f} mm); "
                          f"{what}, so {defect} has no motion to act on")
     return ob
-
-
-def _flow_tracks(scene: Any, em: Any, ps0: Any) -> tuple[Any, Any]:
-    """Baked particle positions (F, P, 3) and alive mask (F, P) of one particle system over the scene's range."""
-    import bpy
-    import numpy as np
-
-    ps_index = list(em.particle_systems).index(ps0)
-    pos, alive = [], []
-    for f in range(scene.frame_start, scene.frame_end + 1):
-        scene.frame_set(f)
-        ps = em.evaluated_get(bpy.context.evaluated_depsgraph_get()).particle_systems[ps_index]
-        n = len(ps.particles)
-        a = np.zeros(n * 3, np.float32)
-        st = np.zeros(n, np.int32)
-        if n:
-            ps.particles.foreach_get("location", a)
-            ps.particles.foreach_get("alive_state", st)
-        pos.append(a.reshape(n, 3))
-        alive.append(st == 3)  # alive_state ALIVE (bpy 5.0: DEAD=1, UNBORN=2, ALIVE=3, DYING=4)
-    scene.frame_set(scene.frame_start)
-    n = max(len(p) for p in pos)
-    P = np.zeros((len(pos), n, 3), np.float32)
-    A = np.zeros((len(pos), n), bool)
-    for i, (p, al) in enumerate(zip(pos, alive, strict=True)):
-        P[i, : len(p)] = p
-        A[i, : len(al)] = al
-    return P, A
 
 
 def _hidden_flow_shelf(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
@@ -178,11 +93,11 @@ def _hidden_flow_shelf(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
     import bpy
     import numpy as np
 
-    flow = _solver_flow(scene, mapping)
+    flow = solver_flow(scene, mapping)
     if flow is None:
         raise ValueError(f"{NOT_APPLICABLE} no core particle system is simulated")
     em, ps0 = flow
-    P, A = _flow_tracks(scene, em, ps0)
+    P, A = flow_tracks(scene, em, ps0)
     z = np.where(A, P[..., 2], np.nan)
     born = A.any(axis=0)
     if not born.any():
@@ -217,14 +132,14 @@ def _keyed_flow(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
     import bpy
     import numpy as np
 
-    flow = _solver_flow(scene, mapping)
+    flow = solver_flow(scene, mapping)
     if flow is None:
         raise ValueError(f"{NOT_APPLICABLE} no core object moves and no core particle system is simulated")
     em, ps0 = flow
     size = float(ps0.settings.particle_size)
     drop_src = ps0.settings.instance_object if ps0.settings.render_type == "OBJECT" else None
     frames = list(range(scene.frame_start, scene.frame_end + 1))
-    P, A = _flow_tracks(scene, em, ps0)
+    P, A = flow_tracks(scene, em, ps0)
     n = P.shape[1]
     born = A.any(axis=0)
     first = np.where(born, A.argmax(axis=0), 0)
@@ -303,8 +218,8 @@ def _drop_rigid_body(scene: Any, ob: Any) -> None:
 
 def _keyframe_core(scene: Any, mapping: dict[str, str], kind: str) -> dict[str, Any]:
     """The moving core's solver removed and its truth motion keyframed (every other frame, and the last)."""
-    ob = _moving_core(scene, mapping)
-    if _displacement(scene, ob) <= STILL_M and _solver_flow(scene, mapping) is not None:
+    ob = moving_core(scene, mapping)
+    if displacement(scene, ob) <= STILL_M and solver_flow(scene, mapping) is not None:
         # a still emitter: keyframing it proves nothing; the flow is what moves, so the flow is keyed
         return _keyed_flow(scene, mapping)
     track = []
@@ -332,7 +247,7 @@ def _keyframe_core(scene: Any, mapping: dict[str, str], kind: str) -> dict[str, 
 
 def _remove_collider(scene: Any, mapping: dict[str, str], kind: str) -> dict[str, Any]:
     """The first passive collider the core rests on loses its collision (it still renders)."""
-    sups = _support_objects(scene, mapping)
+    sups = support_objects(scene, mapping)
     if not sups:
         raise ValueError(f"{NOT_APPLICABLE} no passive collider to remove")
     ob = sups[0]
@@ -348,8 +263,8 @@ def _hidden_support(scene: Any, mapping: dict[str, str], kind: str) -> dict[str,
     import bpy
     import mathutils
 
-    ob = _moving_core(scene, mapping)
-    if ob.rigid_body is None and _solver_flow(scene, mapping) is not None and _displacement(scene, ob) <= STILL_M:
+    ob = moving_core(scene, mapping)
+    if ob.rigid_body is None and solver_flow(scene, mapping) is not None and displacement(scene, ob) <= STILL_M:
         # a shelf under a still emitter holds nothing: the liquid is what an invisible collider would hold
         return _hidden_flow_shelf(scene, mapping)
     scene.frame_set(scene.frame_start)
@@ -376,7 +291,7 @@ def _hidden_support(scene: Any, mapping: dict[str, str], kind: str) -> dict[str,
 
 def _oversize_margin(scene: Any, mapping: dict[str, str], kind: str) -> dict[str, Any]:
     """The core's collision margin (or its support's collision thickness) grown so it floats on a shell."""
-    ob = _moving_core(scene, mapping)
+    ob = moving_core(scene, mapping)
     dims = sorted(ob.dimensions)
     m = max(0.1, 0.5 * dims[0] if dims[0] > 0 else 0.1)
     if ob.rigid_body is not None:
@@ -387,7 +302,7 @@ def _oversize_margin(scene: Any, mapping: dict[str, str], kind: str) -> dict[str
         ob.rigid_body.collision_margin = min(1.0, m)
         return {"kind": kind, "object": ob.name,
                 "detail": f"{ob.rigid_body.collision_shape} collision margin {m:.3f} m"}
-    sups = _support_objects(scene, mapping)
+    sups = support_objects(scene, mapping)
     # SPH particles against a 0.2 m shell bake for minutes (measured on liquid_duck); 0.1 m is still
     # 5x Blender's default and twice what the scan accepts
     th = 0.06 if any(len(o.particle_systems) for o in scene.objects) else 0.2
@@ -402,7 +317,7 @@ def _add_attractor(scene: Any, mapping: dict[str, str], kind: str) -> dict[str, 
     """A FORCE field pulling at the moving core, 1 m beside it."""
     import bpy
 
-    ob = _moving_core(scene, mapping)
+    ob = moving_core(scene, mapping)
     scene.frame_set(scene.frame_start)
     p = ob.matrix_world.translation
     bpy.ops.object.effector_add(type="FORCE", location=(p.x + 1.0, p.y, p.z + 0.5))
@@ -527,7 +442,7 @@ def _hidden_follower(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
 
 def _gravity_clock(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
     """Weaker gravity with a faster solver clock on the solver that moves the core (the same fall, other physics)."""
-    ob = _moving_core(scene, mapping)
+    ob = moving_core(scene, mapping)
     done = []
     if ob.rigid_body is not None and scene.rigidbody_world is not None:
         w = scene.rigidbody_world
@@ -539,7 +454,7 @@ def _gravity_clock(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
             m.settings.effector_weights.gravity = 0.25
             m.settings.time_scale = 2.0
             done.append(f"{m.name}: effector_weights.gravity 0.25, time_scale 2.0")
-    for o in _core_objects(scene, mapping):
+    for o in core_objects(scene, mapping):
         for ps in o.particle_systems:
             ps.settings.effector_weights.gravity = 0.25
             ps.settings.time_tweak = 2.0
@@ -554,7 +469,7 @@ def _static_embed(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
     import bpy
     import mathutils
 
-    sups = _support_objects(scene, mapping) or _core_objects(scene, mapping)
+    sups = support_objects(scene, mapping) or core_objects(scene, mapping)
     ref = sups[0]
     scene.frame_set(scene.frame_start)
     bb = [ref.matrix_world @ mathutils.Vector(c) for c in ref.bound_box]
@@ -588,7 +503,7 @@ def _distant_hinge(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
     ob = _still_core(scene, mapping, "distant_hinge")
     if ob.rigid_body is None or scene.rigidbody_world is None:
         raise ValueError(f"{NOT_APPLICABLE} the moving core {ob.name} is not a rigid body")
-    sups = [o for o in _support_objects(scene, mapping) if o.rigid_body is not None and not o.hide_render]
+    sups = [o for o in support_objects(scene, mapping) if o.rigid_body is not None and not o.hide_render]
     if not sups:
         raise ValueError(f"{NOT_APPLICABLE} no rendered rigid support to hang the core from")
     scene.frame_set(scene.frame_start)
@@ -620,7 +535,7 @@ def _hidden_joint(scene: Any, mapping: dict[str, str], kind: str) -> dict[str, A
     ob = _still_core(scene, mapping, kind)
     if ob.rigid_body is None or scene.rigidbody_world is None:
         raise ValueError(f"{NOT_APPLICABLE} the moving core {ob.name} is not a rigid body")
-    sups = [o for o in _support_objects(scene, mapping) if o.rigid_body is not None]
+    sups = [o for o in support_objects(scene, mapping) if o.rigid_body is not None]
     scene.frame_set(scene.frame_start)
     if sups:
         anchor = sups[0]
@@ -753,10 +668,8 @@ def _still_cloth(scene: Any, mapping: dict[str, str], kind: str) -> dict[str, An
     could never be clean. Not applicable where no core object is a cloth."""
     import bpy
     import mathutils
-    from physcodegym.probes.defects.defects_hiding import _cloth_core
-
-    _core, cm0 = _cloth_core(scene, mapping, kind)
-    sups = _support_objects(scene, mapping) or _core_objects(scene, mapping)
+    _core, cm0 = cloth_core(scene, mapping, kind)
+    sups = support_objects(scene, mapping) or core_objects(scene, mapping)
     scene.frame_set(scene.frame_start)
     bb = [sups[0].matrix_world @ mathutils.Vector(c) for c in sups[0].bound_box]
     x0, y0, top = max(v.x for v in bb) + 0.8, min(v.y for v in bb) - 0.8, max(v.z for v in bb) + 0.3

@@ -60,6 +60,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from physcodegym.probes.defects.targets import (
+    cloth_core,
+    core_objects,
+    flow_tracks,
+    moving_core,
+    na,
+    solver_flow,
+    support_objects,
+)
+
 HIDING_DEFECTS: dict[str, tuple[str, ...]] = {
     "render_only_lift": ("scripted_motion",),
     # a hull that overlaps a neighbour where the meshes do not launches it on the first step: energy from nowhere
@@ -125,29 +135,11 @@ def inject_hiding(scene: Any, kind: str, mapping: dict[str, str]) -> dict[str, A
     }[kind](scene, mapping) | {"kind": kind}
 
 
-def _na(why: str) -> ValueError:
-    from physcodegym.probes.defects.defects import NOT_APPLICABLE
-
-    return ValueError(f"{NOT_APPLICABLE} {why}")
-
-
 def _rigid_core(scene: Any, mapping: dict[str, str], kind: str) -> Any:
-    from physcodegym.probes.defects.defects import _moving_core
-
-    ob = _moving_core(scene, mapping)
+    ob = moving_core(scene, mapping)
     if ob.rigid_body is None or ob.rigid_body.type != "ACTIVE" or scene.rigidbody_world is None or ob.type != "MESH":
-        raise _na(f"the moving core {ob.name} is no rigid mesh body, so {kind} has no rigid collision to act on")
+        raise na(f"the moving core {ob.name} is no rigid mesh body, so {kind} has no rigid collision to act on")
     return ob
-
-
-def _cloth_core(scene: Any, mapping: dict[str, str], kind: str) -> tuple[Any, Any]:
-    from physcodegym.probes.defects.defects import _core_objects
-
-    for ob in _core_objects(scene, mapping):
-        for m in ob.modifiers:
-            if m.type == "CLOTH":
-                return ob, m
-    raise _na(f"no core object is a cloth, so {kind} has nothing to act on")
 
 
 def lift_node_group(name: str) -> tuple[Any, Any]:
@@ -167,11 +159,9 @@ def lift_node_group(name: str) -> tuple[Any, Any]:
 
 
 def _render_only_lift(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
-    from physcodegym.probes.defects.defects import _moving_core
-
-    ob = _moving_core(scene, mapping)
+    ob = moving_core(scene, mapping)
     if ob.type != "MESH":
-        raise _na(f"the moving core {ob.name} is a {ob.type}, no mesh a geometry-nodes modifier can move")
+        raise na(f"the moving core {ob.name} is a {ob.type}, no mesh a geometry-nodes modifier can move")
     ng, xyz = lift_node_group("PCG_Lift")
     t, mul = ng.nodes.new("GeometryNodeInputSceneTime"), ng.nodes.new("ShaderNodeMath")
     mul.operation = "MULTIPLY"
@@ -199,17 +189,15 @@ def _viewport_grown_collider(scene: Any, mapping: dict[str, str]) -> dict[str, A
 
 
 def _pass_through(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
-    from physcodegym.probes.defects.defects import _support_objects
-
     ob = _rigid_core(scene, mapping, "pass_through")
-    sups = [s for s in _support_objects(scene, mapping) if s.rigid_body is not None]
+    sups = [s for s in support_objects(scene, mapping) if s.rigid_body is not None]
     if not sups:
-        raise _na("no support is a rigid body (Bullet collides only rigid bodies), so there is no collision "
+        raise na("no support is a rigid body (Bullet collides only rigid bodies), so there is no collision "
                   "collection to take away")
     own = list(ob.rigid_body.collision_collections)
     free = next((i for i, on in enumerate(own) if not on), None)
     if free is None:
-        raise _na(f"{ob.name} is in every collision collection")
+        raise na(f"{ob.name} is in every collision collection")
     for s in sups:
         s.rigid_body.collision_collections = [i == free for i in range(len(own))]
     return {"object": sups[0].name, "detail": f"{', '.join(s.name for s in sups)} moved to collision collection "
@@ -217,10 +205,10 @@ def _pass_through(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
 
 
 def _cloth_shell(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
-    ob, m = _cloth_core(scene, mapping, "cloth_shell")
+    ob, m = cloth_core(scene, mapping, "cloth_shell")
     colliders = [o for o in scene.objects if o is not ob and any(x.type == "COLLISION" for x in o.modifiers)]
     if not colliders or not m.collision_settings.use_collision:
-        raise _na(f"{ob.name} collides with nothing, so no collision distance can hold it off a surface")
+        raise na(f"{ob.name} collides with nothing, so no collision distance can hold it off a surface")
     m.collision_settings.distance_min = SHELL_M
     return {"object": ob.name, "detail": f"{ob.name} keeps {SHELL_M} m from every collider (distance_min)"}
 
@@ -228,7 +216,7 @@ def _cloth_shell(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
 def _pin_in_air(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
     import numpy as np
 
-    ob, m = _cloth_core(scene, mapping, "pin_in_air")
+    ob, m = cloth_core(scene, mapping, "pin_in_air")
     scene.frame_set(scene.frame_start)
     co = np.array([ob.matrix_world @ v.co for v in ob.data.vertices], dtype=float)
     ext = co.max(axis=0) - co.min(axis=0)
@@ -248,13 +236,13 @@ def _cloth_string(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
     import bmesh
     import numpy as np
 
-    ob, m = _cloth_core(scene, mapping, "cloth_string")
+    ob, m = cloth_core(scene, mapping, "cloth_string")
     scene.frame_set(scene.frame_start)
     statics = [o for o in scene.objects if o.type == "MESH" and o != ob and not o.hide_render and len(o.data.vertices)
                and not (o.rigid_body is not None and o.rigid_body.type == "ACTIVE")
                and not any(x.type in ("CLOTH", "SOFT_BODY") for x in o.modifiers)]
     if not statics:
-        raise _na("no rendered static object to tie the string to")
+        raise na("no rendered static object to tie the string to")
     tops = [(max((o.matrix_world @ v.co for v in o.data.vertices), key=lambda w: w.z), o) for o in statics]
     hook_w, holder = max(tops, key=lambda t: t[0].z)
     co = np.array([v.co for v in ob.data.vertices], dtype=float)
@@ -277,22 +265,18 @@ def _cloth_string(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
 
 
 def _brownian_push(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
-    from physcodegym.probes.defects.defects import _solver_flow
-
-    flow = _solver_flow(scene, mapping)
+    flow = solver_flow(scene, mapping)
     if flow is None:
-        raise _na("no core particle system is moved by a solver")
+        raise na("no core particle system is moved by a solver")
     em, ps = flow
     ps.settings.brownian_factor = BROWNIAN
     return {"object": em.name, "detail": f"{em.name}/{ps.name}: brownian_factor {BROWNIAN}"}
 
 
 def _steered_liquid(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
-    from physcodegym.probes.defects.defects import _solver_flow
-
-    flow = _solver_flow(scene, mapping)
+    flow = solver_flow(scene, mapping)
     if flow is None:
-        raise _na("no core particle system is moved by a solver")
+        raise na("no core particle system is moved by a solver")
     em, ps = flow
     ps.settings.physics_type = "BOIDS"
     return {"object": em.name, "detail": f"{em.name}/{ps.name}: physics BOIDS (particles steered by rules)"}
@@ -340,11 +324,9 @@ def _masked_stilt(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
 
 def _visibility_swap(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
     import bpy
-    from physcodegym.probes.defects.defects import _moving_core
-
-    ob = _moving_core(scene, mapping)
+    ob = moving_core(scene, mapping)
     if ob.type not in ("MESH", "CURVE", "SURFACE", "META", "FONT"):
-        raise _na(f"the moving core {ob.name} is no geometry object to copy")
+        raise na(f"the moving core {ob.name} is no geometry object to copy")
     first, last = int(scene.frame_start), int(scene.frame_end)
     half = (first + last) // 2
     scene.frame_set(last)
@@ -363,14 +345,12 @@ def _visibility_swap(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
 
 
 def _collision_stack_shrink(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
-    from physcodegym.probes.defects.defects import _core_objects
-
-    core = {o.name for o in _core_objects(scene, mapping)}
+    core = {o.name for o in core_objects(scene, mapping)}
     cols = [o for o in scene.objects if o.type == "MESH" and o.name not in core and not o.hide_render
             and any(m.type == "COLLISION" for m in o.modifiers)
             and not (o.rigid_body is not None and o.rigid_body.type == "ACTIVE")]
     if not cols:
-        raise _na("no rendered mesh collides through a Collision modifier (rigid bodies collide by their own shape), "
+        raise na("no rendered mesh collides through a Collision modifier (rigid bodies collide by their own shape), "
                   "so nothing can render otherwise than it collides")
     for o in cols:
         m = o.modifiers.new("PCG_Shrink", "DISPLACE")  # appended: after the Collision modifier
@@ -381,11 +361,9 @@ def _collision_stack_shrink(scene: Any, mapping: dict[str, str]) -> dict[str, An
 
 
 def _vanishing_liquid(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
-    from physcodegym.probes.defects.defects import _solver_flow
-
-    flow = _solver_flow(scene, mapping)
+    flow = solver_flow(scene, mapping)
     if flow is None:
-        raise _na("no core particle system is moved by a solver")
+        raise na("no core particle system is moved by a solver")
     em, ps = flow
     life = max(5, int(VANISH_SHARE * (scene.frame_end - scene.frame_start)))
     ps.settings.lifetime, ps.settings.lifetime_random = life, 0.0
@@ -394,13 +372,11 @@ def _vanishing_liquid(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
 
 def _rendered_support(scene: Any, mapping: dict[str, str]) -> Any:
     """The first rendered support that collides (passive rigid body or Collision modifier)."""
-    from physcodegym.probes.defects.defects import _support_objects
-
-    sups = [o for o in _support_objects(scene, mapping) if o.type == "MESH" and not o.hide_render and (
+    sups = [o for o in support_objects(scene, mapping) if o.type == "MESH" and not o.hide_render and (
         (o.rigid_body is not None and o.rigid_body.type == "PASSIVE")
         or any(m.type == "COLLISION" for m in o.modifiers))]
     if not sups:
-        raise _na("no rendered support collides (no passive rigid body, no Collision modifier) to hide")
+        raise na("no rendered support collides (no passive rigid body, no Collision modifier) to hide")
     return sups[0]
 
 
@@ -437,14 +413,12 @@ def _view_layer_hidden(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
 def _sourceless_liquid(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
     import bpy
     from mathutils import Vector
-    from physcodegym.probes.defects.defects import _solver_flow
-
-    flow = _solver_flow(scene, mapping)
+    flow = solver_flow(scene, mapping)
     if flow is None or flow[0].type != "MESH":
-        raise _na("no core particle system is moved by a solver from a mesh emitter")
+        raise na("no core particle system is moved by a solver from a mesh emitter")
     em, ps = flow
     if ps.settings.render_type == "NONE":
-        raise _na(f"{em.name}/{ps.name} renders no particles, so where they are born shows nowhere")
+        raise na(f"{em.name}/{ps.name} renders no particles, so where they are born shows nowhere")
     scene.frame_set(scene.frame_start)
     dg = bpy.context.evaluated_depsgraph_get()
     instanced = {s.instance_object for o in scene.objects for p in o.particle_systems
@@ -474,22 +448,20 @@ def _sourceless_liquid(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
             em.matrix_world = mw
             return {"object": em.name, "detail": f"{em.name} hidden and lifted by {tuple(move)} m into mid-air, "
                     f"{g:.2f} m from anything rendered: {ps.name} appears from nowhere"}
-    raise _na(f"no place {SOURCELESS_GAP_M} m clear of rendered material was found near {em.name}")
+    raise na(f"no place {SOURCELESS_GAP_M} m clear of rendered material was found near {em.name}")
 
 
 # ============================================================================ what renders of a liquid
 # (probes.audit.derived)
 def _drawn_drop(scene: Any, mapping: dict[str, str], kind: str) -> tuple[Any, Any, Any]:
     """(emitter, particle system, the mesh object each particle draws) of the task's simulated liquid."""
-    from physcodegym.probes.defects.defects import _solver_flow
-
-    flow = _solver_flow(scene, mapping)
+    flow = solver_flow(scene, mapping)
     if flow is None:
-        raise _na("no core particle system is moved by a solver")
+        raise na("no core particle system is moved by a solver")
     em, ps = flow
     st = ps.settings
     if st.render_type != "OBJECT" or st.instance_object is None or st.instance_object.type != "MESH":
-        raise _na(f"{em.name}/{ps.name} draws no mesh object per particle ({st.render_type}), so {kind} has no drop "
+        raise na(f"{em.name}/{ps.name} draws no mesh object per particle ({st.render_type}), so {kind} has no drop "
                   "to change")
     drop = st.instance_object
     if drop.data.users > 1:
@@ -557,14 +529,12 @@ def _metaball_liquid(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
 def _keyed_blob(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
     import bpy
     import numpy as np
-    from physcodegym.probes.defects.defects import _flow_tracks
-
     out = _metaball_liquid(scene, mapping)
     em, ps, base = *_solver_flow_pair(scene, mapping), scene.objects[out["object"]]
-    P, A = _flow_tracks(scene, em, ps)
+    P, A = flow_tracks(scene, em, ps)
     born = A.any(axis=0)
     if not born.any():
-        raise _na(f"{em.name}/{ps.name} emits nothing in the truth bake")
+        raise na(f"{em.name}/{ps.name} emits nothing in the truth bake")
     start = P[A.argmax(axis=0)[born], np.nonzero(born)[0]].mean(axis=0) + np.array([0.5, 0.0, 0.0])
     blob = bpy.data.objects.new(base.name + ".001", base.data.copy())
     for c in base.users_collection:
@@ -582,8 +552,6 @@ def _keyed_blob(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
 
 
 def _solver_flow_pair(scene: Any, mapping: dict[str, str]) -> tuple[Any, Any]:
-    from physcodegym.probes.defects.defects import _solver_flow
-
-    flow = _solver_flow(scene, mapping)
+    flow = solver_flow(scene, mapping)
     assert flow is not None  # checked by _drawn_drop
     return flow
