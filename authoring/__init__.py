@@ -5,4 +5,4 @@ Above the data layer (`tasks` holds the schema, the loader, the event detectors 
 truth program in the sandbox, samples it in Blender and writes the pack's generated files.
 """
 
-__all__ = ["build", "families", "importer", "verify"]  # the modules other packages may import
+__all__ = ["build", "families", "importer", "sheet", "verify"]  # the modules other packages may import

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from physcodegym.core.errors import InputError
 from physcodegym.headless.cli import CommandResult
-from physcodegym.headless.commands import _tasks_generate, _tasks_import
+from physcodegym.headless.commands import _tasks_generate, _tasks_import, _tasks_sheet
 from physcodegym.tasks.loader import TASK_FILE, LoadedTask, check_video, list_tasks, load_task, task_roots
 
 NAME = "tasks"
@@ -51,7 +51,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 # sub-commands that live in their own modules: each has add_parser(sub) and NAMES -> run(args)
-EXTRA = (_tasks_generate, _tasks_import)
+EXTRA = (_tasks_generate, _tasks_import, _tasks_sheet)
 
 
 def _family(loaded_task: LoadedTask) -> tuple[str | None, int | None]:
