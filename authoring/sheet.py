@@ -82,8 +82,8 @@ def _tile(rgb: np.ndarray, label: str) -> np.ndarray:
 
 def build_sheet(tasks: list[SheetTask], out: Path, at_s: float = 3.0, columns: int = 8,
                 progress: Any = None) -> dict[str, Any]:
-    """Write the contact sheet (PNG, or JPEG for a .jpg name; tasks sorted by group, then template, then id) and return the distinctness
-    document. `progress(done, total)` is called after each decoded reference."""
+    """Write the contact sheet (PNG, or JPEG for a .jpg name; tasks sorted by group, then template, then id) and
+    return the distinctness document. `progress(done, total)` is called after each decoded reference."""
     import cv2
     from physcodegym.core import atomic
 
