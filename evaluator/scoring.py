@@ -199,7 +199,7 @@ def load_validated_frames(vr: artifacts.ValidatedRun, expected_frames: int) -> n
             import io
 
             info = artifacts.mp4_info(io.BytesIO(data), len(data), "render.mp4")
-            artifacts.check_video(info, "render.mp4", expected_frames)
+            artifacts.validate_candidate_video(info, "render.mp4", expected_frames)
             return _decode_video_bytes(data, expected_frames)
     except artifacts.ArtifactError as e:
         raise NoArtifact(f"accepted artifact no longer matches run.json: {e}") from e
@@ -276,7 +276,7 @@ def load_candidate(path: Path, expected_frames: int = 240) -> tuple[np.ndarray, 
         import io
 
         info = artifacts.mp4_info(io.BytesIO(data), len(data), path.name)
-        artifacts.check_video(info, path.name, expected_frames)
+        artifacts.validate_candidate_video(info, path.name, expected_frames)
     except artifacts.ArtifactError as e:
         raise InputError(str(e), file=str(path)) from e
     except OSError as e:

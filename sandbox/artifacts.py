@@ -350,7 +350,7 @@ def mp4_info(fh: BinaryIO, size: int, rel: str) -> dict[str, Any]:
     return v
 
 
-def check_video(info: dict[str, Any], rel: str, expected_frames: int | None) -> None:
+def validate_candidate_video(info: dict[str, Any], rel: str, expected_frames: int | None) -> None:
     if (info["width"], info["height"]) != (WIDTH, HEIGHT) or (
         info["track_width"] not in (None, 0) and (info["track_width"], info["track_height"]) != (WIDTH, HEIGHT)
     ):
@@ -616,8 +616,8 @@ def _png_check(fd: int, st: os.stat_result, rel: str) -> dict:
 def _video_check(expected_frames: int):
     def fn(fd: int, st: os.stat_result, rel: str) -> dict:
         info = mp4_info(_FdReader(fd), st.st_size, rel)
-        check_video(info, rel, expected_frames)
-        decode_check_video(f"/proc/self/fd/{fd}", rel, expected_frames)
+        validate_candidate_video(info, rel, expected_frames)
+        validate_decoded_video(f"/proc/self/fd/{fd}", rel, expected_frames)
         return info
 
     return fn
@@ -627,7 +627,7 @@ VIDEO_CHECK_TIMEOUT_S = 120.0
 VIDEO_CHECK_MEMORY_MB = 3072
 
 
-def decode_check_video(path: str, rel: str, expected_frames: int) -> None:
+def validate_decoded_video(path: str, rel: str, expected_frames: int) -> None:
     """The stream decodes to exactly `expected_frames` 640x360 frames, in a child with a time and memory limit
     (a stream whose coded size disagrees with its container header stops there, not in the scorer)."""
     from physcodegym.core import launch
@@ -958,7 +958,7 @@ def check_bare_video(path: Path, expected_frames: int | None) -> dict[str, Any]:
     fd, st = _open_bare(path, MAX_VIDEO_BYTES)
     try:
         info = mp4_info(_FdReader(fd), st.st_size, path.name)
-        check_video(info, path.name, expected_frames)
+        validate_candidate_video(info, path.name, expected_frames)
         return info
     finally:
         os.close(fd)

@@ -91,7 +91,7 @@ def video_info(path: Path) -> dict:
         cap.release()
 
 
-def check_video(loaded_task: LoadedTask) -> dict:
+def validate_reference_video(loaded_task: LoadedTask) -> dict:
     vp = loaded_task.video_path
     if not vp.is_file():
         raise InputError("reference video is missing", file=str(vp), field="video.file")
@@ -127,7 +127,7 @@ def load_task(path_or_id: str | Path, check_media: bool = False, draft: bool = F
     task = parse_task(folder / TASK_FILE, draft=draft)
     loaded_task = LoadedTask(task=task, folder=folder.resolve())
     if check_media:
-        check_video(loaded_task)
+        validate_reference_video(loaded_task)
     return loaded_task
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from physcodegym.core.errors import InputError
 from physcodegym.headless.cli import CommandResult
 from physcodegym.headless.commands import _tasks_generate, _tasks_import, _tasks_sheet
-from physcodegym.tasks.loader import TASK_FILE, LoadedTask, check_video, list_tasks, load_task, task_roots
+from physcodegym.tasks.loader import TASK_FILE, LoadedTask, list_tasks, load_task, task_roots, validate_reference_video
 
 NAME = "tasks"
 HELP = "list, validate and show tasks"
@@ -147,7 +147,7 @@ def _validate_one(folder: Path, media: bool) -> dict:
                     notes.append(f"event {e.id!r} ends at {e.interval.end_s:g} s, after the footage ends (held frames)")
     truth = truth_status(loaded_task)
     notes += [f"{k} not applicable: {v['reason']}" for k, v in truth.items() if v["state"] == "not_applicable"]
-    video = None if not media else check_video(loaded_task)
+    video = None if not media else validate_reference_video(loaded_task)
     return {"id": t.id, "ok": not missing, "complete": not missing, "folder": str(loaded_task.folder), "video": video,
             "missing": missing, "notes": notes, "truth": truth}
 

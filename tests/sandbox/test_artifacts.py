@@ -145,7 +145,7 @@ def test_header_claims_are_checked_before_any_decode(tmp_path, good_blend):
     good = mp4(tmp_path / "v.mp4", n=30).read_bytes()
     info = A.mp4_info(open(tmp_path / "v.mp4", "rb"), len(good), "v.mp4")
     assert (info["width"], info["height"], info["frames"], info["fps"]) == (640, 360, 30, 30.0)
-    A.check_video(info, "v.mp4", 30)
+    A.validate_candidate_video(info, "v.mp4", 30)
     i = good.index(b"stsz")
     huge = good[: i + 12] + struct.pack(">I", 10**9) + good[i + 16 :]
     bad = tmp_path / "huge.mp4"
@@ -370,7 +370,7 @@ def test_video_render_is_decoded_once_in_a_limited_child(tmp_path, good_blend):
     (out2 / "sandbox").mkdir(parents=True)
     (out2 / "sandbox" / "render.mp4").write_bytes(forged)
     (out2 / "sandbox" / "scene.blend").write_bytes(good_blend.read_bytes())
-    A.check_video(A.mp4_info(open(out2 / "sandbox" / "render.mp4", "rb"), len(forged), "render.mp4"), "render.mp4", 30)
+    A.validate_candidate_video(A.mp4_info(open(out2 / "sandbox" / "render.mp4", "rb"), len(forged), "render.mp4"), "render.mp4", 30)
     acc = _accept(out2, out2 / "sandbox", n=30)
     assert "render.mp4: frame 1 decodes to 320x180" in acc.reason and "render.mp4" not in acc.artifacts
     # a PNG whose header is right and whose data is not: refused by the run, as the scorer would refuse it
