@@ -212,17 +212,8 @@ def audit_scene(
             except RuntimeError as e:
                 owner_doc = {"ran": False, "reason": f"cannot save a copy of the live scene: {e}"}
                 blend = None
-        resim: _Resimulation | dict[str, Any] = {"ran": False, "reason": "switched off by the caller"}
-        if resimulate is not True:
-            resim = {"ran": False, "reason": resimulate or "switched off by the caller"}
-        elif solvers_off and blend is not None and len(samples.frames):
-            adopt = early_resim if early_resim is not None and early_resim.blend == Path(blend) else None
-            resim = _Resimulation(samples, blend, Path(td), started=adopt) if "baked" in cache.values() else {
-                "ran": False, "reason": "no cache is baked: the audit's own sampling simulated the saved scene"}
-        if early_resim is not None:
-            early_resim.adopted = isinstance(resim, _Resimulation) and resim.run is early_resim.run
-            if not early_resim.adopted:
-                early_resim.run.cancel()
+        resim = _plan_resimulation(samples, blend if solvers_off else None, Path(td), cache, resimulate,
+                                   early_resim)
         if on_started is not None and blend is not None and cache and all(v == "baked" for v in cache.values()):
             t = time.perf_counter()
             on_started(samples, Path(blend))
@@ -270,7 +261,33 @@ def audit_scene(
         dict(DETECTORS)["resimulated"](a)
         timings["resimulated"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - t0
-    scene_doc = {
+    scene_doc = _scene_doc(scene, samples, a, cache)
+    meta = _meta_doc(a, screen, render_doc, owner_doc, visibility)
+    return AuditReport(findings=a.findings, samples_path=None, scene=scene_doc,
+                       timings={k: round(v, 4) for k, v in timings.items()}, meta=meta)
+
+def _plan_resimulation(samples: SceneSamples, blend: Path | None, work: Path, cache: dict[str, str],
+                       resimulate: bool | str, early_resim: EarlyResimulation | None
+                       ) -> _Resimulation | dict[str, Any]:
+    """Start (or adopt the early start of) the saved scene's re-simulation, or say why it does not run; an early
+    start that is not adopted is stopped."""
+    resim: _Resimulation | dict[str, Any] = {"ran": False, "reason": "switched off by the caller"}
+    if resimulate is not True:
+        resim = {"ran": False, "reason": resimulate or "switched off by the caller"}
+    elif blend is not None and len(samples.frames):
+        adopt = early_resim if early_resim is not None and early_resim.blend == Path(blend) else None
+        resim = _Resimulation(samples, blend, work, started=adopt) if "baked" in cache.values() else {
+            "ran": False, "reason": "no cache is baked: the audit's own sampling simulated the saved scene"}
+    if early_resim is not None:
+        early_resim.adopted = isinstance(resim, _Resimulation) and resim.run is early_resim.run
+        if not early_resim.adopted:
+            early_resim.run.cancel()
+    return resim
+
+
+def _scene_doc(scene: Any, samples: SceneSamples, a: Any, cache: dict[str, str]) -> dict[str, Any]:
+    """What the audit saw of the scene: its range, objects, what moves, the core, caches and render divergences."""
+    return {
         "name": scene.name,
         "frames": [int(samples.frames[0]), int(samples.frames[-1])] if len(samples.frames) else [],
         "objects": len(samples.names),
@@ -285,7 +302,11 @@ def audit_scene(
         "hidden_frames": {n: i["render"]["hidden_frames"] for n, i in samples.info.items()
                           if "hidden_frames" in (i.get("render") or {})},
     }
-    meta = {
+
+
+def _meta_doc(a: Any, screen: Any, render_doc: Any, owner_doc: dict[str, Any], visibility: Any) -> dict[str, Any]:
+    """The measurements behind the findings (handlers, fields, energy, frame checks, worker results, thresholds)."""
+    return {
         "handlers": getattr(a, "handler_records", []),
         "fields": a.fields,
         "energy": getattr(a, "energy_summary", None),
@@ -299,8 +320,7 @@ def audit_scene(
         "actuators": getattr(a, "actuators_doc", []),
         "thresholds": {k: v for k, v in vars(_base).items() if k.isupper() and isinstance(v, int | float)},
     }
-    return AuditReport(findings=a.findings, samples_path=None, scene=scene_doc,
-                       timings={k: round(v, 4) for k, v in timings.items()}, meta=meta)
+
 
 
 def _check_frames(scene: Any, samples: SceneSamples, frames_dir: Path | None, render_check: bool, a: _Audit,
