@@ -134,8 +134,8 @@ def measure_events(s):
     z = d.loc(s, "Ball")[:, 2]
     b = d.bounces(z)
     first = b[0] if b else int(z.argmin())
-    apex = [float(z[i:j].max()) for i, j in zip(b, b[1:] + [last + 1])]
-    big = [i for i, h in zip(b, apex) if h - z[i] > 0.01] or [first]  # rebounds higher than 1 cm
+    apex = [float(z[i:j].max()) for i, j in zip(b, b[1:] + [last + 1], strict=True)]
+    big = [i for i, h in zip(b, apex, strict=True) if h - z[i] > 0.01] or [first]  # rebounds higher than 1 cm
     lands = {}
     for n in ("Block1", "Block2", "Drum"):  # first frame after the fall is braked (upward acceleration > 1.8 m/s^2)
         zn = d.loc(s, n)[:, 2]
