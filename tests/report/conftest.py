@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from pathlib import Path
@@ -15,28 +16,37 @@ ARTIFACTS = REPO / "results" / "ci-artifacts" / "report"
 
 
 @pytest.fixture(scope="session")
-def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    import bench
-    from physcodegym.batch.scheduler import run_batch
+def results(shared_once) -> Path:
+    """The miniature batch's results folder, built once per session for every worker (`shared_once`): a run
+    measured the report's tests split over both workers, each paying the 165 s batch."""
 
-    root = tmp_path_factory.mktemp("report_bench")
-    tdir, sdir = bench.build(root)
-    out = root / "results"
-    doc = run_batch(tdir, sdir, out, workers=2, metrics=["S_mot", "S_val"], progress=False)
-    bs = doc["by_status"]
-    assert doc["units"] == 3 and bs["done"] == 2 and bs["failed"] == 1 and sum(bs.values()) == 3, doc
-    return out
+    def build(root: Path) -> None:
+        import bench
+        from physcodegym.batch.scheduler import run_batch
+
+        tdir, sdir = bench.build(root)
+        doc = run_batch(tdir, sdir, root / "results", workers=2, metrics=["S_mot", "S_val"], progress=False)
+        bs = doc["by_status"]
+        assert doc["units"] == 3 and bs["done"] == 2 and bs["failed"] == 1 and sum(bs.values()) == 3, doc
+
+    return shared_once("report_results", build) / "results"
 
 
 @pytest.fixture(scope="session")
-def report(results: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
-    from physcodegym.report.build import build_report
+def report(results: Path, shared_once) -> dict:
+    """The report of `results` (built once per session, like it), its document as `build_report` returned it."""
 
-    out = tmp_path_factory.mktemp("report") / "report"
-    t0 = time.monotonic()
-    doc = build_report(results, out)
-    doc["build_seconds"] = time.monotonic() - t0
-    doc["out"] = out
+    def build(root: Path) -> None:
+        from physcodegym.report.build import build_report
+
+        t0 = time.monotonic()
+        doc = build_report(results, root / "report")
+        doc["build_seconds"] = time.monotonic() - t0
+        (root / "doc.json").write_text(json.dumps(doc, default=str))
+
+    root = shared_once("report_html", build)
+    doc = json.loads((root / "doc.json").read_text())
+    doc["out"] = root / "report"
     return doc
 
 
