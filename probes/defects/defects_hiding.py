@@ -529,8 +529,13 @@ def _metaball_liquid(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
 def _keyed_blob(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
     import bpy
     import numpy as np
-    out = _metaball_liquid(scene, mapping)
-    em, ps, base = *_solver_flow_pair(scene, mapping), scene.objects[out["object"]]
+    em, ps = _solver_flow_pair(scene, mapping)
+    drawn = ps.settings.instance_object if ps.settings.render_type == "OBJECT" else None
+    if drawn is not None and drawn.type == "META":  # the liquid is a metaball surface already (bottle_glass)
+        base, detail = drawn, f"{em.name}/{ps.name} draws metaball {drawn.name}, fused into one surface"
+    else:
+        out = _metaball_liquid(scene, mapping)
+        base, detail = scene.objects[out["object"]], out["detail"]
     P, A = flow_tracks(scene, em, ps)
     born = A.any(axis=0)
     if not born.any():
@@ -546,12 +551,13 @@ def _keyed_blob(scene: Any, mapping: dict[str, str]) -> dict[str, Any]:
     blob.location.x += BLOB_PATH_M
     blob.keyframe_insert("location", frame=scene.frame_end)
     blob.hide_render = True
-    return {"object": blob.name, "detail": out["detail"] + f"; {blob.name}, a hidden member of the family keyed to "
+    return {"object": blob.name, "detail": detail + f"; {blob.name}, a hidden member of the family keyed to "
             f"slide {BLOB_PATH_M} m from {tuple(round(float(x), 2) for x in start)}, fuses a ball of liquid no solver "
             "moves into the surface"}
 
 
 def _solver_flow_pair(scene: Any, mapping: dict[str, str]) -> tuple[Any, Any]:
     flow = solver_flow(scene, mapping)
-    assert flow is not None  # checked by _drawn_drop
+    if flow is None:
+        raise na("no core particle system is moved by a solver")
     return flow
