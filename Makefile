@@ -9,6 +9,8 @@ demo: setup
 
 # The suite on both cores (pytest-xdist; groups in tests/conftest.py), then the few tests that need the machine
 # to themselves (marker `alone`), serially. PYTEST_ARGS adds options, e.g. PYTEST_ARGS="--durations=0".
+# --no-loadscope-reorder: xdist would hand groups out by their number of tests; tests/conftest.py orders them by
+# measured seconds, longest first, so the run does not end on one worker finishing a long group alone.
 PYTEST = PHYSCODEGYM_AUDIT_ALL=1 PHYSCODEGYM_HARBOR_PYTHON=$(CURDIR)/.venv-harbor/bin/python .venv/bin/python -m pytest
 TEST_WORKERS ?= 2
 # Files that hold `alone` tests: collecting only these keeps the serial phase short (tests/core/test_suite.py
@@ -17,7 +19,7 @@ ALONE_FILES = tests/core/test_limits.py tests/sandbox/test_reproducible.py
 
 test:
 	bash scripts/setup.sh test
-	$(PYTEST) -q -n $(TEST_WORKERS) --dist loadgroup -m "not alone" --durations=30 $(PYTEST_ARGS)
+	$(PYTEST) -q -n $(TEST_WORKERS) --dist loadgroup --no-loadscope-reorder -m "not alone" --durations=30 $(PYTEST_ARGS)
 	$(PYTEST) -q -m alone $(PYTEST_ARGS) $(ALONE_FILES)
 
 lint: setup
