@@ -9,18 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-METRICS = ["S_mot"]  # a real metric that differs between units and costs a few seconds
-
-
-def store_rows(out: Path) -> dict[tuple, dict]:
-    """Every row of a results folder's store, keyed by (config, task_id, attempt)."""
-    from physcodegym.batch.store import ResultsStore
-
-    st = ResultsStore(out, readonly=True)
-    try:
-        return {(r["config"], r["task_id"], r["attempt"]): r for r in st.rows()}
-    finally:
-        st.close()
+from mini import METRICS  # noqa: E402
 
 
 @pytest.fixture(scope="session")

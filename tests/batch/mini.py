@@ -144,3 +144,17 @@ def copy_bench(src: Path, dst: Path) -> tuple[Path, Path]:
     shutil.copytree(src / "tasks", dst / "tasks")
     shutil.copytree(src / "submissions", dst / "submissions")
     return dst / "tasks", dst / "submissions"
+
+
+METRICS = ["S_mot"]  # a real metric that differs between units and costs a few seconds
+
+
+def store_rows(out: Path) -> dict[tuple, dict]:
+    """Every row of a results folder's store, keyed by (config, task_id, attempt)."""
+    from physcodegym.batch.store import ResultsStore
+
+    st = ResultsStore(out, readonly=True)
+    try:
+        return {(r["config"], r["task_id"], r["attempt"]): r for r in st.rows()}
+    finally:
+        st.close()

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import METRICS, store_rows
+from mini import METRICS, store_rows
 from physcodegym.batch.accounting import leaderboard
 from physcodegym.batch.store import ResultsStore
 

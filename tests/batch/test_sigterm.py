@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import store_rows
+from mini import store_rows
 
 SLEEPER = "import bpy\nimport time\ntime.sleep(300)\n"
 CRASH = "import bpy\nraise RuntimeError('deliberate crash')\n"
