@@ -52,6 +52,13 @@ SMALL: dict[str, SmallCopy] = {
         {"FRAMES = 240": "FRAMES = 60", "'count': 700,": "'count': 250,", "'pour_frames': [10, 140],":
          "'pour_frames': [10, 50],"},
         events={"runs_off": (0.9, 1.6), "stops": (1.7, 1.9)}),
+    # 3 s, the jet over 1.8 s with 500 drops (shipped: 8 s, 4.8 s, 1600)
+    "hose_jet_small": SmallCopy(
+        "hose_jet",
+        {"FRAMES = 240": "FRAMES = 90", "'count': 1600,": "'count': 500,", "'jet_frames': [5, 150],":
+         "'jet_frames': [5, 60],"},
+        cf_at_s={"cf_no_gravity": 2.8},
+        events={"collects": (0.367, 2.3), "jet_stops": (2.3, 2.9)}),
 }
 
 
