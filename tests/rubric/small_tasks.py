@@ -59,6 +59,12 @@ SMALL: dict[str, SmallCopy] = {
          "'jet_frames': [5, 60],"},
         cf_at_s={"cf_no_gravity": 2.8},
         events={"collects": (0.367, 2.3), "jet_stops": (2.3, 2.9)}),
+    # 3 s, a 20x14 flag grid (shipped: 8 s, 30x20)
+    "flag_wind_small": SmallCopy(
+        "flag_wind",
+        {"FRAMES = 240": "FRAMES = 90", "'grid': [30, 20],": "'grid': [20, 14],"},
+        cf_at_s={"cf_no_wind": 2.5},
+        events={"blown_back": (0.267, 1.8), "streams": (1.8, 2.9)}),
 }
 
 
