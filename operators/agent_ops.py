@@ -134,29 +134,21 @@ class PCG_OT_load_submission(bpy.types.Operator):
         return {"FINISHED"}
 
 
-def apply_scores(scene: Any, doc: dict[str, Any]) -> None:
+def apply_scores(scene: Any, doc: Any) -> None:
+    """Show a score document (`evaluator.score_document.ScoreDocument`, validated by the caller) in the Scores
+    panel: each metric's value, or its state and the reason it has none, and the aggregates with their coverage."""
     st = scene.physcodegym
     st.scores.clear()
-    metrics = doc.get("metrics") or {}
-    missing = doc.get("missing") or {}
-    details = doc.get("details") or doc.get("results") or {}
     for name in ("S_ssim", "S_lpips", "S_obj", "S_evt", "S_mot", "S_val"):
         m = st.scores.add()
         m.name = name
-        v = metrics.get(name)
-        if isinstance(v, dict):  # a MetricResult document
-            m.state, m.reason = str(v.get("state", "")), str(v.get("reason") or "")
-            v = v.get("value")
+        v = doc.metrics.get(name)
+        status = doc.states.get(name)
         m.has_value = v is not None
         m.value = float(v) if v is not None else 0.0
-        if not m.state:
-            m.state = "ok" if v is not None else str((details.get(name) or {}).get("state", "missing"))
-        if name in missing:
-            m.reason = str(missing[name])
-    agg = {k: doc.get(k) for k in ("S_vis", "S_phys", "S_tot") if k in doc}
-    for k in ("covers", "aggregate_covers", "coverage"):
-        if k in doc:
-            agg[k] = doc[k]
+        m.state = str(status.state) if status is not None else ("ok" if v is not None else "missing")
+        m.reason = str(doc.missing.get(name) or (status.reason if status is not None else "") or "")
+    agg = {"S_vis": doc.S_vis, "S_phys": doc.S_phys, "S_tot": doc.S_tot, "coverage": doc.coverage.model_dump()}
     st.aggregates_json = json.dumps(agg, default=str)
 
 
@@ -186,11 +178,18 @@ class PCG_OT_run_score(JobOperator, bpy.types.Operator):
         args = ["score", "--task", st.task_folder, "--candidate", cand, "--metrics", ",".join(metrics), "--json"]
 
         def done(sc: Any, job: jobs.Job) -> None:
-            if job.state == "done" and isinstance(job.doc, dict):
-                apply_scores(sc, job.doc)
-                sc.physcodegym.score_status = f"scored in {job.seconds:.1f} s"
-            else:
+            if job.state != "done":
                 sc.physcodegym.score_status = f"score failed: {job.message}"
+                return
+            from physcodegym.evaluator.score_document import read_score
+
+            try:  # the child's JSON is believed only as a valid score document
+                doc = read_score(job.doc, "the score job's output")
+            except ValueError as e:
+                sc.physcodegym.score_status = f"score failed: {e}"
+                return
+            apply_scores(sc, doc)
+            sc.physcodegym.score_status = f"scored in {job.seconds:.1f} s"
 
         jobs.submit(jobs.Job(SCORE_JOB, launch.cli_argv(args), on_done=on_scene(context, done),
                              env=launch.child_env(env_for_tasks(context))))

@@ -342,9 +342,13 @@ class PCG_PT_scores(_Sub, bpy.types.Panel):
                 agg = json.loads(st.aggregates_json)
             except json.JSONDecodeError:
                 agg = {}
+            cover = agg.get("coverage") or {}
             for k in ("S_vis", "S_phys", "S_tot"):
                 v = agg.get(k)
-                layout.label(text=f"{k}: {v:.3f}" if isinstance(v, (int, float)) else f"{k}: {v}")
+                text = f"{k}: {v:.3f}" if isinstance(v, (int, float)) else f"{k}: none"
+                if cover.get(k):  # the metrics it rests on: a partial aggregate is not mistaken for a full one
+                    text += f" (of {', '.join(cover[k])})"
+                layout.label(text=text)
 
 
 CLASSES = (

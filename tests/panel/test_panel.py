@@ -409,14 +409,24 @@ def test_panels_draw_in_every_state(addon: Any, task_folder: Path, monkeypatch: 
                                    "message": "overlap", "evidence": {"contact_points": [[0, 0, 0.1]]}}],
                      "criteria": [{"id": "c_sim", "score": 1.0, "passed": True}], "S_val": 0.75})
     st.counterfactual_result_json, st.counterfactual_verdict = json.dumps({"intervention": {"kind": "remove_object", "roles": ["cube"]}}), "took effect"
-    apply_scores(sc, {"metrics": {"S_ssim": 0.8, "S_lpips": None, "S_obj": 0.5, "S_evt": 1.0, "S_mot": 0.4, "S_val": 0.75},
-                      "missing": {"S_lpips": "torch not installed"}, "S_vis": 0.65, "S_phys": 0.72, "S_tot": 0.68})
+    from physcodegym.evaluator.score_document import read_score
+
+    metrics = {"S_ssim": 0.8, "S_lpips": None, "S_obj": 0.5, "S_evt": 1.0, "S_mot": 0.4, "S_val": 0.75}
+    apply_scores(sc, read_score({
+        "task": "t", "candidate": "run", "candidate_kind": "run", "metrics": metrics,
+        "states": {k: {"state": "ok" if v is not None else "uncomputable",
+                       "reason": None if v is not None else "torch not installed"} for k, v in metrics.items()},
+        "missing": {"S_lpips": "torch not installed"}, "S_vis": 0.65, "S_phys": 0.72, "S_tot": 0.68,
+        "coverage": {"S_vis": ["S_ssim", "S_obj"], "S_phys": ["S_evt", "S_mot", "S_val"],
+                     "S_tot": ["S_ssim", "S_obj", "S_evt", "S_mot", "S_val"]},
+        "per_frame": {}, "details": {}, "timings": {}}))
     logs = draw_all()
     assert "S_val = 0.750 (1/1 criteria passed)" in labels(logs["PCG_PT_audit"])
     assert ("list", "PCG_UL_findings", 1) in logs["PCG_PT_audit"] and "overlap" in labels(logs["PCG_PT_audit"])
     assert "took effect" in labels(logs["PCG_PT_counterfactual"])
     sl = labels(logs["PCG_PT_scores"])
     assert "S_ssim: 0.800" in sl and "S_lpips: missing" in sl and "torch not installed" in sl and "S_tot: 0.680" in sl
+    assert "S_vis: 0.650 (of S_ssim, S_obj)" in sl  # a partial aggregate names what it rests on
     # 4. a running job shows progress and a stop button
     jobs.submit(jobs.Job("audit", [sys.executable, "-c", "import time; time.sleep(30)"]))
     logs = draw_all()
