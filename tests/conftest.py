@@ -30,6 +30,8 @@ from __future__ import annotations
 import fcntl
 import os
 import re
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -154,7 +156,8 @@ def shared_once(shared_root: Path) -> Callable[[str, Callable[[Path], None]], Pa
 
 @pytest.fixture(scope="session")
 def bundled_run(shared_once: Callable[[str, Callable[[Path], None]], Path]) -> Callable[[str, str], Path]:
-    from physcodegym.sandbox.runner import run_program
+    """`physcodegym run --json` of a bundled submission, as a user types it (its printed record is kept beside the
+    run folder as `cli.json`): one full 240-frame run per submission and session, for every test that needs one."""
 
     def run(config: str, task_id: str) -> Path:
         prog = REPO / "submissions" / config / task_id / "scene.py"
@@ -162,8 +165,10 @@ def bundled_run(shared_once: Callable[[str, Callable[[Path], None]], Path]) -> C
             pytest.skip(f"bundled submission {prog.relative_to(REPO)} is not present")
 
         def build(folder: Path) -> None:
-            rec = run_program(prog, folder / "run", timeout_s=600)
-            assert rec.status == "ok", f"bundled run {config}/{task_id} is {rec.status}: {rec.reason}\n{rec.log_tail}"
+            p = subprocess.run([sys.executable, "-m", "physcodegym", "run", str(prog), "--out", str(folder / "run"),
+                                "--timeout", "600", "--json"], capture_output=True, text=True, timeout=900)
+            assert p.returncode == 0, f"bundled run {config}/{task_id} exited {p.returncode}:\n{p.stderr[-3000:]}"
+            (folder / "cli.json").write_text(p.stdout)
 
         return shared_once(f"bundled_run_{config}_{task_id}", build) / "run"
 

@@ -151,19 +151,6 @@ def test_modes_preview_and_bake_only(tmp_path: Path) -> None:
     assert rec.status == "ok" and rec.outputs["blend"] and not (tmp_path / "b" / "frames").exists()
 
 
-@pytest.mark.slow
-def test_full_240_frame_contract_cli(tmp_path: Path) -> None:
-    prog = _prog(tmp_path, scene(240))
-    out = tmp_path / "run"
-    p = subprocess.run([sys.executable, "-m", "physcodegym", "run", str(prog), "--out", str(out), "--timeout", "300", "--json"],
-                       capture_output=True, text=True, timeout=400)
-    assert p.returncode == 0, p.stderr[-2000:]
-    doc = json.loads(p.stdout)
-    assert doc["status"] == "ok" and doc["outputs"]["frame_count"] == 240 and doc["missing"] == []
-    assert sorted(x.name for x in (out / "frames").iterdir())[-1] == "0240.png"
-    assert json.loads((out / "run.json").read_text())["status"] == "ok"
-
-
 def _external_cache_src(where: str) -> str:
     """The tiny scene with a cloth whose point cache is external at `where` (set after the bake, saved again)."""
     from progs import codes
