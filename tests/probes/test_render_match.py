@@ -280,10 +280,11 @@ def test_the_re_render_writes_nothing_through_the_scenes_file_output_nodes(tmp_p
 
 
 def _cycles_scene() -> Any:
-    """The falling ball saved as a program would save a Cycles scene: denoiser on, 16 samples, 320x180."""
+    """The falling ball saved as a program would save a Cycles scene: denoiser on, 4 samples, 320x180 (16 samples
+    cost 2.0 s a frame here against 1.45 s, for 39 handed-in frames; the re-render drops the denoiser either way)."""
     sc = _scene()
     sc.render.engine = "CYCLES"
-    sc.cycles.samples, sc.cycles.use_denoising, sc.cycles.device = 16, True, "CPU"
+    sc.cycles.samples, sc.cycles.use_denoising, sc.cycles.device = 4, True, "CPU"
     sc.render.resolution_percentage = 50
     return sc
 
