@@ -7,6 +7,7 @@ __all__ = [
     "harbor_export",
     "loop",
     "prompts",
+    "run_document",
     "run_files",
     "tools",
     "trace",

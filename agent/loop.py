@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from physcodegym.agent import prompts
 from physcodegym.agent.budget import Budget, BudgetLimits
+from physcodegym.agent.run_document import AgentRunDocument
 from physcodegym.agent.tools import LAUNCH_TOOLS, Toolbox, ToolOutcome, outcome_parts, tool_specs
 from physcodegym.agent.trace import AGENT_RUN_FILE, Trace, agent_run_doc, read_trace, write_agent_run
 from physcodegym.llm.base import ChatResponse, ImagePart, Message, Provider, TextPart, ToolCall, ToolResult
@@ -274,12 +275,12 @@ class AgentRun:
         )
 
     # -- bookkeeping ------------------------------------------------------------------------
-    def run_doc(self) -> dict:
+    def run_doc(self) -> AgentRunDocument:
         return agent_run_doc(self.status, self.reason, self.loaded_task.id, getattr(self.provider, "name", "?"),
                              getattr(self.provider, "model", "?"), self.run_dir, self.started, self.budget,
                              self.toolbox.state)
 
-    def _write_run_json(self) -> dict:
+    def _write_run_json(self) -> AgentRunDocument:
         return write_agent_run(self.run_dir / AGENT_RUN_FILE, self.run_doc())
 
     def _emit(self, last: str) -> None:
@@ -306,7 +307,7 @@ class AgentRun:
             refs.append(str(p.relative_to(self.run_dir)))
         return refs
 
-    def _end(self, status: str, reason: str) -> dict:
+    def _end(self, status: str, reason: str) -> AgentRunDocument:
         self.status, self.reason = status, reason
         self.trace.append({"type": "end", "status": status, "reason": reason, "budget": self.budget.to_dict()})
         self._emit(f"end: {status}")
@@ -314,6 +315,12 @@ class AgentRun:
 
     # -- the loop ---------------------------------------------------------------------------
     def run(self) -> dict:
+        """Run to the end; the agent run document as its JSON dict (what `agent_run.json` holds)."""
+        return self.run_to_end().to_json()
+
+    def run_to_end(self) -> AgentRunDocument:
+        """Run to the end (finalized, a budget exhausted, stopped, a provider error); the last agent run document
+        written, typed, so `physcodegym agent` can add its score."""
         if self.toolbox.state.get("finalized"):
             return self._end("finalized", "already finalized before resume")
         specs = tool_specs()

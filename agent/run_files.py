@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from physcodegym.agent.run_document import read_agent_run
 from physcodegym.agent.trace import AGENT_RUN_FILE
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
@@ -43,11 +44,16 @@ def read_progress(run_dir: Path) -> dict[str, Any]:
     doc_path = run_dir / AGENT_RUN_FILE
     if doc_path.is_file():
         try:
-            doc = json.loads(doc_path.read_text(encoding="utf-8"))
-            budget = doc.get("budget")
-            out["status"] = str(doc.get("status") or "")
-        except (json.JSONDecodeError, OSError, AttributeError):
-            pass  # being replaced right now; the next tick reads it
+            raw = json.loads(doc_path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, OSError):
+            raw = None  # being replaced right now; the next tick reads it
+        try:
+            doc = read_agent_run(raw, str(doc_path))
+            budget, out["status"] = doc.budget.model_dump(), doc.status
+        except ValueError:  # torn, or partial (another writer): take what it has, the trace the rest
+            if isinstance(raw, dict):
+                budget = raw.get("budget") if isinstance(raw.get("budget"), dict) else None
+                out["status"] = str(raw.get("status") or "")
     trace = run_dir / "trace.jsonl"
     if budget is None and trace.is_file():
         budget = _last_budget(trace)

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from physcodegym.agent.run_document import AgentRunDocument, read_score_field
 from physcodegym.core import atomic
 
 # The agent's run document in a run folder (status running | finalized | budget_exhausted | stopped |
@@ -63,18 +64,24 @@ def write_json_atomic(path: Path, doc: Any) -> None:
 
 
 def agent_run_doc(status: str, reason: str, task: str, provider: str, model: str, run_dir: Path, started: str,
-                  budget: Any, state: dict, *, transport: str | None = None, segments: int | None = None) -> dict:
+                  budget: Any, state: dict, *, transport: str | None = None,
+                  segments: int | None = None) -> AgentRunDocument:
     """The agent run document (`AGENT_RUN_FILE`) of a run in progress or ended, from its budget
     (`agent.budget.Budget`) and its toolbox state; the agent loop and the MCP session write the same one
     (the MCP session adds its `transport` and its connection `segments`)."""
-    doc: dict[str, Any] = {"status": status, "reason": reason, "task": task, "provider": provider, "model": model}
-    if transport is not None:
-        doc["transport"] = transport
-    doc.update(run_dir=str(run_dir), started=started, updated=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-               steps=budget.steps)
-    if segments is not None:
-        doc["segments"] = segments
-    doc.update(
+    return AgentRunDocument(
+        status=status,
+        reason=reason,
+        task=task,
+        provider=provider,
+        model=model,
+        transport=transport,
+        run_dir=str(run_dir),
+        started=started,
+        updated=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        steps=budget.steps,
+        segments=segments,
+        # remaining() first, then the counters (to_dict's cost_usd, unrounded, replaces remaining()'s in place)
         budget={**budget.remaining(), **{k: v for k, v in budget.to_dict().items() if k != "limits"}},
         limits=asdict(budget.limits),
         revisions=len(state["revisions"]),
@@ -84,17 +91,17 @@ def agent_run_doc(status: str, reason: str, task: str, provider: str, model: str
         submission="submission" if state.get("finalized") else None,
         trace="trace.jsonl",
     )
-    return doc
 
 
-def write_agent_run(path: Path, doc: dict) -> dict:
-    """Write the agent run document, keeping the `score` a previous one was given (`physcodegym score` adds it)."""
-    if path.is_file():
+def write_agent_run(path: Path, doc: AgentRunDocument) -> AgentRunDocument:
+    """Write the agent run document, keeping the valid `score` a previous one was given (`physcodegym agent` adds
+    it; a rewrite by a resumed run must not lose it)."""
+    if doc.score is None and path.is_file():
         try:
             old = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, OSError):
             old = {}
-        if "score" in old:
-            doc["score"] = old["score"]
-    write_json_atomic(path, doc)
+        if isinstance(old, dict) and "score" in old:
+            doc.score = read_score_field(old["score"])
+    write_json_atomic(path, doc.to_json())
     return doc

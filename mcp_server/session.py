@@ -33,6 +33,7 @@ from typing import Any
 
 from physcodegym.agent import prompts
 from physcodegym.agent.budget import DEFAULT_MAX_LAUNCHES, DEFAULT_WALL_CLOCK_S, Budget, BudgetLimits
+from physcodegym.agent.run_document import AgentRunDocument
 from physcodegym.agent.tools import (
     LAUNCH_TOOLS,
     TOOL_DEFS,
@@ -470,13 +471,13 @@ class McpSession:
             )
         return "running", ""
 
-    def run_doc(self) -> dict:
+    def run_doc(self) -> AgentRunDocument:
         status, reason = self.status()
         return agent_run_doc(status, reason, self.loaded_task.id, PROVIDER, self.client, self.run_dir,
                              self.meta["started"], self.budget, self.toolbox.state, transport=self.transport,
                              segments=self.segment)
 
-    def write_run_json(self) -> dict:
+    def write_run_json(self) -> AgentRunDocument:
         return write_agent_run(self._p(AGENT_RUN_FILE), self.run_doc())
 
     def set_client(self, name: str | None) -> None:

@@ -92,6 +92,7 @@ class _Progress:
 
 def run(args: argparse.Namespace) -> CommandResult:
     from physcodegym.agent.loop import AgentRun, LoopConfig, score_submission
+    from physcodegym.agent.run_document import ScoreUnavailable
     from physcodegym.agent.trace import AGENT_RUN_FILE, write_json_atomic
     from physcodegym.llm.factory import make_provider
     from physcodegym.tasks.loader import load_task
@@ -118,28 +119,28 @@ def run(args: argparse.Namespace) -> CommandResult:
     )
     with _Progress(loaded_task.id) as prog:
         ar = AgentRun(loaded_task, provider, out, limits=_limits(args), cfg=cfg, resume=args.resume, progress=prog)
-        doc = ar.run()
+        doc = ar.run_to_end()
     if not args.no_score:
         metrics = [m.strip() for m in args.metrics.split(",") if m.strip()] if args.metrics else None
-        if doc.get("finalized"):
+        if doc.finalized:
             try:
-                doc["score"] = score_submission(loaded_task, out, metrics=metrics, judge=judge).to_json()
+                doc.score = score_submission(loaded_task, out, metrics=metrics, judge=judge)
             except InputError:
                 raise
             except Exception as e:  # scoring failure is recorded, never mistaken for a score
-                doc["score"] = {"state": "error", "reason": f"{type(e).__name__}: {e}"}
+                doc.score = ScoreUnavailable(state="error", reason=f"{type(e).__name__}: {e}")
         else:
-            doc["score"] = {
-                "state": "no_submission",
-                "reason": f"the run ended {doc['status']!r} without a finalized submission",
-                "S_tot": 0.0,
-            }
-        write_json_atomic(out / AGENT_RUN_FILE, doc)
+            doc.score = ScoreUnavailable(
+                state="no_submission",
+                reason=f"the run ended {doc.status!r} without a finalized submission",
+                S_tot=0.0,
+            )
+        write_json_atomic(out / AGENT_RUN_FILE, doc.to_json())
+    b = doc.budget
     human = (
-        f"{loaded_task.id}: {doc['status']} ({doc['reason']}); steps {doc['steps']}, launches "
-        f"{doc['budget']['launches_used']}/{doc['budget']['max_launches']}, tokens {doc['budget']['tokens_used']}, "
-        f"cost ${doc['budget']['cost_usd']:.4f}\nrun folder: {out}"
-        + (f"\nscore: {json.dumps(doc.get('score'), default=str)[:400]}" if "score" in doc else "")
+        f"{loaded_task.id}: {doc.status} ({doc.reason}); steps {doc.steps}, launches "
+        f"{b.launches_used}/{b.max_launches}, tokens {b.tokens_used}, cost ${b.cost_usd:.4f}\nrun folder: {out}"
+        + (f"\nscore: {json.dumps(doc.to_json()['score'], default=str)[:400]}" if doc.score is not None else "")
     )
-    code = 0 if doc["status"] in ("finalized", "budget_exhausted", "stopped") else 1
-    return CommandResult(doc, exit_code=code, human=human)
+    code = 0 if doc.status in ("finalized", "budget_exhausted", "stopped") else 1
+    return CommandResult(doc.to_json(), exit_code=code, human=human)

@@ -97,14 +97,13 @@ def run(args: argparse.Namespace) -> CommandResult:
         )
         anyio.run(serve_http, session, "127.0.0.1", args.http)
     doc = session.run_doc()
-    b = doc["budget"]
     human = (
-        f"{loaded_task.id}: {doc['status']}; tool calls {doc['steps']}, launches "
-        f"{b['launches_used']}/{b['max_launches']}\nsession folder: {session.run_dir}"
+        f"{loaded_task.id}: {doc.status}; tool calls {doc.steps}, launches "
+        f"{doc.budget.launches_used}/{doc.budget.max_launches}\nsession folder: {session.run_dir}"
         + (
             f"\nscore it: physcodegym score --task {loaded_task.id} --candidate {session.run_dir / 'submission'}"
-            if doc.get("finalized")
+            if doc.finalized
             else ""
         )
     )
-    return CommandResult(doc, human=human)
+    return CommandResult(doc.to_json(), human=human)
