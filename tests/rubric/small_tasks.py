@@ -65,6 +65,12 @@ SMALL: dict[str, SmallCopy] = {
         {"FRAMES = 240": "FRAMES = 90", "'grid': [30, 20],": "'grid': [20, 14],"},
         cf_at_s={"cf_no_wind": 2.5},
         events={"blown_back": (0.267, 1.8), "streams": (1.8, 2.9)}),
+    # 5 s, 4 layers of 9 beads (shipped: 8 s, 10 layers)
+    "bead_pile_small": SmallCopy(
+        "bead_pile",
+        {"FRAMES = 240": "FRAMES = 150", '"layers": 10,': '"layers": 4,'},
+        cf_at_s={"cf_no_tray": 4.5},
+        events={"pour": (0.2, 2.5), "pile": (1.5, 3.5), "settled": (3.5, 4.9)}),
 }
 
 
