@@ -21,7 +21,9 @@ REQUIREMENTS: dict[str, tuple[str, ...]] = {
         "physcodegym.probes.branches.interventions",
     ),
     "agent": ("physcodegym.headless.commands.agent", "requests"),
-    "score": ("physcodegym.headless.commands.score", "cv2", "skimage", "scipy"),  # video decode, SSIM
+    # video decode, SSIM; the child's output is read back as a validated score document (pydantic)
+    "score": ("physcodegym.headless.commands.score", "physcodegym.evaluator.score_document", "pydantic", "cv2",
+              "skimage", "scipy"),
     "lpips": ("torch", "lpips"),
     "matplotlib": ("matplotlib",),
 }
