@@ -115,6 +115,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    # Run through the module's own name: as __main__ this file is a second copy whose CommandResult is not the class
+    # the commands return, and every result was printed as its repr in a JSON string.
     from physcodegym.core.exit import exit_child
+    from physcodegym.headless.cli import main as _main
 
-    exit_child(main())
+    exit_child(_main())

@@ -195,3 +195,15 @@ def test_the_routing_check_sees_a_direct_start(tmp_path: Path) -> None:
         'ok = [sys.executable, "-m", "pip"]\n'
     )
     assert _direct_starts(mod) == [2]
+
+
+@pytest.mark.parametrize("module", ["physcodegym", "physcodegym.headless.cli"])
+def test_both_module_forms_print_the_command_s_document(module: str) -> None:
+    """`python -m physcodegym.headless.cli` (what benchmarks/score_cost.py runs) printed every result of a command
+    that returns a CommandResult as its repr in a JSON string: run as __main__, the file was a second copy whose
+    CommandResult class was not the one the commands return."""
+    p = subprocess.run([sys.executable, "-m", module, "check", str(ROOT / "submissions" / "faithful-agent" /
+                                                                  "ball_bounce" / "scene.py"), "--json"],
+                       capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert p.returncode == 0, p.stderr[-1500:]
+    assert json.loads(p.stdout) == {"ok": True, "violations": []}
