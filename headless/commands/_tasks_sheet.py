@@ -2,6 +2,7 @@
 apart the scenes are (`authoring.sheet`).
 
     physcodegym tasks sheet --out docs/images/task-sheet.png [--at 3.0] [--columns 8] [--root R] [--json]
+    physcodegym tasks sheet --per-template --out docs/images/templates.jpg   # first/middle/last frame per template
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, help="image file to write (.png, or .jpg for a smaller file)")
     p.add_argument("--at", type=float, default=3.0, help="second of each reference to show (default 3.0)")
     p.add_argument("--columns", type=int, default=8, help="tiles per row (default 8)")
+    p.add_argument("--per-template", action="store_true",
+                   help="one row per template: the first, middle and last frame of its first task")
     p.add_argument("--root", action="append", help="task root folder (default: $PHYSCODEGYM_TASKS, shipped packs)")
     p.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
 
@@ -48,11 +51,17 @@ def run(args: argparse.Namespace) -> CommandResult:
         if sys.stderr.isatty() or done == total or done % 10 == 0:
             print(f"sheet: {done}/{total} references decoded", file=sys.stderr, flush=True)
 
-    doc = build_sheet(tasks, Path(args.out), at_s=args.at, columns=args.columns, progress=progress)
+    doc = build_sheet(tasks, Path(args.out), at_s=args.at, columns=args.columns, progress=progress,
+                      per_template=args.per_template)
     closest = doc["closest_across"]
     human = (f"{doc['sheet']}: {doc['tasks']} tasks, {doc['templates']} templates at {doc['at_s']} s\n"
              f"median distance within a template {doc['median_within_template']}, across templates "
              f"{doc['median_across_templates']} ({doc['measure']})"
              + (f"\nclosest pair of different templates: {' / '.join(closest['tasks'])} ({closest['distance']})"
-                if closest else ""))
+                if closest else "")
+             + "".join(f"\n{g}: {v['templates']} templates, first frames "
+                       f"{v['first_frame']['within_template']} within / {v['first_frame']['across_templates']} across, "
+                       "motion masks "
+                       f"{v['motion_mask']['within_template']} / {v['motion_mask']['across_templates']}"
+                       for g, v in doc["by_group"].items()))
     return CommandResult(doc, human=human)

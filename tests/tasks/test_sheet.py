@@ -33,6 +33,34 @@ def test_sheet_tiles_every_task_and_seeds_of_a_template_are_closer_than_other_te
     assert doc["tasks"] == 3 and doc["templates"] == 2
     assert doc["median_within_template"] < doc["median_across_templates"], doc
     assert doc["closest_across"]["tasks"] in (["a", "b"], ["a_s1", "b"]), doc
+    # per subcategory: g1 has one template (nothing across), g2 one task (no pair at all)
+    g1 = doc["by_group"]["g1"]
+    assert g1["templates"] == 1 and g1["first_frame"]["across_templates"] is None
+    assert g1["motion_mask"]["within_template"] is not None, g1
+    assert doc["by_group"]["g2"]["first_frame"] == {"within_template": None, "across_templates": None}
+
+
+def test_motion_masks_tell_where_things_move(tmp_path: Path) -> None:
+    """Two templates in one subcategory moving a box in different places are far apart on the motion mask (1 - IoU
+    near 1) while two seeds of one template (the box a few pixels apart) are close; a still clip has no mask."""
+    from physcodegym.authoring.sheet import mask_distance, sample_video
+
+    left, left2 = sample_video(_video(tmp_path / "l.mp4", (40, 40, 40), 10), 1.0), \
+        sample_video(_video(tmp_path / "l2.mp4", (40, 40, 40), 12), 1.0)
+    right = sample_video(_video(tmp_path / "r.mp4", (40, 40, 40), 110), 1.0)
+    assert left.motion.any() and mask_distance(left.motion, left2.motion) < 0.5
+    assert mask_distance(left.motion, right.motion) > 0.9
+    still = np.zeros_like(left.motion)
+    assert mask_distance(still, still) == 0.0 and mask_distance(still, left.motion) == 1.0
+    tasks = [SheetTask("l", "tl", "g", tmp_path / "l.mp4"), SheetTask("l2", "tl", "g", tmp_path / "l2.mp4"),
+             SheetTask("r", "tr", "g", tmp_path / "r.mp4")]
+    doc = build_sheet(tasks, tmp_path / "t.png", at_s=1.0, per_template=True)
+    mm = doc["by_group"]["g"]["motion_mask"]
+    assert mm["within_template"] < 0.5 < mm["across_templates"], mm
+    import cv2
+
+    im = cv2.imread(str(tmp_path / "t.png"))
+    assert im.shape[0] == 2 * (108 + 16) and im.shape[1] == 3 * 192  # two templates, first/middle/last each
 
 
 def test_sheet_cli_on_the_shipped_tasks_writes_a_jpeg(tmp_path: Path) -> None:
