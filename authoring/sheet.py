@@ -155,7 +155,7 @@ def _tile(rgb: np.ndarray, label: str) -> np.ndarray:
 
     tile = np.full((TILE[1] + LABEL_H, TILE[0], 3), 255, np.uint8)
     tile[: TILE[1]] = cv2.resize(rgb, TILE, interpolation=cv2.INTER_AREA)
-    cv2.putText(tile, label[:30], (3, TILE[1] + 12), cv2.FONT_HERSHEY_SIMPLEX, 0.36, (20, 20, 20), 1, cv2.LINE_AA)
+    cv2.putText(tile, label[:42], (3, TILE[1] + 12), cv2.FONT_HERSHEY_SIMPLEX, 0.36, (20, 20, 20), 1, cv2.LINE_AA)
     return tile
 
 
