@@ -5,7 +5,10 @@ No Blender: static reads of the Makefile and of the test files, and the grouping
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -135,3 +138,33 @@ def test_a_partial_run_refreshes_only_its_files_in_the_durations_table() -> None
     stored = {"tests/a.py::x": 5.0, "tests/a.py::gone": 7.0, "tests/b.py::y": 3.0}
     out = mod.merged({"tests/a.py::x": {"setup": 1.0, "call": 2.0}}, stored)
     assert out == {"tests/a.py::x": {"setup": 1.0, "call": 2.0}, "tests/b.py::y": {"call": 3.0}}
+
+
+INNER_GROUPED = '''
+import os
+import pytest
+
+
+@pytest.mark.xdist_group("shared")
+@pytest.mark.parametrize("i", range(6))
+def test_grouped(i, request):
+    with open(os.environ["PCG_OUT"], "a") as f:
+        f.write(f"{request.node.nodeid} {os.environ.get('PYTEST_XDIST_WORKER')}\\n")
+'''
+
+
+def test_an_xdist_group_reaches_one_worker(tmp_path: Path) -> None:
+    """The suite's groups only work if xdist turns the mark into a node-id suffix that the scheduler reads; with
+    pytest 9 (a structured node id) xdist 3.8's suffix was silently ignored and every group split over both
+    workers. A real `pytest -n 2 --dist loadgroup` on six grouped tests: every node id carries the group and one
+    worker runs them all."""
+    (tmp_path / "test_inner.py").write_text(INNER_GROUPED)
+    (tmp_path / "none.ini").write_text("[pytest]\n")  # not the repository's configuration
+    out = tmp_path / "seen.txt"
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "2", "--dist", "loadgroup", "-p", "no:cacheprovider",
+                        "-c", str(tmp_path / "none.ini"), "--rootdir", str(tmp_path), str(tmp_path / "test_inner.py")],
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path, env={**os.environ, "PCG_OUT": str(out)})
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    rows = [ln.split() for ln in out.read_text().splitlines()]
+    assert len(rows) == 6 and all(nid.endswith("@shared") for nid, _ in rows), rows
+    assert len({w for _, w in rows}) == 1, rows
