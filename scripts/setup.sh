@@ -28,9 +28,11 @@ pipq() {
     { print; fflush() }' >&2
   return "${PIPESTATUS[0]}"
 }
-# Installs go through uv (PyPI; pinned below) when it is there: the same pinned wheels as pip, from uv's own cache,
-# measured on this 2-core machine at 18 s for .venv the first time and 3 s on a re-run, against pip's 111 s every
-# time (pip re-downloads here). Without uv (its own install failed), pip does the same work.
+# The two test-only venvs (.venv-harbor, .venv-bpy52) install through uv (PyPI; pinned below) when it is there: the
+# same pinned wheels as pip, from uv's own cache (bpy 5.2.3's venv: 10 s against 31 s). .venv itself stays with pip:
+# with a uv-installed .venv the SPH bakes of tests/sandbox/test_reproducible.py differed between run folders on a
+# busy machine (2 of 2 runs of the shipped liquid_duck, 1 of 2 of its small copy; 0 of 4 with pip), so the
+# environment the sandbox child runs in is the one the determinism was measured on. Without uv, pip does it all.
 UV_PIN="uv==0.13.10"
 UV=.venv/bin/uv
 inst() {
@@ -52,7 +54,7 @@ else
   if [ ! -x .venv/bin/python ]; then say "creating .venv with $("$PY" --version 2>&1)"; "$PY" -m venv .venv; fi
   say "installing physcodegym and its dependencies [$extras] into .venv (first time: several minutes, bpy alone is ~400 MB) ..."
   pipq .venv/bin/python install --upgrade pip "$UV_PIN" || say "installing $UV_PIN failed: pip installs the rest"
-  inst .venv/bin/python -e ".[$extras]"
+  pipq .venv/bin/python install -e ".[$extras]"
   echo "$want" > "$stamp"
   say ".venv ready with extras [$extras] ($((SECONDS - t0)) s)"
 fi
