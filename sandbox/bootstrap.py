@@ -25,11 +25,6 @@ import sys
 import time
 import traceback
 
-# The child runs with -I (or inside a Blender binary), which ignores PYTHONDONTWRITEBYTECODE: without this, an
-# environment installed without .pyc files (uv, pip --no-compile) has importlib write __pycache__ beside Blender's
-# own modules while the program runs, which the barrier rightly refuses as a write outside the working folder.
-sys.dont_write_bytecode = True
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 # the runner passes the mode as a four-letter code: the command line has the same length in every mode
 MODE_CODES = {"full": "full", "bake": "bake_only", "prev": "preview"}
