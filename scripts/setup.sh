@@ -30,9 +30,9 @@ pipq() {
 }
 # The two test-only venvs (.venv-harbor, .venv-bpy52) install through uv (PyPI; pinned below) when it is there: the
 # same pinned wheels as pip, from uv's own cache (bpy 5.2.3's venv: 10 s against 31 s). .venv itself stays with pip:
-# with a uv-installed .venv the SPH bakes of tests/sandbox/test_reproducible.py differed between run folders on a
-# busy machine (2 of 2 runs of the shipped liquid_duck, 1 of 2 of its small copy; 0 of 4 with pip), so the
-# environment the sandbox child runs in is the one the determinism was measured on. Without uv, pip does it all.
+# a clean-clone rehearsal whose .venv uv installed failed the SPH reproducibility test of tests/sandbox (bakes that
+# differed between run folders on a busy machine); the cause is not settled, so the sandbox child keeps running in
+# the environment that test passed in. Without uv, pip does it all.
 UV_PIN="uv==0.13.10"
 UV=.venv/bin/uv
 inst() {
