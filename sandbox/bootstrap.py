@@ -46,18 +46,33 @@ def _load(name: str):
 
 
 def _watch_lifeline(fd: int) -> None:
-    """End this process when the runner is gone: the runner holds the write end of this pipe, EOF means it died."""
-    import threading
+    """End this process when the runner is gone: the runner holds the write end of pipe `fd`, EOF means it died.
 
-    def watch() -> None:
+    The watcher is a forked process, not a thread of this one: a thread runs, and allocates, when the scheduler lets
+    it, and this process's memory must be laid out the same way in every run whatever the machine's load (an SPH bake
+    reads memory it never wrote; sandbox.runner). It is forked first thing, while this process has one thread, and
+    it keeps only two pipes: the lifeline, and one whose EOF says this process has ended (then it just goes)."""
+    import select
+
+    me = os.getpid()
+    alive_r, alive_w = os.pipe()  # this process holds the write end until it ends
+    if os.fork() == 0:
         try:
-            while os.read(fd, 64):
-                pass
-        except OSError:
-            pass
-        os._exit(137)  # behind bwrap the PID namespace (every process the program made) ends with this process
-
-    threading.Thread(target=watch, name="pcg-lifeline", daemon=True).start()
+            keep = sorted((fd, alive_r))
+            os.closerange(0, keep[0])
+            os.closerange(keep[0] + 1, keep[1])
+            os.closerange(keep[1] + 1, 1 << 16)
+            while True:
+                ready = select.select([fd, alive_r], [], [])[0]
+                if alive_r in ready:
+                    break
+                if not os.read(fd, 64):
+                    os.kill(me, 9)  # behind bwrap the PID namespace (every process the program made) ends with it
+                    break
+        finally:
+            os._exit(0)
+    os.close(alive_r)
+    os.close(fd)
 
 
 NATIVE_MODULES = ("ctypes", "_ctypes", "cffi", "_cffi_backend")  # sandbox.barrier.NATIVE_MODULES

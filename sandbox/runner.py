@@ -568,8 +568,9 @@ def _launch(
                 return
             status_buf.extend(chunk)
 
-    # lifeline: the child holds the read end; when this process dies (even by SIGKILL) it reads EOF and exits,
-    # and its PID namespace with it (bwrap's own parent-death link does not survive every launcher)
+    # lifeline: the child's watcher (a forked process) holds the read end; when this process dies, even by SIGKILL,
+    # it reads EOF and ends the child, and with it its PID namespace (besides PR_SET_PDEATHSIG and bwrap's
+    # --die-with-parent: a parent-death signal follows the thread that started the child, not the process)
     life_r, life_w = os.pipe()
     cmd = _child_argv(scratch, copy, blender, fd, life_r, mode, preview_frame, barrier)
     env = wall.child_env(scratch, isolation)
