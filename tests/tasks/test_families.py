@@ -116,8 +116,13 @@ def test_generated_member_validates(member):
     assert lt.id == member
     params = F.member_params(fam["family"], fam["seed"])
     assert fam["params"] == params, "family.py changed since this member was generated: regenerate it"
-    assert F.read_params((folder / "truth.py").read_text()) == params
-    assert F.read_params((folder / "annotation.py").read_text()) == {**params, "task_id": member}
+    # a member is its pack plus its parameters, byte for byte: its programs are generated, never edited by hand
+    # (an edit to the pack that is not regenerated into its members fails here)
+    for name, extra in (("truth.py", {}), ("annotation.py", {"task_id": member})):
+        pack_src = (PACKS_DIR / fam["family"] / name).read_text(encoding="utf-8")
+        assert (folder / name).read_text(encoding="utf-8") == F.substitute_params(pack_src, {**params, **extra}), (
+            f"{member}/{name} is not {fam['family']}/{name} with its PARAMS: regenerate it (tasks generate --force)"
+        )
     assert lt.truth_counterfactuals is not None and lt.truth_counterfactuals.is_file()
     cf = json.loads(lt.truth_counterfactuals.read_text())
     assert cf["criteria"] and all(c["passed"] for c in cf["criteria"].values()), cf["criteria"]
