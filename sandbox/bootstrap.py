@@ -50,13 +50,20 @@ def _watch_lifeline(fd: int) -> None:
 
     The watcher is a forked process, not a thread of this one: a thread runs, and allocates, when the scheduler lets
     it, and this process's memory must be laid out the same way in every run whatever the machine's load (an SPH bake
-    reads memory it never wrote; sandbox.runner). It is forked first thing, while this process has one thread, and
-    it keeps only two pipes: the lifeline, and one whose EOF says this process has ended (then it just goes)."""
+    reads memory it never wrote; sandbox.runner). It is forked first thing (with the bpy module: before bpy loads,
+    while this process has one thread) and keeps only two pipes: the lifeline, and one whose EOF says this process
+    has ended (then it just goes)."""
     import select
+    import warnings
 
     me = os.getpid()
     alive_r, alive_w = os.pipe()  # this process holds the write end until it ends
-    if os.fork() == 0:
+    with warnings.catch_warnings():
+        # inside a Blender binary this runs after Blender started its own threads, and Python 3.12+ warns about
+        # fork() then; the forked watcher only waits on two pipes and sends one signal, it takes no lock they hold
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:
         try:
             keep = sorted((fd, alive_r))
             os.closerange(0, keep[0])

@@ -6,8 +6,10 @@ CPU with address randomisation off, behind a fixed in-wall layout (sandbox.isola
 the same length in every mode. These tests fail if any of that is lost: the C pointers of a fresh scene differ
 between two runs when the layout moves, and liquid_duck's liquid bakes differently in 1 run out of 3 or so.
 The SPH solver also reads heap memory it never wrote: without `core.determinism.SIMULATION_ENV` the hose_jet
-truth baked behind the wall and without it differed (one particle by 296 m, measured), and so did the same bake
-from two checkouts at different paths.
+truth baked differently from two checkouts at different paths. What is not claimed (and so not tested): a run without
+the wall (`--unsafe-no-isolation`) bakes the same liquid as a walled run only for some run folders, since its paths
+are the host's (measured on a clean clone: hose_jet walled and unwalled bit-identical in every frame under one pytest
+folder, different under another, 3 of 3 times); the walled child sees the same paths whatever the host's.
 """
 
 from __future__ import annotations
@@ -21,8 +23,6 @@ from pathlib import Path
 import pytest
 from physcodegym.sandbox import isolation as wall
 from physcodegym.sandbox.runner import run_program
-
-from tests.rubric.small_tasks import small_task
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -154,16 +154,3 @@ def test_an_sph_liquid_bakes_the_same_in_every_run_folder_on_a_busy_machine(tmp_
     with _busy_machine():
         digests = [_baked_liquid(prog, tmp_path / name) for name in names]
     assert all(d == digests[0] for d in digests[1:]), digests
-
-
-@pytest.mark.slow
-@pytest.mark.alone  # beside a parallel worker the layout moved (object pointers 80 B apart) and the SPH bake differed
-def test_an_sph_liquid_bakes_the_same_behind_the_wall_and_without_it(tmp_path: Path) -> None:
-    """hose_jet's truth (a jet splashing off a plate; its small copy, 3 s and 500 drops) baked behind the wall and
-    with `isolation="none"`: two processes with different histories (mounts, paths, what ran before the bake) bake
-    bit-identical liquids. `MALLOC_PERTURB_` (`core.determinism`) was what made them agree when this test was
-    written; measured since the lifeline watcher left the child's threads, the shipped hose_jet and its small copy
-    both agree without it too, so this test guards the property (one bake, walled or not), not that variable."""
-    prog = small_task("hose_jet_small", tmp_path).folder / "truth.py"
-    digests = [_baked_liquid(prog, tmp_path / iso, isolation=iso) for iso in ("bwrap", "none")]
-    assert digests[1] == digests[0], digests
