@@ -113,9 +113,9 @@ def test_the_child_sees_one_layout_one_cpu_and_no_address_randomisation(tmp_path
     assert int(_facts(tmp_path / "a", "PCGAFTER")) == len(__import__("os").sched_getaffinity(0))
 
 
-def _baked_liquid(prog: Path, out: Path, isolation: str = "bwrap") -> dict:
+def _baked_liquid(prog: Path, out: Path) -> dict:
     """Bake `prog` bake-only into `out` and return its particle digests per frame (a real liquid is asserted)."""
-    rec = run_program(prog, out, timeout_s=600, mode="bake_only", isolation=isolation)
+    rec = run_program(prog, out, timeout_s=600, mode="bake_only")
     assert rec.status == "ok", (rec.reason, rec.log_tail)
     p = subprocess.run([sys.executable, "-c", PARTICLES, str(out / "scene.blend")], capture_output=True,
                        text=True, timeout=300)
