@@ -10,6 +10,7 @@ sc.frame_start, sc.frame_end = 1, 240
 sc.render.fps = 30
 sc.render.resolution_x, sc.render.resolution_y, sc.render.resolution_percentage = 640, 360, 100
 sc.render.engine = "BLENDER_WORKBENCH"
+sc.display.render_aa = "OFF"  # 3.5x faster a frame than the default 8 samples; the re-render uses the same setting
 sc.render.image_settings.file_format = "PNG"
 bpy.ops.mesh.primitive_uv_sphere_add(radius=0.3, location=(0, 0, 2.5), segments=16, ring_count=8)
 ball = bpy.context.active_object
