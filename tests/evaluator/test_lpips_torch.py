@@ -7,27 +7,19 @@ the per-frame curve, not perceptual quality.
 
 from __future__ import annotations
 
-from importlib.util import find_spec
-
 import numpy as np
 import pytest
-from physcodegym.metrics import lpips_metric
-from physcodegym.metrics.results import MetricState
 
-# Skipped by looking the packages up, not by importing them: importing torch costs about 3 s, and every xdist
-# worker collects this module, so the import is left to the worker that runs these tests (the `torch` fixture).
-pytestmark = pytest.mark.skipif(find_spec("torch") is None or find_spec("lpips") is None,
-                                reason="torch/lpips are not installed (optional extra: pip install -e '.[lpips]')")
+# Imported at collection on purpose: an xdist worker imports torch here, before any test loads bpy. torch imported
+# after bpy in one process crashed the worker (segmentation fault in triton's import, measured 2026-12-08).
+torch = pytest.importorskip("torch", reason="torch is not installed (optional extra: pip install -e '.[lpips]')")
+pytest.importorskip("lpips", reason="lpips is not installed (optional extra: pip install -e '.[lpips]')")
 
-
-@pytest.fixture(scope="module")
-def torch():
-    import torch
-
-    return torch
+from physcodegym.metrics import lpips_metric  # noqa: E402
+from physcodegym.metrics.results import MetricState  # noqa: E402
 
 
-def test_missing_backbone_weights_report_the_searched_path(monkeypatch, tmp_path, torch):
+def test_missing_backbone_weights_report_the_searched_path(monkeypatch, tmp_path):
     monkeypatch.setattr(torch.hub, "get_dir", lambda: str(tmp_path / "hub"))
     v = np.zeros((2, 64, 96, 3), np.uint8)
     r = lpips_metric.s_lpips(v, v)
@@ -55,7 +47,7 @@ def test_random_backbone_plumbing_batches_agree_and_distance_orders(rendered_pai
     assert r.value == pytest.approx(float(np.mean(r.per_frame)))
 
 
-def test_inputs_are_scaled_to_minus_one_one(monkeypatch, torch):
+def test_inputs_are_scaled_to_minus_one_one(monkeypatch):
     seen = {}
 
     class Spy(torch.nn.Module):
