@@ -204,6 +204,11 @@ def run(args: argparse.Namespace) -> CommandResult:
             for b in doc["built"]
         ) + "".join(f"\nup to date {i} (--force rebuilds it)" for i in doc["up_to_date"]) + "".join(
             f"\nFAILED {f['id']}: {f['error'][:300]}" for f in doc["failed"])
+        # A build renders the reference; the rubric's counterfactuals are measured by another command (`tasks
+        # generate` runs both for a library member). Authors of new packs kept missing that step, so say it.
+        doc["next"] = [f"physcodegym counterfactual --truth {f}" for f in _stale_counterfactuals(args.id, doc["built"])]
+        human += "".join(f"\nnext: {c}  (truth_counterfactuals.json is missing or older than the truth)"
+                         for c in doc["next"])
         return CommandResult(doc, exit_code=0 if doc["ok"] else 1, human=human)
     if args.tasks_cmd == "verify":
         from physcodegym.authoring.build import expand_ids
@@ -221,3 +226,25 @@ def run(args: argparse.Namespace) -> CommandResult:
                           + "; ".join(r["problems"]) for r in rows)
         return CommandResult({"ok": ok, "tasks": rows}, exit_code=0 if ok else 1, human=human)
     raise InputError(f"unknown tasks sub-command {args.tasks_cmd!r}")
+
+
+def _stale_counterfactuals(requested: list[str], built: list[dict]) -> list[str]:
+    """Of the tasks just built, those whose rubric has counterfactual criteria and whose truth_counterfactuals.json
+    is missing or older than truth.py or annotation.py (as the ids or paths the user typed)."""
+    from physcodegym.authoring.build import expand_ids, resolve_folder
+
+    done = {b["id"] for b in built}
+    out = []
+    for name in expand_ids(requested):
+        folder = resolve_folder(name)
+        try:
+            lt = load_task(str(folder))
+        except (InputError, OSError, ValueError):
+            continue
+        if lt.task.id not in done or not any(c.counterfactual for c in lt.task.rubric.criteria):
+            continue
+        cf = folder / "truth_counterfactuals.json"
+        newest = max((folder / n).stat().st_mtime for n in ("truth.py", "annotation.py") if (folder / n).is_file())
+        if not cf.is_file() or cf.stat().st_mtime < newest:
+            out.append(name)
+    return out

@@ -78,6 +78,7 @@ def builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     r = _cli("tasks", "build", str(out["a"]), "--keep-scratch", "--json", cache=out["cache_a"])
     assert r.returncode == 0, r.stderr[-3000:]
     out["record_a"] = json.loads(r.stdout)["built"][0]
+    out["next_a"] = json.loads(r.stdout)["next"]
     killed = _kill_mid_render(out["b"], out["cache_b"])
     out["killed"] = killed
     out["after_kill_files"] = sorted(p.name for p in out["b"].iterdir())
@@ -347,3 +348,26 @@ def test_a_second_build_of_the_same_task_is_refused_while_one_runs(tmp_path: Pat
     failed = json.loads(r.stdout)["failed"]
     assert len(failed) == 1 and "another build" in failed[0]["error"] and "tiny_task" in failed[0]["error"]
     assert not (t / "build.json").exists() and not list(cache.glob("tiny_task-*/bake"))
+
+
+def test_build_names_the_counterfactual_step_only_where_the_rubric_needs_it(builds: dict[str, Any],
+                                                                           tmp_path: Path) -> None:
+    """`tasks build` does not measure the rubric's counterfactuals (`physcodegym counterfactual --truth` does): it
+    says so for a built task whose rubric has counterfactual criteria and whose truth_counterfactuals.json is
+    missing or older than its sources, and for no other."""
+    from physcodegym.headless.commands.tasks import _stale_counterfactuals
+
+    assert builds["next_a"] == []  # tiny_task's rubric has no counterfactual criterion
+    pack = tmp_path / "ball_bounce"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "tasks" / "packs" / "ball_bounce", pack)
+    built = [{"id": "ball_bounce"}]
+    cf, truth = pack / "truth_counterfactuals.json", pack / "truth.py"
+    os.utime(truth, (1_000_000, 1_000_000))
+    os.utime(pack / "annotation.py", (1_000_000, 1_000_000))
+    os.utime(cf, (2_000_000, 2_000_000))
+    assert _stale_counterfactuals([str(pack)], built) == []  # measured after the last edit
+    os.utime(truth, (3_000_000, 3_000_000))
+    assert _stale_counterfactuals([str(pack)], built) == [str(pack)]  # the truth changed since
+    cf.unlink()
+    assert _stale_counterfactuals([str(pack)], built) == [str(pack)]  # never measured
+    assert _stale_counterfactuals([str(pack)], []) == []  # not built by this command
