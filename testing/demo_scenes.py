@@ -1178,3 +1178,40 @@ def _keyed_offset(surf: Any, frames: int) -> Any:
     ng.links.new(oi.outputs["Location"], sp.inputs["Offset"])
     ng.links.new(sp.outputs[0], go.inputs[0])
     return mover
+
+
+def stone_in_liquid(surface: str = "metaball", frames: int = 36) -> Any:
+    """A pebble (active rigid body) dropped into a well that SPH drops (200, legacy FLUID physics) fill around it;
+    it comes to rest on the floor under the liquid. `surface`: what renders of the liquid:
+
+    - "metaball" (honest): the drops draw metaball balls fused into one surface (the shipped liquids' look since
+      bottle_glass), a surface derived from the particles, so the pebble lies in liquid, not in a solid;
+    - "mesh": a plain closed box renders as the pool instead (no particle makes it, no collider): the pebble
+      falls through a rendered solid it cannot touch."""
+    if surface not in ("metaball", "mesh"):
+        raise ValueError(f"stone_in_liquid: surface must be 'metaball' or 'mesh', not {surface!r}")
+    sc = reset(frames)
+    rigid_world(sc, frames)
+    camera(sc, loc=(0, -3, 1.2), target=(0, 0, 0.1))
+    floor = box("Floor", (0, 0, -0.05), (6, 6, 0.1), rb="PASSIVE")
+    floor.modifiers.new("Collision", "COLLISION")
+    w, h, t = 0.3, 0.3, 0.02
+    for i, (loc, dims) in enumerate((((w / 2 + t / 2, 0, h / 2), (t, w + 2 * t, h)),
+                                     ((-w / 2 - t / 2, 0, h / 2), (t, w + 2 * t, h)),
+                                     ((0, w / 2 + t / 2, h / 2), (w, t, h)), ((0, -w / 2 - t / 2, h / 2), (w, t, h)))):
+        wall = box(f"Wall{i}", loc, dims, rb="PASSIVE")
+        wall.modifiers.new("Collision", "COLLISION")
+    em = _emitter("Spout", (0, 0, 0.8), 200, frames, physics="FLUID", size=0.2, tap=False)
+    box("Tap", (0, 0, 0.86), (0.2, 0.2, 0.04))
+    st = em.particle_systems[0].settings
+    st.particle_size = 0.03
+    if surface == "metaball":
+        st.render_type = "OBJECT"
+        base = _metaball_drop("Liquid", 2.0)
+        base.location = (0, 0, -5)
+        st.instance_object = base
+    else:
+        box("Liquid", (0, 0, 0.06), (w - 0.01, w - 0.01, 0.12))
+    sphere("Pebble", (0.0, 0.0, 0.5), 0.04)
+    bake()
+    return sc

@@ -179,5 +179,11 @@ class AuditBase:
         self.findings.append(Finding(**kw))
 
     def solids(self) -> list[str]:
-        """Rendered, rigid-shaped mesh objects (cloth and soft bodies are checked on their own)."""
-        return [n for n in self.geom.meshes if not self.geom.meshes[n].deforming and _rendered(self.info[n])]
+        """Rendered, rigid-shaped mesh objects (cloth and soft bodies are checked on their own). A liquid's surface
+        derived from its particles (`derived_surfaces`, checked against them by probes.audit.derived) is liquid,
+        not solid material: a stone lying in the water is immersed, not sunk into a collider-less solid (a fused
+        surface read on one frame looked like a static solid, and an honest stone in a tank was charged
+        `no_contact_response`)."""
+        liquid = getattr(self, "derived_surfaces", ())
+        return [n for n in self.geom.meshes
+                if not self.geom.meshes[n].deforming and _rendered(self.info[n]) and n not in liquid]

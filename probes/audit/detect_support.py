@@ -106,7 +106,9 @@ class SupportDetectors(AuditBase):
             return
         ghat = self.g_rb / gn
         solids = [n for n in self.geom.meshes if not self.geom.meshes[n].deforming]
-        rendered = [n for n in solids if _rendered(self.info[n])]
+        # a liquid's derived surface holds nothing up (Blender's particles push no rigid body): not a visible support
+        liquid = getattr(self, "derived_surfaces", ())
+        rendered = [n for n in solids if _rendered(self.info[n]) and n not in liquid]
         colliders = [n for n in solids if _collision_owner(self.info[n], self.si)]
         for body in solids:
             info = self.info[body]

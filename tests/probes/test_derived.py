@@ -128,3 +128,20 @@ def test_metaball_injections(kind: str) -> None:
     else:
         assert {f.kind for f in rep.findings} & set(DEFECTS[kind]), (rec, _said(rep))
         assert _derived_hits(rep, "PCG_Liquid"), (rec, _said(rep))
+
+
+@pytest.mark.parametrize("surface", ["metaball", "mesh"])
+def test_a_stone_lying_in_a_liquid_surface_is_immersed_not_sunk_into_a_solid(surface: str) -> None:
+    """A pebble at rest under SPH drops: where the liquid renders as a surface fused from its particles, nothing is
+    charged (the surface is liquid: it was `no_contact_response` "passes through rendered solid Liquid" before
+    solids() left derived surfaces out); where a plain box renders as the pool, the pebble falling through that
+    collider-less solid is still `no_contact_response`."""
+    from physcodegym.probes.audit.audit import audit_scene
+
+    rep = audit_scene(D.stone_in_liquid(surface))
+    through = [f for f in rep.findings if f.kind == "no_contact_response" and set(f.objects) == {"Liquid", "Pebble"}]
+    if surface == "metaball":
+        assert rep.meta["derived"]["surfaces"].keys() == {"Liquid"}, rep.meta["derived"]
+        assert not rep.findings, _said(rep)
+    else:
+        assert through, _said(rep)
