@@ -227,14 +227,18 @@ def track(samples: SceneSamples, name: str) -> np.ndarray | None:
 def alive_particles(samples: SceneSamples, key: str, fi: int) -> np.ndarray:
     """(N, 3) positions of live particles at sample index fi.
 
-    The sampler's alive mask compares `alive_state` with 0, but `foreach_get` reports ALIVE as 3 in
-    bpy 5.0 (measured), so an all-False mask is not trusted: finite positions are used instead.
+    The per-frame alive mask is trusted: on a frame where no particle is alive (before the first is born, after
+    the last died) there is nothing. Unborn particles wait at the emitter with finite positions, and counting
+    them once made a `contacts` criterion pass on frame 1 for any emitter near its target (garden_fountain's
+    water "reached" the bowl before a drop was born). Only a system whose mask is empty on EVERY frame, as a
+    sampler wrote it before it read `alive_state` right (bpy 5.0 reports ALIVE as 3), falls back to the
+    finite positions.
     """
     P = samples.particles[key][fi]
-    al = samples.particles_alive[key][fi]
-    if not al.any():
-        al = np.all(np.isfinite(P), axis=1)
-    return P[al]
+    mask = samples.particles_alive[key]
+    if not mask.any():
+        return P[np.all(np.isfinite(P), axis=1)]
+    return P[mask[fi]]
 
 
 def frame_index(samples: SceneSamples, at_s: float | None) -> int:
