@@ -445,9 +445,10 @@ def _min_distance_track(ctx: CheckContext, a: str, b: str, upto: int, thr: float
     return float(best), first
 
 
-def _particle_min_distance(ctx: CheckContext, emitter: str, other: str, upto: int) -> tuple[float, int | None]:
+def _particle_min_distance(ctx: CheckContext, emitter: str, other: str, upto: int,
+                           thr: float = CONTACT_M) -> tuple[float, int | None]:
     """Closest approach of an emitter's particles to `other`'s surface (particle roles touch through their
-    particles)."""
+    particles); the first frame within `thr` (the criterion's `contact_m`) ends the search."""
     from mathutils.bvhtree import BVHTree
     from physcodegym.probes.branches.counterfactual import alive_particles
 
@@ -467,7 +468,7 @@ def _particle_min_distance(ctx: CheckContext, emitter: str, other: str, upto: in
             r = tree.find_nearest(q)
             if r[0] is not None and r[3] < best:
                 best = r[3]
-        if best <= CONTACT_M:
+        if best <= thr:
             return float(best), fi
     return float(best), None
 
@@ -485,7 +486,7 @@ def check_contacts(ctx: CheckContext, crit: Criterion, names: list[str]) -> Chec
     ev, bad = {}, []
     for a in names[:-1]:
         if any(k.startswith(a + "/") for k in ctx.samples.particles):
-            d, first = _particle_min_distance(ctx, a, b, upto)
+            d, first = _particle_min_distance(ctx, a, b, upto, thr)
         else:
             d, first = _min_distance_track(ctx, a, b, upto, thr)
         ev[f"{a}|{b}"] = {"min_distance_m": round(d, 5) if np.isfinite(d) else None,
