@@ -192,7 +192,7 @@ def measure_events(s):
     ground = ground if ground is not None else last
     eps = [e for e in _episodes(on_steps[: ground + 1]) if e[0] >= hit]
     levels = []
-    for a, b in eps:  # which step each contact was on
+    for a, _end in eps:  # which step each contact was on
         k = int(block[a])
         if not levels or levels[-1] != k:
             levels.append(k)
